@@ -1,0 +1,1 @@
+"""Bayesian calibration of the simulator against measured benchmark data."""

@@ -1,0 +1,5 @@
+"""Allow ``python -m mpiuq``."""
+
+from mpiuq.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,37 @@
+"""Entry point of the ``mpiuq`` command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the top-level parser with one sub-command per layer."""
+    parser = argparse.ArgumentParser(
+        prog="mpiuq",
+        description="Bayesian calibration and uncertainty quantification of an MPI simulator.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    from mpiuq import simulate
+
+    for module in (simulate,):
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = args.handler
+    try:
+        return int(handler(args))
+    except (ValueError, RuntimeError, OSError) as exc:
+        print(f"mpiuq {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Deterministic discrete-event simulator of MPI ranks and their point-to-point protocols."""

@@ -1,0 +1,1 @@
+"""Readers of MPI traces (DUMPI, OTF2, SimGrid TI) into one compact representation."""
