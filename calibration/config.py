@@ -1,0 +1,541 @@
+"""Campaign description: a TOML file loaded into frozen dataclasses, validated once.
+
+The key names of the campaign file are a contract shared with users::
+
+    name = "stampede-ib"
+    seed = 1
+    [simulator]            # benchmark = "pingpong" | "stream"; window (stream only)
+    [simulator.fixed]      # simulator parameters held fixed, NAME = value
+    [parameters]           # calibrated parameters, NAME = [low, high] (uniform prior, eq. 6)
+    [data]                 # path, benchmark, sizes | sizes_per_protocol, observable, filters
+    [surrogate]            # level, order
+    [calibration]          # grouping, sobol_threshold, walkers, steps, burn, targets, ...
+    [calibration.nominal]  # optional nominal values of calibrated parameters
+    [executor]             # optional: workers, scheduler
+
+Every invalid key raises :class:`~mpiuq.calibration.errors.CampaignError` naming the
+dotted key, the value and what is allowed.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mpiuq.calibration.errors import CampaignError
+from mpiuq.simulator.errors import ParameterError
+from mpiuq.simulator.parameters import CONTINUOUS_PARAMETERS, SimParams, parameter_names
+
+BENCHMARKS: tuple[str, ...] = ("pingpong", "stream")
+OBSERVABLES: tuple[str, ...] = ("time_us", "throughput_MBps")
+GROUPINGS: tuple[str, ...] = ("sobol", "joint")
+
+_TOP_KEYS = (
+    "name",
+    "seed",
+    "simulator",
+    "parameters",
+    "data",
+    "surrogate",
+    "calibration",
+    "executor",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SimulatorSpec:
+    """Which benchmark the simulator runs and which parameters it holds fixed.
+
+    Attributes
+    ----------
+    benchmark
+        ``"pingpong"`` or ``"stream"``.
+    window
+        Messages in flight of the streaming benchmark (ignored for ping-pong).
+    fixed
+        ``(name, value)`` pairs of fixed simulator parameters, in file order.
+    """
+
+    benchmark: str = "pingpong"
+    window: int = 64
+    fixed: tuple[tuple[str, float | int], ...] = ()
+
+    def base_params(self) -> SimParams:
+        """Simulator parameters with the fixed values applied on the defaults."""
+        return SimParams.from_mapping(dict(self.fixed))
+
+
+@dataclass(frozen=True, slots=True)
+class ParameterSpec:
+    """Calibrated parameters with their uniform prior ranges (eq. 6) and nominal values.
+
+    Attributes
+    ----------
+    names
+        Canonical simulator names, in file order.
+    lower, upper
+        Prior bounds, in the parameters' own units (see ``UNITS``).
+    nominal
+        Value used for a parameter outside the group being sampled (eq. 9);
+        the prior midpoint unless configured in ``[calibration.nominal]``.
+    """
+
+    names: tuple[str, ...]
+    lower: tuple[float, ...]
+    upper: tuple[float, ...]
+    nominal: tuple[float, ...]
+
+    @property
+    def dim(self) -> int:
+        """Number of calibrated parameters."""
+        return len(self.names)
+
+
+@dataclass(frozen=True, slots=True)
+class DataSpec:
+    """Where the measurements are and how replicas are reduced (eq. 7).
+
+    Attributes
+    ----------
+    path
+        Absolute path of the CSV (``run,msg_size_bytes,value,unit,benchmark``).
+    benchmark
+        Benchmark label selected in the CSV, e.g. ``"pingpong_half_rtt"``.
+    sizes
+        Explicit message sizes in bytes, or None when ``sizes_per_protocol`` is used.
+    sizes_per_protocol
+        Number of log-spaced sizes per protocol regime, or None.
+    observable
+        ``"time_us"`` or ``"throughput_MBps"`` (MB/s = bytes / us).
+    drop_warmup
+        Drop the first iteration of every burst (``run % burst_length == 0``).
+    aggregate_bursts
+        Replace every burst of ``burst_length`` consecutive runs by its mean.
+    burst_length
+        Iterations per burst (10 for the SimGrid calibration data).
+    sd_floor_rel
+        Floor of the replica standard deviation, relative to the mean; 0 = no floor.
+    min_size_bytes, max_size_bytes
+        Range of sizes considered by ``sizes_per_protocol`` (inclusive).
+    """
+
+    path: Path
+    benchmark: str
+    sizes: tuple[int, ...] | None = None
+    sizes_per_protocol: int | None = None
+    observable: str = "time_us"
+    drop_warmup: bool = False
+    aggregate_bursts: bool = False
+    burst_length: int = 10
+    sd_floor_rel: float = 0.0
+    min_size_bytes: int = 1
+    max_size_bytes: int = 2**62
+
+
+@dataclass(frozen=True, slots=True)
+class SurrogateSpec:
+    """Sparse-grid level of the design and total order of the PCE (eq. 8)."""
+
+    level: int = 4
+    order: int = 4
+
+
+@dataclass(frozen=True, slots=True)
+class CalibrationSpec:
+    """Settings of the grouped (eq. 9) or joint MCMC.
+
+    Attributes
+    ----------
+    grouping
+        ``"sobol"`` (groups from total Sobol indices) or ``"joint"``.
+    sobol_threshold
+        An output depends on a parameter whose total Sobol index exceeds this.
+    walkers
+        Walkers per emcee ensemble.
+    steps
+        Steps per block between convergence checks.
+    burn
+        Initial steps discarded from every ensemble.
+    max_steps
+        Cap on the steps per ensemble (including burn).
+    ensembles
+        Independent ensembles per group; R-hat is computed across them.
+    target_rhat, target_ess
+        Convergence targets (maximum rank R-hat, minimum bulk and tail ESS).
+    compare_joint
+        Also run the joint sampler and report its marginals next to the grouped ones.
+    map_starts
+        Number of best posterior samples used as starts of the MAP optimisation.
+    unconstrained_sd_ratio
+        A sampled parameter whose posterior sd exceeds this fraction of its prior sd
+        is reported as unconstrained.
+    predictive_draws
+        Posterior draws used for the posterior predictive.
+    """
+
+    grouping: str = "sobol"
+    sobol_threshold: float = 0.05
+    walkers: int = 32
+    steps: int = 500
+    burn: int = 300
+    max_steps: int = 20000
+    ensembles: int = 4
+    target_rhat: float = 1.01
+    target_ess: float = 400.0
+    compare_joint: bool = False
+    map_starts: int = 5
+    unconstrained_sd_ratio: float = 0.8
+    predictive_draws: int = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutorSpec:
+    """Where the design runs: in process (workers=0), local processes, or a Dask scheduler."""
+
+    workers: int = 0
+    scheduler: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Campaign:
+    """An immutable, validated calibration campaign."""
+
+    name: str
+    seed: int
+    simulator: SimulatorSpec
+    parameters: ParameterSpec
+    data: DataSpec
+    surrogate: SurrogateSpec
+    calibration: CalibrationSpec
+    executor: ExecutorSpec
+    source: Path | None = None
+
+
+def load_campaign(path: str | Path) -> Campaign:
+    """Read and validate a campaign TOML file.
+
+    Relative data paths are resolved against the campaign file's folder.
+
+    Raises
+    ------
+    CampaignError
+        For any missing, unknown or invalid key (names the key, value and what is allowed).
+    OSError
+        If the file cannot be read.
+    """
+    p = Path(path)
+    try:
+        raw = tomllib.loads(p.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise CampaignError("(file)", str(p), f"valid TOML ({exc})") from exc
+    return parse_campaign(raw, base_dir=p.resolve().parent, source=p.resolve())
+
+
+def parse_campaign(raw: Mapping[str, Any], base_dir: Path, source: Path | None = None) -> Campaign:
+    """Validate a campaign given as the parsed TOML mapping.
+
+    Parameters
+    ----------
+    raw
+        The mapping produced by :func:`tomllib.loads`.
+    base_dir
+        Folder against which a relative ``data.path`` is resolved.
+    source
+        Path of the campaign file, recorded in the result.
+    """
+    _check_keys("", raw, _TOP_KEYS)
+    name = _require(raw, "name", "")
+    if not isinstance(name, str) or not name or any(c in name for c in "/\\ "):
+        raise CampaignError("name", name, "a non-empty string without '/', '\\' or spaces")
+    seed = _int(raw, "seed", "", minimum=0)
+    simulator = _parse_simulator(_table(raw, "simulator", required=True))
+    parameters = _parse_parameters(
+        _table(raw, "parameters", required=True),
+        _table(_table(raw, "calibration"), "nominal", prefix="calibration."),
+        simulator,
+    )
+    data = _parse_data(_table(raw, "data", required=True), base_dir)
+    surrogate = _parse_surrogate(_table(raw, "surrogate"))
+    calibration = _parse_calibration(_table(raw, "calibration"), parameters)
+    executor = _parse_executor(_table(raw, "executor"))
+    return Campaign(
+        name, seed, simulator, parameters, data, surrogate, calibration, executor, source
+    )
+
+
+# --- sections --------------------------------------------------------------------------------
+
+
+def _parse_simulator(t: Mapping[str, Any]) -> SimulatorSpec:
+    _check_keys("simulator.", t, ("benchmark", "window", "fixed"))
+    benchmark = t.get("benchmark", "pingpong")
+    if benchmark not in BENCHMARKS:
+        raise CampaignError("simulator.benchmark", benchmark, f"one of {list(BENCHMARKS)}")
+    window = _int(t, "window", "simulator.", minimum=1, default=64)
+    fixed_t = _table(t, "fixed", prefix="simulator.")
+    known = parameter_names()
+    fixed: list[tuple[str, float | int]] = []
+    for key, value in fixed_t.items():
+        if key not in known:
+            raise CampaignError(
+                f"simulator.fixed.{key}", value, f"a simulator parameter, one of {list(known)}"
+            )
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise CampaignError(f"simulator.fixed.{key}", value, "a number")
+        fixed.append((key, value))
+    spec = SimulatorSpec(benchmark, window, tuple(fixed))
+    try:
+        spec.base_params()
+    except ParameterError as exc:
+        raise CampaignError(f"simulator.fixed.{exc.name}", exc.value, exc.allowed) from exc
+    return spec
+
+
+def _parse_parameters(
+    t: Mapping[str, Any], nominal_t: Mapping[str, Any], simulator: SimulatorSpec
+) -> ParameterSpec:
+    if not t:
+        raise CampaignError("parameters", dict(t), "at least one NAME = [low, high] entry")
+    fixed_names = {n for n, _ in simulator.fixed}
+    names, lower, upper = [], [], []
+    for key, value in t.items():
+        full = f"parameters.{key}"
+        if key not in CONTINUOUS_PARAMETERS:
+            raise CampaignError(
+                full,
+                value,
+                f"a continuous simulator parameter, one of {list(CONTINUOUS_PARAMETERS)}",
+            )
+        if key in fixed_names:
+            raise CampaignError(full, value, "a parameter not also listed in [simulator.fixed]")
+        if not isinstance(value, list) or len(value) != 2 or not all(_is_number(v) for v in value):
+            raise CampaignError(full, value, "[low, high] with two numbers")
+        lo, hi = float(value[0]), float(value[1])
+        if not (math.isfinite(lo) and math.isfinite(hi)) or lo <= 0.0 or hi <= lo:
+            raise CampaignError(full, value, "finite bounds with 0 < low < high")
+        names.append(key)
+        lower.append(lo)
+        upper.append(hi)
+    nominal = [(lo + hi) / 2.0 for lo, hi in zip(lower, upper, strict=True)]
+    for key, value in nominal_t.items():
+        full = f"calibration.nominal.{key}"
+        if key not in names:
+            raise CampaignError(full, value, f"a calibrated parameter, one of {names}")
+        i = names.index(key)
+        if not _is_number(value) or not lower[i] <= float(value) <= upper[i]:
+            raise CampaignError(full, value, f"a number within the prior [{lower[i]}, {upper[i]}]")
+        nominal[i] = float(value)
+    return ParameterSpec(tuple(names), tuple(lower), tuple(upper), tuple(nominal))
+
+
+def _parse_data(t: Mapping[str, Any], base_dir: Path) -> DataSpec:
+    _check_keys(
+        "data.",
+        t,
+        (
+            "path",
+            "benchmark",
+            "sizes",
+            "sizes_per_protocol",
+            "observable",
+            "drop_warmup",
+            "aggregate_bursts",
+            "burst_length",
+            "sd_floor_rel",
+            "min_size_bytes",
+            "max_size_bytes",
+        ),
+    )
+    path = _require(t, "path", "data.")
+    if not isinstance(path, str) or not path:
+        raise CampaignError("data.path", path, "a path string relative to the campaign file")
+    resolved = (base_dir / path).resolve()
+    benchmark = _require(t, "benchmark", "data.")
+    if not isinstance(benchmark, str) or not benchmark:
+        raise CampaignError("data.benchmark", benchmark, "the CSV's benchmark label (a string)")
+    sizes: tuple[int, ...] | None = None
+    per_protocol: int | None = None
+    if ("sizes" in t) == ("sizes_per_protocol" in t):
+        raise CampaignError(
+            "data.sizes",
+            t.get("sizes", "(missing)"),
+            "exactly one of data.sizes or data.sizes_per_protocol",
+        )
+    if "sizes" in t:
+        raw_sizes = t["sizes"]
+        if (
+            not isinstance(raw_sizes, list)
+            or not raw_sizes
+            or not all(isinstance(s, int) and not isinstance(s, bool) and s > 0 for s in raw_sizes)
+        ):
+            raise CampaignError(
+                "data.sizes", raw_sizes, "a non-empty list of positive integers (bytes)"
+            )
+        if len(set(raw_sizes)) != len(raw_sizes):
+            raise CampaignError("data.sizes", raw_sizes, "distinct sizes")
+        sizes = tuple(sorted(raw_sizes))
+    else:
+        per_protocol = _int(t, "sizes_per_protocol", "data.", minimum=1)
+    observable = t.get("observable", "time_us")
+    if observable not in OBSERVABLES:
+        raise CampaignError("data.observable", observable, f"one of {list(OBSERVABLES)}")
+    drop_warmup = _bool(t, "drop_warmup", "data.", False)
+    aggregate = _bool(t, "aggregate_bursts", "data.", False)
+    burst = _int(t, "burst_length", "data.", minimum=1, default=10)
+    floor = _float(t, "sd_floor_rel", "data.", 0.0, lo=0.0, hi=1.0)
+    min_size = _int(t, "min_size_bytes", "data.", minimum=1, default=1)
+    max_size = _int(t, "max_size_bytes", "data.", minimum=1, default=2**62)
+    if max_size < min_size:
+        raise CampaignError("data.max_size_bytes", max_size, f">= data.min_size_bytes={min_size}")
+    return DataSpec(
+        resolved,
+        benchmark,
+        sizes,
+        per_protocol,
+        observable,
+        drop_warmup,
+        aggregate,
+        burst,
+        floor,
+        min_size,
+        max_size,
+    )
+
+
+def _parse_surrogate(t: Mapping[str, Any]) -> SurrogateSpec:
+    _check_keys("surrogate.", t, ("level", "order"))
+    return SurrogateSpec(
+        level=_int(t, "level", "surrogate.", minimum=1, default=4, maximum=8),
+        order=_int(t, "order", "surrogate.", minimum=1, default=4, maximum=10),
+    )
+
+
+def _parse_calibration(t: Mapping[str, Any], parameters: ParameterSpec) -> CalibrationSpec:
+    keys = (
+        "grouping",
+        "sobol_threshold",
+        "walkers",
+        "steps",
+        "burn",
+        "max_steps",
+        "ensembles",
+        "target_rhat",
+        "target_ess",
+        "compare_joint",
+        "map_starts",
+        "unconstrained_sd_ratio",
+        "predictive_draws",
+        "nominal",
+    )
+    _check_keys("calibration.", t, keys)
+    d = CalibrationSpec()
+    grouping = t.get("grouping", d.grouping)
+    if grouping not in GROUPINGS:
+        raise CampaignError("calibration.grouping", grouping, f"one of {list(GROUPINGS)}")
+    p = "calibration."
+    walkers = _int(
+        t, "walkers", p, minimum=2 * parameters.dim, default=max(d.walkers, 2 * parameters.dim)
+    )
+    steps = _int(t, "steps", p, minimum=10, default=d.steps)
+    burn = _int(t, "burn", p, minimum=0, default=d.burn)
+    max_steps = _int(
+        t, "max_steps", p, minimum=burn + steps, default=max(d.max_steps, burn + steps)
+    )
+    return CalibrationSpec(
+        grouping=grouping,
+        sobol_threshold=_float(t, "sobol_threshold", p, d.sobol_threshold, lo=0.0, hi=1.0),
+        walkers=walkers,
+        steps=steps,
+        burn=burn,
+        max_steps=max_steps,
+        ensembles=_int(t, "ensembles", p, minimum=2, default=d.ensembles),
+        target_rhat=_float(t, "target_rhat", p, d.target_rhat, lo=1.0, hi=2.0),
+        target_ess=_float(t, "target_ess", p, d.target_ess, lo=1.0, hi=1e7),
+        compare_joint=_bool(t, "compare_joint", p, d.compare_joint),
+        map_starts=_int(t, "map_starts", p, minimum=1, default=d.map_starts),
+        unconstrained_sd_ratio=_float(
+            t, "unconstrained_sd_ratio", p, d.unconstrained_sd_ratio, lo=0.0, hi=1.0
+        ),
+        predictive_draws=_int(t, "predictive_draws", p, minimum=10, default=d.predictive_draws),
+    )
+
+
+def _parse_executor(t: Mapping[str, Any]) -> ExecutorSpec:
+    _check_keys("executor.", t, ("workers", "scheduler"))
+    workers = _int(t, "workers", "executor.", minimum=0, default=0)
+    scheduler = t.get("scheduler")
+    if scheduler is not None and (not isinstance(scheduler, str) or not scheduler):
+        raise CampaignError("executor.scheduler", scheduler, "a scheduler address string")
+    return ExecutorSpec(workers, scheduler)
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def _check_keys(prefix: str, t: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
+    for key in t:
+        if key not in allowed:
+            raise CampaignError(f"{prefix}{key}", t[key], f"one of the keys {list(allowed)}")
+
+
+def _table(
+    t: Mapping[str, Any], key: str, prefix: str = "", required: bool = False
+) -> Mapping[str, Any]:
+    if key not in t:
+        if required:
+            raise CampaignError(f"{prefix}{key}", "(missing)", "a TOML table")
+        return {}
+    value = t[key]
+    if not isinstance(value, dict):
+        raise CampaignError(f"{prefix}{key}", value, "a TOML table")
+    return value
+
+
+def _require(t: Mapping[str, Any], key: str, prefix: str) -> Any:
+    if key not in t:
+        raise CampaignError(f"{prefix}{key}", "(missing)", "a value (the key is required)")
+    return t[key]
+
+
+def _is_number(v: object) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(float(v))
+
+
+def _int(
+    t: Mapping[str, Any],
+    key: str,
+    prefix: str,
+    minimum: int,
+    default: int | None = None,
+    maximum: int | None = None,
+) -> int:
+    value = t.get(key, default) if default is not None else _require(t, key, prefix)
+    upper = "" if maximum is None else f" and <= {maximum}"
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or value < minimum
+        or (maximum is not None and value > maximum)
+    ):
+        raise CampaignError(f"{prefix}{key}", value, f"an integer >= {minimum}{upper}")
+    return value
+
+
+def _float(
+    t: Mapping[str, Any], key: str, prefix: str, default: float, lo: float, hi: float
+) -> float:
+    value = t.get(key, default)
+    if not _is_number(value) or not lo <= float(value) <= hi:
+        raise CampaignError(f"{prefix}{key}", value, f"a number in [{lo}, {hi}]")
+    return float(value)
+
+
+def _bool(t: Mapping[str, Any], key: str, prefix: str, default: bool) -> bool:
+    value = t.get(key, default)
+    if not isinstance(value, bool):
+        raise CampaignError(f"{prefix}{key}", value, "true or false")
+    return value

@@ -1,0 +1,178 @@
+"""Gaussian likelihood (eq. 7) with surrogate-error inflation and uniform priors (eq. 6).
+
+The log-posterior is vectorized: it takes many parameter vectors at once, as
+emcee's ``vectorize=True`` expects, and evaluates the surrogate once per call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+from mpiuq.calibration.errors import SamplerError
+
+FloatArray = npt.NDArray[np.float64]
+
+
+class Predictor(Protocol):
+    """Anything with ``predict(x) -> (n, n_out)``, e.g. a ``PolynomialChaos`` surrogate."""
+
+    def predict(self, x: npt.ArrayLike) -> FloatArray:
+        """Outputs at parameter vectors ``x`` of shape (n, dim)."""
+        ...
+
+
+def gaussian_loglik(pred: FloatArray, mean: FloatArray, var: FloatArray) -> FloatArray:
+    """Log of eq. (7): independent Gaussian noise around the data means.
+
+    Parameters
+    ----------
+    pred
+        Model outputs ``f_i(lambda)``, shape (n, n_out).
+    mean
+        Data means ``mu_i``, shape (n_out,).
+    var
+        Total variances ``sigma_i^2 (+ loo_i^2)``, shape (n_out,), all > 0.
+
+    Returns
+    -------
+    ndarray
+        Log-likelihood of every row, shape (n,).
+
+    Examples
+    --------
+    >>> float(gaussian_loglik(np.array([[0.0]]), np.array([0.0]), np.array([1.0]))[0])
+    -0.9189385332046727
+    """
+    resid = (pred - mean) ** 2 / var
+    return -0.5 * (resid.sum(axis=-1) + np.sum(np.log(2.0 * np.pi * var)))
+
+
+@dataclass(frozen=True, slots=True)
+class LogPosterior:
+    """Vectorized log-posterior over a subset of the parameters (one group of eq. 9).
+
+    Parameters not sampled are held at ``nominal``; only the outputs in
+    ``outputs`` enter the likelihood. The prior is uniform on ``[lower, upper]``
+    of the sampled parameters (eq. 6), so the log-posterior is the log-likelihood
+    inside the box (up to a constant) and ``-inf`` outside.
+
+    Attributes
+    ----------
+    predictor
+        Surrogate (or model) over the full parameter vector.
+    data_mean
+        ``mu_i`` of the selected outputs, shape (n_sel,).
+    var_total
+        ``sigma_i^2 + loo_rmse_i^2`` of the selected outputs, shape (n_sel,).
+    outputs
+        Indices of the selected outputs among the predictor's outputs.
+    columns
+        Indices of the sampled parameters in the full parameter vector.
+    nominal
+        Full parameter vector used for the parameters not sampled, shape (dim,).
+    lower, upper
+        Prior bounds of the sampled parameters, shape (len(columns),).
+    """
+
+    predictor: Predictor
+    data_mean: FloatArray
+    var_total: FloatArray
+    outputs: tuple[int, ...]
+    columns: tuple[int, ...]
+    nominal: FloatArray
+    lower: FloatArray
+    upper: FloatArray
+
+    @property
+    def dim(self) -> int:
+        """Number of sampled parameters."""
+        return len(self.columns)
+
+    def full(self, theta: npt.ArrayLike) -> FloatArray:
+        """Embed sampled vectors (n, dim) into full parameter vectors (n, n_params)."""
+        t = np.atleast_2d(np.asarray(theta, dtype=np.float64))
+        out = np.tile(self.nominal, (t.shape[0], 1))
+        out[:, list(self.columns)] = t
+        return out
+
+    def in_box(self, theta: FloatArray) -> npt.NDArray[np.bool_]:
+        """Whether every row lies inside the prior box (bounds included)."""
+        return np.all((theta >= self.lower) & (theta <= self.upper), axis=-1)
+
+    def __call__(self, theta: npt.ArrayLike) -> FloatArray:
+        """Log-posterior (up to a constant) of every row of ``theta`` (n, dim), shape (n,)."""
+        t = np.atleast_2d(np.asarray(theta, dtype=np.float64))
+        logp = np.full(t.shape[0], -np.inf)
+        inside = self.in_box(t)
+        if inside.any():
+            pred = np.asarray(self.predictor.predict(self.full(t[inside])), dtype=np.float64)
+            ll = gaussian_loglik(pred[:, list(self.outputs)], self.data_mean, self.var_total)
+            logp[inside] = np.where(np.isfinite(ll), ll, -np.inf)
+        return logp
+
+
+def make_log_posterior(
+    predictor: Predictor,
+    data_mean: npt.ArrayLike,
+    data_var: npt.ArrayLike,
+    loo_rmse: npt.ArrayLike,
+    lower: npt.ArrayLike,
+    upper: npt.ArrayLike,
+    nominal: npt.ArrayLike,
+    columns: tuple[int, ...] | None = None,
+    outputs: tuple[int, ...] | None = None,
+) -> LogPosterior:
+    """Build the log-posterior of eq. (6)-(7) for one group (eq. 9) or all parameters.
+
+    Parameters
+    ----------
+    predictor
+        Model or surrogate over all calibrated parameters.
+    data_mean, data_var
+        Per-output data mean ``mu_i`` and variance ``sigma_i^2`` (all outputs), in the
+        observable's unit (squared for the variance).
+    loo_rmse
+        Leave-one-out RMSE of the surrogate per output (same unit); 0 for an exact model.
+        The likelihood variance is ``sigma_i^2 + loo_rmse_i^2``.
+    lower, upper, nominal
+        Prior bounds and nominal values of all calibrated parameters.
+    columns
+        Sampled parameters (default: all).
+    outputs
+        Outputs in the likelihood (default: all).
+
+    Raises
+    ------
+    SamplerError
+        If shapes disagree, a variance is not positive, or an index is out of range.
+    """
+    mean = np.asarray(data_mean, dtype=np.float64).ravel()
+    var = (
+        np.asarray(data_var, dtype=np.float64).ravel()
+        + np.asarray(loo_rmse, dtype=np.float64).ravel() ** 2
+    )
+    lo = np.asarray(lower, dtype=np.float64).ravel()
+    hi = np.asarray(upper, dtype=np.float64).ravel()
+    nom = np.asarray(nominal, dtype=np.float64).ravel()
+    if var.shape != mean.shape:
+        raise SamplerError(f"variance shape {var.shape} is invalid: expected {mean.shape}")
+    if not np.all(np.isfinite(var) & (var > 0.0)):
+        raise SamplerError(f"likelihood variances {var.tolist()} are invalid: expected all > 0")
+    if not (lo.shape == hi.shape == nom.shape) or np.any(hi <= lo):
+        raise SamplerError(
+            f"prior bounds lower={lo.tolist()} upper={hi.tolist()} are invalid: "
+            "expected equal lengths with lower < upper"
+        )
+    cols = tuple(range(lo.size)) if columns is None else tuple(int(c) for c in columns)
+    outs = tuple(range(mean.size)) if outputs is None else tuple(int(o) for o in outputs)
+    if not cols or min(cols) < 0 or max(cols) >= lo.size:
+        raise SamplerError(f"columns {cols} are invalid: expected indices in [0, {lo.size})")
+    if not outs or min(outs) < 0 or max(outs) >= mean.size:
+        raise SamplerError(f"outputs {outs} are invalid: expected indices in [0, {mean.size})")
+    sel = list(outs)
+    return LogPosterior(
+        predictor, mean[sel], var[sel], outs, cols, nom, lo[list(cols)], hi[list(cols)]
+    )
