@@ -97,7 +97,7 @@ def read_benchmark_csv(path: str | Path, benchmark: str) -> Measurements:
     if not np.all(np.isfinite(value)) or np.any(value <= 0.0):
         bad = int(np.argmax(~np.isfinite(value) | (value <= 0.0)))
         raise DataError(
-            f"{p}: value {value[bad]!r} (size {sizes[bad]} B, run {runs[bad]}) "
+            f"{p}: value {float(value[bad])!r} (size {sizes[bad]} B, run {runs[bad]}) "
             "is invalid: expected a positive finite number"
         )
     return Measurements(

@@ -1,0 +1,129 @@
+"""Data reduction (eq. 7): filters, conversions, size selection and clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from mpiuq.calibration.data import (
+    convert_values,
+    filter_replicas,
+    select_sizes_per_protocol,
+    summarize,
+)
+from mpiuq.calibration.data_io import Measurements, read_benchmark_csv
+from mpiuq.calibration.errors import DataError
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "benchmarks"
+
+
+def _meas(sizes: list[int], values: list[float], runs: list[int] | None = None) -> Measurements:
+    r = list(range(len(values))) if runs is None else runs
+    return Measurements(
+        np.asarray(r, dtype=np.int64),
+        np.asarray(sizes, dtype=np.int64),
+        np.asarray(values, dtype=np.float64),
+        "us",
+        "pingpong_half_rtt",
+    )
+
+
+def _write(path: Path, rows: list[tuple[int, int, float, str, str]]) -> Path:
+    lines = ["run,msg_size_bytes,value,unit,benchmark"] + [",".join(map(str, r)) for r in rows]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_mean_and_variance_follow_eq7_with_ddof0() -> None:
+    m = _meas([8, 8, 8, 64, 64], [1.0, 2.0, 3.0, 4.0, 6.0])
+    obs = summarize(m, (8, 64), "time_us")
+    np.testing.assert_allclose(obs.mean, [2.0, 5.0])
+    np.testing.assert_allclose(obs.var, [2.0 / 3.0, 1.0])  # 1/R sum (y - mu)^2
+    assert obs.n_replicas.tolist() == [3, 2]
+    assert obs.output_names == ("time_us@8B", "time_us@64B")
+
+
+def test_throughput_is_converted_per_replica_before_averaging() -> None:
+    m = _meas([1000, 1000], [1.0, 2.0])  # 1000 B in 1 us = 1000 MB/s, in 2 us = 500 MB/s
+    obs = summarize(m, (1000,), "throughput_MBps")
+    np.testing.assert_allclose(obs.mean, [750.0])
+    np.testing.assert_allclose(obs.var, [250.0**2])
+    np.testing.assert_allclose(convert_values([500.0], [1000], "MB/s", "time_us"), [2.0])
+
+
+def test_drop_warmup_removes_first_iteration_of_each_burst() -> None:
+    runs = list(range(20))
+    values = [10.0 if r % 10 == 0 else 1.0 + 0.01 * r for r in runs]
+    m = filter_replicas(_meas([4] * 20, values, runs), True, False, 10)
+    assert sorted(m.run.tolist()) == [r for r in runs if r % 10]
+    assert m.value.max() < 10.0
+
+
+def test_aggregate_bursts_averages_each_burst() -> None:
+    runs = list(range(20))
+    values = [1.0] * 10 + [3.0] * 10
+    m = filter_replicas(_meas([4] * 20, values, runs), False, True, 10)
+    np.testing.assert_allclose(np.sort(m.value), [1.0, 3.0])
+    obs = summarize(m, (4,), "time_us")
+    np.testing.assert_allclose(obs.var, [1.0])
+
+
+def test_fewer_than_two_replicas_is_an_error() -> None:
+    with pytest.raises(DataError, match=r"size 8 B has 1 replica\(s\).*at least 2"):
+        summarize(_meas([8, 64, 64], [1.0, 2.0, 3.0]), (8, 64), "time_us")
+
+
+def test_zero_variance_is_an_error_unless_floored() -> None:
+    m = _meas([8, 8], [2.0, 2.0])
+    with pytest.raises(DataError, match=r"size 8 B has zero variance.*sd_floor_rel"):
+        summarize(m, (8,), "time_us")
+    obs = summarize(m, (8,), "time_us", sd_floor_rel=0.05)
+    np.testing.assert_allclose(obs.sd, [0.1])
+
+
+def test_missing_size_names_the_size_and_neighbours() -> None:
+    with pytest.raises(DataError, match=r"size 100 B is missing.*nearest: \[64, 8\]"):
+        summarize(_meas([8, 8, 64, 64], [1.0, 2.0, 3.0, 4.0]), (100,), "time_us")
+
+
+def test_sizes_per_protocol_are_log_spaced_within_each_regime() -> None:
+    avail = np.unique(np.round(np.geomspace(1, 1_000_000, 400)).astype(int))
+    chosen = select_sizes_per_protocol(avail, 3, 4096, 65536)
+    small = [s for s in chosen if s <= 4096]
+    eager = [s for s in chosen if 4096 < s <= 65536]
+    rdv = [s for s in chosen if s > 65536]
+    assert len(small) == len(eager) == len(rdv) == 3
+    assert small[0] == 1 and rdv[-1] == 1_000_000
+    assert all(s in set(avail.tolist()) for s in chosen)
+    # log-spaced: the middle one sits near the geometric mean of the regime's ends
+    assert abs(np.log(eager[1]) - 0.5 * np.log(eager[0] * eager[2])) < 0.05
+
+
+def test_csv_reader_selects_label_and_reports_bad_rows(tmp_path: Path) -> None:
+    f = _write(
+        tmp_path / "d.csv",
+        [(0, 8, 1.5, "us", "pingpong_half_rtt"), (0, 8, 9.0, "MB/s", "stream_bw")],
+    )
+    m = read_benchmark_csv(f, "pingpong_half_rtt")
+    assert m.unit == "us" and m.value.tolist() == [1.5]
+    with pytest.raises(DataError, match=r"label 'nope' not found.*pingpong_half_rtt"):
+        read_benchmark_csv(f, "nope")
+    bad = _write(tmp_path / "b.csv", [(0, 8, -1.0, "us", "x")])
+    with pytest.raises(DataError, match=r"value -1.0 .*positive finite"):
+        read_benchmark_csv(bad, "x")
+    (tmp_path / "h.csv").write_text("a,b\n")
+    with pytest.raises(DataError, match="header"):
+        read_benchmark_csv(tmp_path / "h.csv", "x")
+
+
+def test_real_stampede_data_matches_its_readme() -> None:
+    path = DATA / "simgrid_stampede_ib_mvapich2" / "data.csv"
+    if not path.exists():
+        pytest.skip("shared benchmark data not available")
+    m = read_benchmark_csv(path, "pingpong_half_rtt")
+    obs = summarize(m, (1, 65626, 989921), "time_us")
+    # README table: n, mean half-RTT and sd (printed to 3-4 digits)
+    assert obs.n_replicas.tolist() == [1250, 50, 50]
+    np.testing.assert_allclose(obs.mean, [1.355, 18.451, 201.480], atol=6e-4)
+    np.testing.assert_allclose(obs.sd, [0.121, 0.166, 0.592], rtol=0.02)  # ddof 0 vs 1
