@@ -1,0 +1,682 @@
+"""Compiled discrete-event kernel of the simulator (numba).
+
+This module holds the hot loop only; :mod:`mpiuq.simulator.engine` is the typed
+Python face. Everything here works on flat arrays so that 10^7 events run
+without touching the Python interpreter.
+
+Model (see ``docs`` of :mod:`mpiuq.simulator.engine` and the reference paper,
+section 3.1 and Figs. 1-3):
+
+* Each rank executes its operation stream on its CPU. Operations with a CPU
+  cost (posting headers, copies into pinned buffers, pinning) first advance the
+  rank's clock, then take effect, so that every shared-state change (ports,
+  queues) happens in global time order.
+* Each rank also has a *progress engine* (NIC / progress thread) that performs
+  the receiver-side protocol steps triggered by arrivals: posting RDMA gets,
+  pinning rendezvous receive buffers, posting acknowledgements. Its steps are
+  serialised per rank and are charged to the rank as MPI-stack time when the
+  rank is blocked waiting on them.
+* Time a rank spends blocked in a wait is split along the completing request's
+  milestones: before the partner was ready -> ``sync`` (eqs. 1-4, with the
+  deferred-wait forms 3-4 following from starting the clock at the wait);
+  inside a software step of the protocol (remote or progress-engine pinning or
+  posting) -> ``mpi_stack``; the remainder -> ``network``.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+# operation codes (must match program.Op)
+OP_COMPUTE = 0
+OP_ISEND = 1
+OP_IRECV = 2
+OP_WAIT = 3
+OP_WAITALL = 4
+OP_MARK = 5
+
+# event codes
+EV_RANK = 0  # resume a rank
+EV_HDR = 1  # header (or whole mailbox message) arrived at the receiver
+EV_GET_ISSUE = 2  # receiver's progress engine posted the RDMA get: inject get request
+EV_GET_ARRIVE = 3  # get request reached the sender's NIC: inject data
+EV_DATA = 4  # RDMA data arrived at the receiver
+EV_ACK_ISSUE = 5  # receiver's progress engine posted the ack: inject it
+EV_ACK = 6  # ack reached the sender: send request complete
+N_EV = 8
+
+# accounting categories
+CAT_COMPUTE = 0
+CAT_NETWORK = 1
+CAT_STACK = 2
+CAT_SYNC = 3
+
+# protocols
+PROTO_SMALL = 0
+PROTO_EAGER = 1
+PROTO_RDV = 2
+
+# network kinds
+NET_ANALYTIC = 0
+NET_ZERO = 1
+
+# indices into the parameter vector (canonical order of parameters.parameter_names())
+P_INJ = 0
+P_LINK = 1
+P_MEM = 2
+P_HDR = 3
+P_RDMA = 4
+P_PINLAT = 5
+P_PINPAGE = 6
+P_HOP = 7
+P_SMALL = 8
+P_EAGER = 9
+P_PAGE = 10
+N_PARAMS = 11
+
+#: Size of protocol headers, RDMA get requests and acknowledgements on the wire, bytes.
+HEADER_BYTES = 64
+
+INF = np.inf
+
+
+@nb.njit(cache=True, inline="always")
+def _less(ta: float, sa: int, tb: float, sb: int) -> bool:
+    return ta < tb or (ta == tb and sa < sb)
+
+
+@nb.njit(cache=True)
+def _heap_push(h_t, h_s, h_c, n, t, seq, code):  # type: ignore[no-untyped-def]
+    if n == h_t.shape[0]:
+        cap = 2 * n + 16
+        nt = np.empty(cap, np.float64)
+        ns = np.empty(cap, np.int64)
+        nc = np.empty(cap, np.int64)
+        nt[:n] = h_t[:n]
+        ns[:n] = h_s[:n]
+        nc[:n] = h_c[:n]
+        h_t, h_s, h_c = nt, ns, nc
+    i = n
+    while i > 0:
+        parent = (i - 1) >> 1
+        if _less(t, seq, h_t[parent], h_s[parent]):
+            h_t[i] = h_t[parent]
+            h_s[i] = h_s[parent]
+            h_c[i] = h_c[parent]
+            i = parent
+        else:
+            break
+    h_t[i] = t
+    h_s[i] = seq
+    h_c[i] = code
+    return h_t, h_s, h_c
+
+
+@nb.njit(cache=True)
+def _heap_pop(h_t, h_s, h_c, n):  # type: ignore[no-untyped-def]
+    """Remove the root; returns (time, code). ``n`` is the size before removal."""
+    t0 = h_t[0]
+    c0 = h_c[0]
+    n -= 1
+    if n > 0:
+        t = h_t[n]
+        s = h_s[n]
+        c = h_c[n]
+        i = 0
+        while True:
+            left = 2 * i + 1
+            if left >= n:
+                break
+            child = left
+            right = left + 1
+            if right < n and _less(h_t[right], h_s[right], h_t[left], h_s[left]):
+                child = right
+            if _less(h_t[child], h_s[child], t, s):
+                h_t[i] = h_t[child]
+                h_s[i] = h_s[child]
+                h_c[i] = h_c[child]
+                i = child
+            else:
+                break
+        h_t[i] = t
+        h_s[i] = s
+        h_c[i] = c
+    return t0, c0
+
+
+@nb.njit(cache=True, inline="always")
+def _overlap(a: float, b: float, lo: float, hi: float) -> float:
+    x = min(b, hi) - max(a, lo)
+    return x if x > 0.0 else 0.0
+
+
+@nb.njit(cache=True)
+def _transfer(
+    net_kind, t, src, dst, nbytes, node_of, inj_free, ej_free, alpha, inv_inj, inv_link, inv_min
+):  # type: ignore[no-untyped-def]
+    """Arrival time of ``nbytes`` injected at ``t`` from rank ``src`` to rank ``dst``.
+
+    Analytic model (eq. 5, like MACRELS): ``alpha + beta * N`` with serialisation of
+    the source node's injection port and in-order, serialised delivery through the
+    destination's ejection port.
+    """
+    if net_kind == NET_ZERO:
+        return t
+    a = node_of[src]
+    b = node_of[dst]
+    if a == b:
+        return t
+    start = max(t, inj_free[a])
+    inj_free[a] = start + nbytes * inv_inj
+    arrive = start + alpha + nbytes * inv_min
+    serial = ej_free[b] + nbytes * inv_link
+    if serial > arrive:
+        arrive = serial
+    ej_free[b] = arrive
+    return arrive
+
+
+@nb.njit(cache=True)
+def run_program(  # type: ignore[no-untyped-def]
+    rank_ptr,
+    kind,
+    peer,
+    tag,
+    comm,
+    nbytes,
+    req,
+    count,
+    seconds,
+    call,
+    wait_list,
+    n_requests,
+    n_calls,
+    n_marks,
+    params,
+    node_of,
+    n_nodes,
+    hops,
+    net_kind,
+    zero_overhead,
+    compute_scale,
+):
+    """Simulate one program with one parameter vector.
+
+    Returns
+    -------
+    end_s : float64 (n_ranks,)
+    acc : float64 (n_ranks, 4)        compute, network, mpi_stack, sync seconds
+    acc_call : float64 (n_calls, 4)
+    marks : float64 (n_marks,)
+    n_events : int
+    pc : int64 (n_ranks,)             next operation of each rank (== end when finished)
+    rq_ready : float64 (n_requests,)  completion time of each request (inf if never)
+    msg_match : int64 (n_requests,)   matched receive request of each send (-1 if none)
+    """
+    n_ranks = rank_ptr.shape[0] - 1
+    # ---- parameters in SI units
+    inv_inj = 1.0 / (params[P_INJ] * 1e9)
+    inv_link = 1.0 / (params[P_LINK] * 1e9)
+    inv_min = max(inv_inj, inv_link)
+    inv_mem = 1.0 / (params[P_MEM] * 1e9)
+    d_hdr = params[P_HDR] * 1e-6
+    d_rdma = params[P_RDMA] * 1e-6
+    pin_lat = params[P_PINLAT] * 1e-6
+    pin_page = params[P_PINPAGE] * 1e-9
+    alpha = hops * params[P_HOP] * 1e-9
+    small_max = params[P_SMALL]
+    eager_max = params[P_EAGER]
+    page = params[P_PAGE]
+    if zero_overhead:
+        inv_mem = 0.0
+        d_hdr = 0.0
+        d_rdma = 0.0
+        pin_lat = 0.0
+        pin_page = 0.0
+    # ---- rank state
+    pc = rank_ptr[:-1].copy()
+    phase = np.zeros(n_ranks, np.int64)
+    blocked = np.zeros(n_ranks, np.bool_)
+    wait_mark = np.zeros(n_ranks, np.float64)
+    end_s = np.zeros(n_ranks, np.float64)
+    acc = np.zeros((n_ranks, 4), np.float64)
+    acc_call = np.zeros((n_calls, 4), np.float64)
+    marks = np.full(n_marks, np.nan)
+    prog_free = np.zeros(n_ranks, np.float64)
+    # matching queues (singly linked lists through request / message ids)
+    pq_head = np.full(n_ranks, -1, np.int64)
+    pq_tail = np.full(n_ranks, -1, np.int64)
+    uq_head = np.full(n_ranks, -1, np.int64)
+    uq_tail = np.full(n_ranks, -1, np.int64)
+    nxt = np.full(n_requests, -1, np.int64)
+    # ---- request / message state (a message is identified by its send request id)
+    rq_rank = np.full(n_requests, -1, np.int64)
+    rq_ready = np.full(n_requests, INF)
+    rq_done = np.zeros(n_requests, np.bool_)  # consumed by a wait
+    rq_sync = np.full(n_requests, -INF)
+    rq_s1a = np.zeros(n_requests, np.float64)
+    rq_s1b = np.zeros(n_requests, np.float64)
+    rq_s2a = np.zeros(n_requests, np.float64)
+    rq_s2b = np.zeros(n_requests, np.float64)
+    rq_copy = np.zeros(n_requests, np.float64)
+    rq_post = np.zeros(n_requests, np.float64)
+    rq_op = np.full(n_requests, -1, np.int64)
+    m_src = np.zeros(n_requests, np.int64)
+    m_dst = np.zeros(n_requests, np.int64)
+    m_tag = np.zeros(n_requests, np.int64)
+    m_comm = np.zeros(n_requests, np.int64)
+    m_bytes = np.zeros(n_requests, np.int64)
+    m_proto = np.zeros(n_requests, np.int64)
+    m_tsend = np.zeros(n_requests, np.float64)
+    m_match = np.full(n_requests, -1, np.int64)
+    m_data = np.full(n_requests, INF)
+    m_pa = np.zeros(n_requests, np.float64)
+    m_pb = np.zeros(n_requests, np.float64)
+    # ---- network state
+    inj_free = np.zeros(n_nodes, np.float64)
+    ej_free = np.zeros(n_nodes, np.float64)
+    # ---- event heap
+    cap = 4 * n_ranks + 64
+    h_t = np.empty(cap, np.float64)
+    h_s = np.empty(cap, np.int64)
+    h_c = np.empty(cap, np.int64)
+    hn = 0
+    seq = 0
+    for r in range(n_ranks):
+        h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, 0.0, seq, r * N_EV + EV_RANK)
+        hn += 1
+        seq += 1
+    n_events = 0
+    while hn > 0:
+        t, code = _heap_pop(h_t, h_s, h_c, hn)
+        hn -= 1
+        n_events += 1
+        ev = code % N_EV
+        arg = code // N_EV
+        if ev == EV_RANK:
+            r = arg
+            blocked[r] = False
+            while True:
+                i = pc[r]
+                if i >= rank_ptr[r + 1]:
+                    end_s[r] = t
+                    break
+                k = kind[i]
+                c = call[i]
+                if k == OP_COMPUTE:
+                    if phase[r] == 0:
+                        d = seconds[i] * compute_scale
+                        acc[r, CAT_COMPUTE] += d
+                        acc_call[c, CAT_COMPUTE] += d
+                        if d > 0.0:
+                            phase[r] = 1
+                            tn = t + d
+                            if hn == 0 or _less(tn, seq, h_t[0], h_s[0]):
+                                # fast path: this resume would be the next event anyway
+                                t = tn
+                                seq += 1
+                                continue
+                            h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, tn, seq, r * N_EV + EV_RANK)
+                            hn += 1
+                            seq += 1
+                            break
+                    phase[r] = 0
+                    pc[r] = i + 1
+                elif k == OP_ISEND:
+                    m = req[i]
+                    nb_ = nbytes[i]
+                    if phase[r] == 0:
+                        if nb_ <= small_max:
+                            proto = PROTO_SMALL
+                            cost = d_hdr
+                        elif nb_ <= eager_max:
+                            proto = PROTO_EAGER
+                            cost = nb_ * inv_mem + d_hdr
+                        else:
+                            proto = PROTO_RDV
+                            pages = np.ceil(nb_ / page)
+                            cost = pin_lat + pages * pin_page + d_hdr
+                        m_proto[m] = proto
+                        acc[r, CAT_STACK] += cost
+                        acc_call[c, CAT_STACK] += cost
+                        if cost > 0.0:
+                            phase[r] = 1
+                            tn = t + cost
+                            if hn == 0 or _less(tn, seq, h_t[0], h_s[0]):
+                                t = tn
+                                seq += 1
+                                continue
+                            h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, tn, seq, r * N_EV + EV_RANK)
+                            hn += 1
+                            seq += 1
+                            break
+                    # effect: the message leaves at TSend = t
+                    phase[r] = 0
+                    pc[r] = i + 1
+                    dst = peer[i]
+                    rq_rank[m] = r
+                    rq_op[m] = i
+                    m_src[m] = r
+                    m_dst[m] = dst
+                    m_tag[m] = tag[i]
+                    m_comm[m] = comm[i]
+                    m_bytes[m] = nb_
+                    m_tsend[m] = t
+                    wire = HEADER_BYTES
+                    if m_proto[m] == PROTO_SMALL:
+                        wire += nb_
+                    if m_proto[m] != PROTO_RDV:
+                        rq_ready[m] = t  # eager sends complete locally
+                    arr = _transfer(
+                        net_kind, t, r, dst, wire, node_of, inj_free, ej_free,
+                        alpha, inv_inj, inv_link, inv_min,
+                    )
+                    h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, arr, seq, m * N_EV + EV_HDR)
+                    hn += 1
+                    seq += 1
+                elif k == OP_IRECV:
+                    q = req[i]
+                    rq_rank[q] = r
+                    rq_op[q] = i
+                    rq_post[q] = t
+                    pc[r] = i + 1
+                    # search the unexpected queue in arrival order
+                    prev = -1
+                    m = uq_head[r]
+                    src = peer[i]
+                    tg = tag[i]
+                    cm = comm[i]
+                    while m >= 0:
+                        if m_comm[m] == cm and (src < 0 or m_src[m] == src) and (
+                            tg < 0 or m_tag[m] == tg
+                        ):
+                            break
+                        prev = m
+                        m = nxt[m]
+                    if m < 0:
+                        if pq_tail[r] < 0:
+                            pq_head[r] = q
+                        else:
+                            nxt[pq_tail[r]] = q
+                        pq_tail[r] = q
+                        nxt[q] = -1
+                    else:
+                        if prev < 0:
+                            uq_head[r] = nxt[m]
+                        else:
+                            nxt[prev] = nxt[m]
+                        if uq_tail[r] == m:
+                            uq_tail[r] = prev
+                        nxt[m] = -1
+                        # ---- match m with q at time t
+                        m_match[m] = q
+                        rq_sync[q] = m_tsend[m]
+                        p = m_proto[m]
+                        if p == PROTO_SMALL:
+                            rq_copy[q] = m_bytes[m] * inv_mem
+                            rq_ready[q] = t
+                        elif p == PROTO_EAGER:
+                            rq_copy[q] = m_bytes[m] * inv_mem
+                            rq_s1a[q] = m_pa[m]
+                            rq_s1b[q] = m_pb[m]
+                            if m_data[m] <= t:
+                                rq_ready[q] = t
+                        else:
+                            start = max(t, prog_free[r])
+                            cost = pin_lat + np.ceil(m_bytes[m] / page) * pin_page + d_rdma
+                            prog_free[r] = start + cost
+                            rq_s1a[q] = start
+                            rq_s1b[q] = start + cost
+                            rq_s1a[m] = start
+                            rq_s1b[m] = start + cost
+                            rq_sync[m] = t
+                            h_t, h_s, h_c = _heap_push(
+                                h_t, h_s, h_c, hn, start + cost, seq, m * N_EV + EV_GET_ISSUE
+                            )
+                            hn += 1
+                            seq += 1
+                elif k == OP_WAIT or k == OP_WAITALL:
+                    if phase[r] == 0:
+                        wait_mark[r] = t
+                        phase[r] = 2
+                    if k == OP_WAIT:
+                        lo = i
+                        hi = i + 1
+                    else:
+                        lo = req[i]
+                        hi = lo + count[i]
+                    best = -1
+                    best_t = INF
+                    pending = False
+                    for j in range(lo, hi):
+                        q = req[j] if k == OP_WAIT else wait_list[j]
+                        if rq_done[q]:
+                            continue
+                        if rq_ready[q] <= t:
+                            if rq_ready[q] < best_t:
+                                best_t = rq_ready[q]
+                                best = q
+                        else:
+                            pending = True
+                    if best >= 0:
+                        # split the blocked interval [wait_mark, t] along best's milestones
+                        a = wait_mark[r]
+                        b = t
+                        if b > a:
+                            s = rq_sync[best]
+                            sync = min(s, b) - a
+                            if sync < 0.0:
+                                sync = 0.0
+                            mid = max(a, s)
+                            stk = _overlap(mid, b, rq_s1a[best], rq_s1b[best]) + _overlap(
+                                mid, b, rq_s2a[best], rq_s2b[best]
+                            )
+                            net = (b - mid) - stk if b > mid else 0.0
+                            acc[r, CAT_SYNC] += sync
+                            acc[r, CAT_STACK] += stk
+                            acc[r, CAT_NETWORK] += net
+                            acc_call[c, CAT_SYNC] += sync
+                            acc_call[c, CAT_STACK] += stk
+                            acc_call[c, CAT_NETWORK] += net
+                        rq_done[best] = True
+                        cp = rq_copy[best]
+                        wait_mark[r] = t + cp
+                        if cp > 0.0:
+                            acc[r, CAT_STACK] += cp
+                            acc_call[c, CAT_STACK] += cp
+                            tn = t + cp
+                            if hn == 0 or _less(tn, seq, h_t[0], h_s[0]):
+                                t = tn
+                                seq += 1
+                                continue
+                            h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, tn, seq, r * N_EV + EV_RANK)
+                            hn += 1
+                            seq += 1
+                            break
+                        continue
+                    if pending:
+                        blocked[r] = True
+                        break
+                    phase[r] = 0
+                    pc[r] = i + 1
+                else:  # OP_MARK
+                    marks[req[i]] = t
+                    pc[r] = i + 1
+        elif ev == EV_HDR:
+            m = arg
+            dst = m_dst[m]
+            p = m_proto[m]
+            if p == PROTO_EAGER:
+                # the receiver fetches eager data as soon as the header is in (Fig. 2)
+                start = max(t, prog_free[dst])
+                prog_free[dst] = start + d_rdma
+                m_pa[m] = start
+                m_pb[m] = start + d_rdma
+                h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, start + d_rdma, seq, m * N_EV + EV_GET_ISSUE)
+                hn += 1
+                seq += 1
+            # search the posted-receive queue in posting order
+            prev = -1
+            q = pq_head[dst]
+            while q >= 0:
+                j = rq_op[q]
+                src = peer[j]
+                tg = tag[j]
+                if comm[j] == m_comm[m] and (src < 0 or src == m_src[m]) and (tg < 0 or tg == m_tag[m]):
+                    break
+                prev = q
+                q = nxt[q]
+            if q < 0:
+                if uq_tail[dst] < 0:
+                    uq_head[dst] = m
+                else:
+                    nxt[uq_tail[dst]] = m
+                uq_tail[dst] = m
+                nxt[m] = -1
+            else:
+                if prev < 0:
+                    pq_head[dst] = nxt[q]
+                else:
+                    nxt[prev] = nxt[q]
+                if pq_tail[dst] == q:
+                    pq_tail[dst] = prev
+                nxt[q] = -1
+                # ---- match m with q at time t (same rules as in IRECV)
+                m_match[m] = q
+                rq_sync[q] = m_tsend[m]
+                ready = INF
+                if p == PROTO_SMALL:
+                    rq_copy[q] = m_bytes[m] * inv_mem
+                    ready = t
+                elif p == PROTO_EAGER:
+                    rq_copy[q] = m_bytes[m] * inv_mem
+                    rq_s1a[q] = m_pa[m]
+                    rq_s1b[q] = m_pb[m]
+                else:
+                    start = max(t, prog_free[dst])
+                    cost = pin_lat + np.ceil(m_bytes[m] / page) * pin_page + d_rdma
+                    prog_free[dst] = start + cost
+                    rq_s1a[q] = start
+                    rq_s1b[q] = start + cost
+                    rq_s1a[m] = start
+                    rq_s1b[m] = start + cost
+                    rq_sync[m] = rq_post[q]
+                    h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, start + cost, seq, m * N_EV + EV_GET_ISSUE)
+                    hn += 1
+                    seq += 1
+                if ready < INF:
+                    rq_ready[q] = ready
+                    if blocked[dst]:
+                        blocked[dst] = False
+                        h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, t, seq, dst * N_EV + EV_RANK)
+                        hn += 1
+                        seq += 1
+        elif ev == EV_GET_ISSUE:
+            m = arg
+            arr = _transfer(
+                net_kind, t, m_dst[m], m_src[m], HEADER_BYTES, node_of, inj_free, ej_free,
+                alpha, inv_inj, inv_link, inv_min,
+            )
+            h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, arr, seq, m * N_EV + EV_GET_ARRIVE)
+            hn += 1
+            seq += 1
+        elif ev == EV_GET_ARRIVE:
+            m = arg
+            arr = _transfer(
+                net_kind, t, m_src[m], m_dst[m], m_bytes[m], node_of, inj_free, ej_free,
+                alpha, inv_inj, inv_link, inv_min,
+            )
+            h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, arr, seq, m * N_EV + EV_DATA)
+            hn += 1
+            seq += 1
+        elif ev == EV_DATA:
+            m = arg
+            m_data[m] = t
+            q = m_match[m]
+            dst = m_dst[m]
+            if m_proto[m] == PROTO_RDV:
+                # zero copy: the receive is complete; the progress engine acknowledges
+                start = max(t, prog_free[dst])
+                prog_free[dst] = start + d_hdr
+                rq_s2a[m] = start
+                rq_s2b[m] = start + d_hdr
+                h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, start + d_hdr, seq, m * N_EV + EV_ACK_ISSUE)
+                hn += 1
+                seq += 1
+            if q >= 0:
+                rq_ready[q] = t
+                if blocked[dst]:
+                    blocked[dst] = False
+                    h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, t, seq, dst * N_EV + EV_RANK)
+                    hn += 1
+                    seq += 1
+        elif ev == EV_ACK_ISSUE:
+            m = arg
+            arr = _transfer(
+                net_kind, t, m_dst[m], m_src[m], HEADER_BYTES, node_of, inj_free, ej_free,
+                alpha, inv_inj, inv_link, inv_min,
+            )
+            h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, arr, seq, m * N_EV + EV_ACK)
+            hn += 1
+            seq += 1
+        else:  # EV_ACK
+            m = arg
+            rq_ready[m] = t
+            src = m_src[m]
+            if blocked[src]:
+                blocked[src] = False
+                h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, t, seq, src * N_EV + EV_RANK)
+                hn += 1
+                seq += 1
+    return end_s, acc, acc_call, marks, n_events, pc, rq_ready, m_match
+
+
+@nb.njit(cache=True, parallel=True)
+def run_batch(  # type: ignore[no-untyped-def]
+    rank_ptr,
+    kind,
+    peer,
+    tag,
+    comm,
+    nbytes,
+    req,
+    count,
+    seconds,
+    call,
+    wait_list,
+    n_requests,
+    n_calls,
+    n_marks,
+    params_matrix,
+    node_of,
+    n_nodes,
+    hops,
+    net_kind,
+):
+    """Run one program under many parameter vectors in parallel.
+
+    Returns ``marks (n_sets, n_marks)``, ``acc (n_sets, n_ranks, 4)``,
+    ``end (n_sets, n_ranks)``, ``unfinished (n_sets,)`` and the total event count.
+    """
+    n_sets = params_matrix.shape[0]
+    n_ranks = rank_ptr.shape[0] - 1
+    marks = np.empty((n_sets, n_marks), np.float64)
+    acc = np.empty((n_sets, n_ranks, 4), np.float64)
+    end = np.empty((n_sets, n_ranks), np.float64)
+    unfinished = np.zeros(n_sets, np.int64)
+    events = np.zeros(n_sets, np.int64)
+    for s in nb.prange(n_sets):
+        e, a, _ac, mk, ne, pcs, _rr, _mm = run_program(
+            rank_ptr, kind, peer, tag, comm, nbytes, req, count, seconds, call, wait_list,
+            n_requests, n_calls, n_marks, params_matrix[s], node_of, n_nodes, hops, net_kind,
+            False, 1.0,
+        )
+        marks[s] = mk
+        acc[s] = a
+        end[s] = e
+        events[s] = ne
+        for r in range(n_ranks):
+            if pcs[r] < rank_ptr[r + 1]:
+                unfinished[s] += 1
+    return marks, acc, end, unfinished, events.sum()

@@ -1,0 +1,310 @@
+"""Benchmarks as small two-rank MPI programs on the same engine that replays traces.
+
+``pingpong``
+    Blocking ``MPI_Send``/``MPI_Recv`` round trips between ranks 0 and 1; the
+    reported time is half a round trip (the osu_latency / IMB PingPong convention).
+``stream``
+    osu_bw-like streaming: rank 0 posts a window of ``window`` nonblocking sends of
+    one size, rank 1 the matching nonblocking receives; both wait for all of them,
+    then rank 1 answers with a small acknowledgement. Throughput is
+    ``window * size / window time`` and the reported time is the window time
+    divided by ``window`` (time per message).
+
+Both run ``warmup`` untimed repetitions first; the engine is deterministic, so
+the measured repetitions only average out start-up effects of the first one.
+Throughputs are in MB/s (10^6 B/s), times in microseconds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+import numpy.typing as npt
+
+from mpiuq.simulator import _kernel
+from mpiuq.simulator.engine import Decomposition, params_vector, program_arrays, simulate
+from mpiuq.simulator.errors import ParameterError, SimulatorError
+from mpiuq.simulator.network import TWO_NODE_SWITCH
+from mpiuq.simulator.parameters import SimParams, params_matrix, parameter_names
+from mpiuq.simulator.program import Program, ProgramBuilder
+
+BENCHMARKS: tuple[str, ...] = ("pingpong", "stream")
+OBSERVABLES: tuple[str, ...] = ("time_us", "throughput_MBps")
+
+#: Size of the stream benchmark's acknowledgement message, bytes (osu_bw uses 4).
+STREAM_ACK_BYTES = 4
+#: Largest message size accepted by the benchmarks, bytes (1 TiB: a typo guard).
+MAX_SIZE_BYTES = 2**40
+
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True)
+class BenchmarkSetup:
+    """How a benchmark program is built.
+
+    Parameters
+    ----------
+    benchmark
+        ``"pingpong"`` or ``"stream"``.
+    window
+        Messages per window of the stream benchmark.
+    repetitions
+        Timed round trips (pingpong) or windows (stream).
+    warmup
+        Untimed repetitions before the timed ones.
+    """
+
+    benchmark: str = "pingpong"
+    window: int = 64
+    repetitions: int = 2
+    warmup: int = 1
+
+    def __post_init__(self) -> None:
+        if self.benchmark not in BENCHMARKS:
+            raise SimulatorError(f"benchmark {self.benchmark!r} is unknown: expected one of {list(BENCHMARKS)}")
+        for name in ("window", "repetitions"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise SimulatorError(f"{name}={value!r} is invalid: expected a whole number >= 1")
+        if isinstance(self.warmup, bool) or not isinstance(self.warmup, int) or self.warmup < 0:
+            raise SimulatorError(f"warmup={self.warmup!r} is invalid: expected a whole number >= 0")
+
+
+def validate_sizes(sizes_bytes: object) -> tuple[int, ...]:
+    """Return message sizes as a tuple of ints, or raise naming the bad size.
+
+    Raises
+    ------
+    SimulatorError
+        If the list is empty or a size is not a whole number in ``1 .. 2**40`` bytes.
+    """
+    try:
+        values = list(sizes_bytes)  # type: ignore[call-overload]
+    except TypeError:
+        raise SimulatorError(f"sizes {sizes_bytes!r} is invalid: expected a list of byte counts") from None
+    if not values:
+        raise SimulatorError("sizes is empty: expected at least one message size in bytes")
+    out = []
+    for s in values:
+        ok = isinstance(s, int | np.integer) and not isinstance(s, bool)
+        ok = ok or (isinstance(s, float | np.floating) and float(s).is_integer())
+        if not ok or not 1 <= int(s) <= MAX_SIZE_BYTES:
+            raise SimulatorError(
+                f"message size {s!r} is invalid: expected a whole number of bytes in 1..{MAX_SIZE_BYTES}"
+            )
+        out.append(int(s))
+    return tuple(out)
+
+
+@lru_cache(maxsize=256)
+def benchmark_program(setup: BenchmarkSetup, size_bytes: int) -> Program:
+    """The two-rank program of ``setup`` for one message size.
+
+    Marks 0 and 1 (on rank 0) bracket the timed repetitions.
+    """
+    b = ProgramBuilder(n_ranks=2)
+    reps = setup.warmup + setup.repetitions
+    for rep in range(reps):
+        if rep == setup.warmup:
+            b.mark(0)
+        if setup.benchmark == "pingpong":
+            b.send(0, dest=1, nbytes=size_bytes, tag=1)
+            b.recv(0, source=1, nbytes=size_bytes, tag=1)
+            b.recv(1, source=0, nbytes=size_bytes, tag=1)
+            b.send(1, dest=0, nbytes=size_bytes, tag=1)
+        else:
+            sends = [b.isend(0, dest=1, nbytes=size_bytes, tag=100) for _ in range(setup.window)]
+            b.waitall(0, sends)
+            b.recv(0, source=1, nbytes=STREAM_ACK_BYTES, tag=101)
+            recvs = [b.irecv(1, source=0, nbytes=size_bytes, tag=100) for _ in range(setup.window)]
+            b.waitall(1, recvs)
+            b.send(1, dest=0, nbytes=STREAM_ACK_BYTES, tag=101)
+    b.mark(0)
+    return b.build()
+
+
+def _time_per_message_s(setup: BenchmarkSetup, marks: FloatArray) -> FloatArray:
+    span = marks[..., 1] - marks[..., 0]
+    if setup.benchmark == "pingpong":
+        return span / (2.0 * setup.repetitions)
+    return span / (setup.repetitions * setup.window)
+
+
+@dataclass(frozen=True)
+class BenchmarkResult:
+    """Benchmark outcome per message size under one parameter set.
+
+    Attributes
+    ----------
+    sizes_bytes, time_us, throughput_MBps, protocols
+        Per size: message size, time per message (half round trip for pingpong),
+        throughput ``size / time`` in MB/s, and the protocol used.
+    decomposition
+        Per size, per rank: the rank's time per repetition (one round trip for
+        pingpong, one window for stream) split into compute, network, MPI stack
+        and synchronisation.
+    """
+
+    benchmark: str
+    params: SimParams
+    setup: BenchmarkSetup
+    sizes_bytes: tuple[int, ...]
+    time_us: FloatArray
+    throughput_MBps: FloatArray
+    protocols: tuple[str, ...]
+    decomposition: tuple[tuple[Decomposition, Decomposition], ...]
+
+
+def simulate_benchmark(
+    benchmark: str,
+    sizes_bytes: object,
+    params: SimParams | None = None,
+    window: int = 64,
+    *,
+    repetitions: int = 2,
+    warmup: int = 1,
+) -> BenchmarkResult:
+    """Run one benchmark for every size with one parameter set.
+
+    Raises
+    ------
+    SimulatorError
+        For an unknown benchmark, an invalid window or an invalid size.
+    """
+    params = SimParams() if params is None else params
+    setup = BenchmarkSetup(benchmark, window, repetitions, warmup)
+    sizes = validate_sizes(sizes_bytes)
+    times = np.empty(len(sizes))
+    decs = []
+    for j, size in enumerate(sizes):
+        run = simulate(benchmark_program(setup, size), params, TWO_NODE_SWITCH)
+        times[j] = _time_per_message_s(setup, run.marks_s)
+        reps = setup.warmup + setup.repetitions
+        decs.append(tuple(Decomposition.from_row(run.parts_s[r] / reps) for r in (0, 1)))
+    time_us = times * 1e6
+    return BenchmarkResult(
+        benchmark=benchmark,
+        params=params,
+        setup=setup,
+        sizes_bytes=sizes,
+        time_us=time_us,
+        throughput_MBps=np.asarray(sizes, dtype=np.float64) / time_us,
+        protocols=tuple(params.protocol_of(s) for s in sizes),
+        decomposition=tuple((d[0], d[1]) for d in decs),
+    )
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """Benchmark outcome for many parameter sets: arrays of shape ``(n_sets, n_sizes)``."""
+
+    sizes_bytes: tuple[int, ...]
+    time_us: FloatArray
+    throughput_MBps: FloatArray
+    n_events: int
+
+
+def evaluate_batch(
+    setup: BenchmarkSetup,
+    sizes_bytes: object,
+    matrix: FloatArray,
+) -> BatchResult:
+    """Evaluate many parameter sets x many sizes, in compiled parallel loops.
+
+    Parameters
+    ----------
+    setup
+        Benchmark program description.
+    sizes_bytes
+        Message sizes.
+    matrix
+        ``(n_sets, n_params)`` parameter vectors in :func:`parameter_names` order
+        (build it with :func:`mpiuq.simulator.parameters.params_matrix`).
+
+    Raises
+    ------
+    SimulatorError
+        If a simulation did not finish (cannot happen for valid benchmarks).
+    """
+    sizes = validate_sizes(sizes_bytes)
+    matrix = np.ascontiguousarray(matrix, dtype=np.float64)
+    n_params = len(parameter_names())
+    if matrix.ndim != 2 or matrix.shape[1] != n_params:
+        raise ParameterError("matrix", f"array of shape {matrix.shape}", f"shape (n_sets, {n_params})")
+    times = np.empty((matrix.shape[0], len(sizes)))
+    nodes = np.arange(2, dtype=np.int64)
+    events = 0
+    for j, size in enumerate(sizes):
+        program = benchmark_program(setup, size)
+        marks, _acc, _end, unfinished, n_ev = _kernel.run_batch(
+            *program_arrays(program), matrix, nodes, 2, TWO_NODE_SWITCH.hops, TWO_NODE_SWITCH.kind
+        )
+        if unfinished.any():
+            raise SimulatorError(f"{setup.benchmark} at {size} B did not finish for some parameter sets")
+        times[:, j] = _time_per_message_s(setup, marks)
+        events += int(n_ev)
+    time_us = times * 1e6
+    return BatchResult(sizes, time_us, np.asarray(sizes, dtype=np.float64) / time_us, events)
+
+
+@dataclass(frozen=True)
+class BenchmarkModel:
+    """A benchmark as a vector-valued function of some parameters (for designs and surrogates).
+
+    ``model(X)`` maps ``X`` of shape ``(n_sets, len(names))`` to the observable at
+    every size, shape ``(n_sets, len(sizes_bytes))``. Parameters not in ``names``
+    keep their value in ``base``. Instances are picklable and deterministic.
+    """
+
+    benchmark: str
+    sizes_bytes: tuple[int, ...]
+    names: tuple[str, ...]
+    base: SimParams = field(default_factory=SimParams)
+    observable: str = "time_us"
+    window: int = 64
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sizes_bytes", validate_sizes(self.sizes_bytes))
+        object.__setattr__(self, "names", tuple(self.names))
+        known = parameter_names()
+        for name in self.names:
+            if name not in known:
+                raise ParameterError(name, "(calibrated)", f"one of {list(known)}")
+        if self.observable not in OBSERVABLES:
+            raise SimulatorError(
+                f"observable {self.observable!r} is unknown: expected one of {list(OBSERVABLES)}"
+            )
+        BenchmarkSetup(self.benchmark, self.window)
+
+    @property
+    def setup(self) -> BenchmarkSetup:
+        """The benchmark program description."""
+        return BenchmarkSetup(self.benchmark, self.window)
+
+    @property
+    def output_names(self) -> tuple[str, ...]:
+        """One name per output, e.g. ``pingpong_time_us@1024B``."""
+        return tuple(f"{self.benchmark}_{self.observable}@{s}B" for s in self.sizes_bytes)
+
+    @property
+    def model_id(self) -> str:
+        """Fingerprint of everything that defines the model's outputs."""
+        text = repr((self.setup, self.sizes_bytes, self.names, self.base.as_dict(), self.observable))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def __call__(self, x: npt.ArrayLike) -> FloatArray:
+        """Evaluate the observable for each row of ``x``."""
+        xs = np.atleast_2d(np.asarray(x, dtype=np.float64))
+        batch = evaluate_batch(self.setup, self.sizes_bytes, params_matrix(self.base, self.names, xs))
+        return batch.time_us if self.observable == "time_us" else batch.throughput_MBps
+
+    def at(self, params: SimParams) -> FloatArray:
+        """Evaluate at one full parameter set (ignores ``base``)."""
+        matrix = params_vector(params)[None, :]
+        batch = evaluate_batch(self.setup, self.sizes_bytes, matrix)
+        out = batch.time_us if self.observable == "time_us" else batch.throughput_MBps
+        return np.asarray(out[0])

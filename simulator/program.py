@@ -1,0 +1,298 @@
+"""Compact encoding of per-rank MPI operation streams consumed by the engine.
+
+A :class:`Program` is the *lowered* form of an MPI run: only point-to-point
+operations remain (collectives are expanded into point-to-point algorithms
+before this stage, blocking calls are an ``ISEND``/``IRECV`` followed by a
+``WAIT``). All ranks' operations are stored column-wise in flat arrays with a
+CSR pointer ``rank_ptr``, which is what the compiled engine loop iterates over.
+
+Every operation carries a ``call`` index naming the MPI function it came from
+(``call_names``), so the engine can report where each rank's time went per call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+import numpy as np
+import numpy.typing as npt
+
+from mpiuq.simulator.errors import ProgramError
+
+ANY_SOURCE = -1
+ANY_TAG = -1
+
+
+class Op(IntEnum):
+    """Operation codes of the lowered program (stored as ``int8``)."""
+
+    COMPUTE = 0  #: busy the rank for ``seconds``
+    ISEND = 1  #: start sending ``nbytes`` to ``peer`` with ``tag`` on ``comm``; request ``req``
+    IRECV = 2  #: post a receive from ``peer`` (or ANY_SOURCE) with ``tag`` (or ANY_TAG)
+    WAIT = 3  #: block until request ``req`` completes
+    WAITALL = 4  #: block until ``wait_list[req:req + count]`` all complete
+    MARK = 5  #: record the current time in mark ``req`` (zero cost; used by benchmarks)
+
+
+IntArray = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class Program:
+    """Lowered per-rank operation streams of one MPI run.
+
+    Attributes
+    ----------
+    n_ranks
+        Number of MPI ranks (world size).
+    rank_ptr
+        ``int64 (n_ranks + 1,)``: operations of rank ``r`` are ``[rank_ptr[r], rank_ptr[r+1])``.
+    kind, peer, tag, comm, nbytes, req, count, seconds, call
+        Per-operation columns (see :class:`Op`). ``peer`` is a world rank or ``ANY_SOURCE``;
+        ``seconds`` is the duration of ``COMPUTE`` operations in seconds.
+    wait_list
+        Request ids referenced by ``WAITALL`` operations.
+    n_requests
+        Number of distinct request ids (``0 .. n_requests - 1``).
+    n_marks
+        Number of time marks recorded by ``MARK`` operations.
+    call_names
+        Name of the MPI call of each ``call`` index, e.g. ``"MPI_Send"``.
+    """
+
+    n_ranks: int
+    rank_ptr: IntArray
+    kind: npt.NDArray[np.int8]
+    peer: npt.NDArray[np.int32]
+    tag: npt.NDArray[np.int32]
+    comm: npt.NDArray[np.int32]
+    nbytes: IntArray
+    req: IntArray
+    count: IntArray
+    seconds: npt.NDArray[np.float64]
+    call: npt.NDArray[np.int16]
+    wait_list: IntArray
+    n_requests: int
+    n_marks: int
+    call_names: tuple[str, ...]
+
+    @property
+    def n_ops(self) -> int:
+        """Total number of operations over all ranks."""
+        return int(self.kind.shape[0])
+
+    def validate(self) -> None:
+        """Check structural consistency; raise :class:`ProgramError` naming the first problem."""
+        n = self.n_ops
+        if self.n_ranks < 1:
+            raise ProgramError(f"n_ranks={self.n_ranks} is invalid: expected at least 1")
+        if self.rank_ptr.shape != (self.n_ranks + 1,) or self.rank_ptr[0] != 0 or self.rank_ptr[-1] != n:
+            raise ProgramError(
+                f"rank_ptr of shape {self.rank_ptr.shape} does not describe {n} operations "
+                f"over {self.n_ranks} ranks"
+            )
+        if np.any(np.diff(self.rank_ptr) < 0):
+            raise ProgramError("rank_ptr must be non-decreasing")
+        for name in ("peer", "tag", "comm", "nbytes", "req", "count", "seconds", "call"):
+            if getattr(self, name).shape != (n,):
+                raise ProgramError(f"column {name} has shape {getattr(self, name).shape}, expected ({n},)")
+        rank_of_op = np.repeat(np.arange(self.n_ranks), np.diff(self.rank_ptr))
+        kinds = self.kind
+        if np.any((kinds < 0) | (kinds > int(Op.MARK))):
+            i = int(np.argmax((kinds < 0) | (kinds > int(Op.MARK))))
+            raise ProgramError(f"unknown operation code {int(kinds[i])}", int(rank_of_op[i]), i)
+        p2p = (kinds == Op.ISEND) | (kinds == Op.IRECV)
+        bad_peer = p2p & ((self.peer >= self.n_ranks) | (self.peer < ANY_SOURCE))
+        bad_peer |= (kinds == Op.ISEND) & (self.peer < 0)
+        if bad_peer.any():
+            i = int(np.argmax(bad_peer))
+            raise ProgramError(
+                f"peer {int(self.peer[i])} is not a rank in 0..{self.n_ranks - 1}", int(rank_of_op[i]), i
+            )
+        bad_bytes = p2p & (self.nbytes < 0)
+        if bad_bytes.any():
+            i = int(np.argmax(bad_bytes))
+            raise ProgramError(f"message size {int(self.nbytes[i])} B is negative", int(rank_of_op[i]), i)
+        bad_time = (kinds == Op.COMPUTE) & ~(np.isfinite(self.seconds) & (self.seconds >= 0))
+        if bad_time.any():
+            i = int(np.argmax(bad_time))
+            raise ProgramError(
+                f"compute duration {float(self.seconds[i])!r} s is not a finite non-negative number",
+                int(rank_of_op[i]),
+                i,
+            )
+        owners = np.full(self.n_requests, -1, dtype=np.int64)
+        creating = np.flatnonzero(p2p)
+        reqs = self.req[creating]
+        if np.any((reqs < 0) | (reqs >= self.n_requests)):
+            i = int(creating[np.argmax((reqs < 0) | (reqs >= self.n_requests))])
+            raise ProgramError(f"request id {int(self.req[i])} out of range", int(rank_of_op[i]), i)
+        uniq, first, counts = np.unique(reqs, return_index=True, return_counts=True)
+        if np.any(counts > 1):
+            i = int(creating[first[np.argmax(counts > 1)]])
+            raise ProgramError(f"request id {int(self.req[i])} is created twice", int(rank_of_op[i]), i)
+        owners[uniq] = rank_of_op[creating[first]]
+        waits = np.flatnonzero(kinds == Op.WAIT)
+        waited = [self.req[waits]]
+        waiter_ops = [waits]
+        for i in np.flatnonzero(kinds == Op.WAITALL):
+            lo, c = int(self.req[i]), int(self.count[i])
+            if lo < 0 or c < 0 or lo + c > self.wait_list.shape[0]:
+                raise ProgramError(
+                    f"waitall list [{lo}, {lo + c}) outside wait_list of length {self.wait_list.shape[0]}",
+                    int(rank_of_op[i]),
+                    i,
+                )
+            waited.append(self.wait_list[lo : lo + c])
+            waiter_ops.append(np.full(c, i, dtype=np.int64))
+        all_waited = np.concatenate(waited) if waited else np.zeros(0, np.int64)
+        all_ops = np.concatenate(waiter_ops) if waiter_ops else np.zeros(0, np.int64)
+        out = (all_waited < 0) | (all_waited >= self.n_requests)
+        if out.any():
+            i = int(all_ops[np.argmax(out)])
+            raise ProgramError(f"wait on unknown request id {int(all_waited[np.argmax(out)])}", int(rank_of_op[i]), i)
+        foreign = owners[all_waited] != rank_of_op[all_ops]
+        if foreign.any():
+            j = int(np.argmax(foreign))
+            i = int(all_ops[j])
+            raise ProgramError(
+                f"wait on request {int(all_waited[j])} which this rank never created "
+                f"(owner rank {int(owners[all_waited[j]])})",
+                int(rank_of_op[i]),
+                i,
+            )
+        marks = self.req[kinds == Op.MARK]
+        if np.any((marks < 0) | (marks >= self.n_marks)):
+            raise ProgramError(f"mark id outside 0..{self.n_marks - 1}")
+        if np.any((self.call < 0) | (self.call >= len(self.call_names))):
+            raise ProgramError(f"call index outside 0..{len(self.call_names) - 1}")
+
+
+@dataclass
+class ProgramBuilder:
+    """Incremental construction of a :class:`Program` from Python (benchmarks, tests).
+
+    Examples
+    --------
+    >>> b = ProgramBuilder(n_ranks=2)
+    >>> b.send(0, dest=1, nbytes=8)
+    >>> b.recv(1, source=0, nbytes=8)
+    >>> b.build().n_ops
+    4
+    """
+
+    n_ranks: int
+    _ops: list[list[tuple[int, int, int, int, int, int, int, float, int]]] = field(
+        default_factory=list, repr=False
+    )
+    _wait_list: list[int] = field(default_factory=list, repr=False)
+    _calls: dict[str, int] = field(default_factory=dict, repr=False)
+    _n_requests: int = 0
+    _n_marks: int = 0
+
+    def __post_init__(self) -> None:
+        if self.n_ranks < 1:
+            raise ProgramError(f"n_ranks={self.n_ranks} is invalid: expected at least 1")
+        self._ops = [[] for _ in range(self.n_ranks)]
+
+    def _call(self, name: str) -> int:
+        return self._calls.setdefault(name, len(self._calls))
+
+    def _add(
+        self,
+        rank: int,
+        op: Op,
+        call: str,
+        *,
+        peer: int = -2,
+        tag: int = 0,
+        comm: int = 0,
+        nbytes: int = 0,
+        req: int = -1,
+        count: int = 0,
+        seconds: float = 0.0,
+    ) -> None:
+        if not 0 <= rank < self.n_ranks:
+            raise ProgramError(f"rank {rank} is not in 0..{self.n_ranks - 1}")
+        self._ops[rank].append((int(op), peer, tag, comm, nbytes, req, count, seconds, self._call(call)))
+
+    def compute(self, rank: int, seconds: float, call: str = "compute") -> None:
+        """Append ``seconds`` of computation to ``rank``."""
+        self._add(rank, Op.COMPUTE, call, seconds=float(seconds))
+
+    def isend(
+        self, rank: int, dest: int, nbytes: int, tag: int = 0, comm: int = 0, call: str = "MPI_Isend"
+    ) -> int:
+        """Append a nonblocking send; returns its request id."""
+        req = self._n_requests
+        self._n_requests += 1
+        self._add(rank, Op.ISEND, call, peer=dest, tag=tag, comm=comm, nbytes=int(nbytes), req=req)
+        return req
+
+    def irecv(
+        self,
+        rank: int,
+        source: int,
+        nbytes: int,
+        tag: int = ANY_TAG,
+        comm: int = 0,
+        call: str = "MPI_Irecv",
+    ) -> int:
+        """Append a nonblocking receive (``source`` may be ANY_SOURCE); returns its request id."""
+        req = self._n_requests
+        self._n_requests += 1
+        self._add(rank, Op.IRECV, call, peer=source, tag=tag, comm=comm, nbytes=int(nbytes), req=req)
+        return req
+
+    def wait(self, rank: int, req: int, call: str = "MPI_Wait") -> None:
+        """Append a wait on one request."""
+        self._add(rank, Op.WAIT, call, req=req)
+
+    def waitall(self, rank: int, reqs: list[int], call: str = "MPI_Waitall") -> None:
+        """Append a wait on all of ``reqs``."""
+        self._add(rank, Op.WAITALL, call, req=len(self._wait_list), count=len(reqs))
+        self._wait_list.extend(reqs)
+
+    def send(self, rank: int, dest: int, nbytes: int, tag: int = 0, comm: int = 0) -> None:
+        """Append a blocking send (``MPI_Send``)."""
+        self.wait(rank, self.isend(rank, dest, nbytes, tag, comm, call="MPI_Send"), call="MPI_Send")
+
+    def recv(self, rank: int, source: int, nbytes: int, tag: int = ANY_TAG, comm: int = 0) -> None:
+        """Append a blocking receive (``MPI_Recv``)."""
+        self.wait(rank, self.irecv(rank, source, nbytes, tag, comm, call="MPI_Recv"), call="MPI_Recv")
+
+    def mark(self, rank: int) -> int:
+        """Append a time mark; returns its id (index into the engine's ``marks_s``)."""
+        mark = self._n_marks
+        self._n_marks += 1
+        self._add(rank, Op.MARK, "mark", req=mark)
+        return mark
+
+    def build(self) -> Program:
+        """Freeze the operations into a validated :class:`Program`."""
+        counts = [len(ops) for ops in self._ops]
+        rank_ptr = np.zeros(self.n_ranks + 1, dtype=np.int64)
+        rank_ptr[1:] = np.cumsum(counts)
+        flat = [op for ops in self._ops for op in ops]
+        cols = list(zip(*flat, strict=True)) if flat else [()] * 9
+        names = sorted(self._calls, key=self._calls.__getitem__)
+        program = Program(
+            n_ranks=self.n_ranks,
+            rank_ptr=rank_ptr,
+            kind=np.array(cols[0], dtype=np.int8),
+            peer=np.array(cols[1], dtype=np.int32),
+            tag=np.array(cols[2], dtype=np.int32),
+            comm=np.array(cols[3], dtype=np.int32),
+            nbytes=np.array(cols[4], dtype=np.int64),
+            req=np.array(cols[5], dtype=np.int64),
+            count=np.array(cols[6], dtype=np.int64),
+            seconds=np.array(cols[7], dtype=np.float64),
+            call=np.array(cols[8], dtype=np.int16),
+            wait_list=np.array(self._wait_list, dtype=np.int64),
+            n_requests=self._n_requests,
+            n_marks=self._n_marks,
+            call_names=tuple(names),
+        )
+        program.validate()
+        return program
