@@ -16,6 +16,7 @@ from enum import IntEnum
 from typing import Protocol
 
 import numpy as np
+
 from mpiuq.simulator.trace.errors import TraceFormatError
 
 __all__ = [
@@ -462,8 +463,7 @@ class Trace:
         per_call = {self.call_names[int(c)]: int(n) for c, n in zip(calls, ccounts, strict=True)}
         send_mask = np.isin(self.kind, np.array([int(k) for k in SEND_LIKE], dtype=np.int8))
         compute = np.where(self.kind == OpKind.COMPUTE, self.seconds, 0.0)
-        per_rank = np.add.reduceat(compute, self.rank_ptr[:-1]) if self.n_ops else np.zeros(1)
-        per_rank = np.where(np.diff(self.rank_ptr) > 0, per_rank, 0.0) if self.n_ops else per_rank
+        per_rank = np.bincount(self.rank_of_op(), weights=compute, minlength=self.n_ranks)
         posted = self.n_requests
         done = int(np.unique(self.completed_requests()).size)
         coll = int(np.count_nonzero(self.kind >= OpKind.BARRIER))
