@@ -14,9 +14,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Bayesian calibration and uncertainty quantification of an MPI simulator.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    from mpiuq import simulate
+    from mpiuq import campaign_cmd, simulate
 
-    for module in (simulate,):
+    for module in (simulate, campaign_cmd):
         module.add_parser(sub)
     return parser
 
@@ -26,9 +26,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = args.handler
+    from mpiuq.simulator.errors import SimulatorError
+
     try:
         return int(handler(args))
-    except (ValueError, RuntimeError, OSError) as exc:
+    except (SimulatorError, ValueError, RuntimeError, OSError) as exc:
         print(f"mpiuq {args.command}: error: {exc}", file=sys.stderr)
         return 2
 

@@ -317,7 +317,9 @@ def run_program(  # type: ignore[no-untyped-def]
                                 t = tn
                                 seq += 1
                                 continue
-                            h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, tn, seq, r * N_EV + EV_RANK)
+                            h_t, h_s, h_c = _heap_push(
+                                h_t, h_s, h_c, hn, tn, seq, r * N_EV + EV_RANK
+                            )
                             hn += 1
                             seq += 1
                             break
@@ -347,7 +349,9 @@ def run_program(  # type: ignore[no-untyped-def]
                                 t = tn
                                 seq += 1
                                 continue
-                            h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, tn, seq, r * N_EV + EV_RANK)
+                            h_t, h_s, h_c = _heap_push(
+                                h_t, h_s, h_c, hn, tn, seq, r * N_EV + EV_RANK
+                            )
                             hn += 1
                             seq += 1
                             break
@@ -369,8 +373,18 @@ def run_program(  # type: ignore[no-untyped-def]
                     if m_proto[m] != PROTO_RDV:
                         rq_ready[m] = t  # eager sends complete locally
                     arr = _transfer(
-                        net_kind, t, r, dst, wire, node_of, inj_free, ej_free,
-                        alpha, inv_inj, inv_link, inv_min,
+                        net_kind,
+                        t,
+                        r,
+                        dst,
+                        wire,
+                        node_of,
+                        inj_free,
+                        ej_free,
+                        alpha,
+                        inv_inj,
+                        inv_link,
+                        inv_min,
                     )
                     h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, arr, seq, m * N_EV + EV_HDR)
                     hn += 1
@@ -388,8 +402,10 @@ def run_program(  # type: ignore[no-untyped-def]
                     tg = tag[i]
                     cm = comm[i]
                     while m >= 0:
-                        if m_comm[m] == cm and (src < 0 or m_src[m] == src) and (
-                            tg < 0 or m_tag[m] == tg
+                        if (
+                            m_comm[m] == cm
+                            and (src < 0 or m_src[m] == src)
+                            and (tg < 0 or m_tag[m] == tg)
                         ):
                             break
                         prev = m
@@ -436,7 +452,7 @@ def run_program(  # type: ignore[no-untyped-def]
                             )
                             hn += 1
                             seq += 1
-                elif k == OP_WAIT or k == OP_WAITALL:
+                elif k in (OP_WAIT, OP_WAITALL):
                     if phase[r] == 0:
                         wait_mark[r] = t
                         phase[r] = 2
@@ -490,7 +506,9 @@ def run_program(  # type: ignore[no-untyped-def]
                                 t = tn
                                 seq += 1
                                 continue
-                            h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, tn, seq, r * N_EV + EV_RANK)
+                            h_t, h_s, h_c = _heap_push(
+                                h_t, h_s, h_c, hn, tn, seq, r * N_EV + EV_RANK
+                            )
                             hn += 1
                             seq += 1
                             break
@@ -513,7 +531,9 @@ def run_program(  # type: ignore[no-untyped-def]
                 prog_free[dst] = start + d_rdma
                 m_pa[m] = start
                 m_pb[m] = start + d_rdma
-                h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, start + d_rdma, seq, m * N_EV + EV_GET_ISSUE)
+                h_t, h_s, h_c = _heap_push(
+                    h_t, h_s, h_c, hn, start + d_rdma, seq, m * N_EV + EV_GET_ISSUE
+                )
                 hn += 1
                 seq += 1
             # search the posted-receive queue in posting order
@@ -523,7 +543,11 @@ def run_program(  # type: ignore[no-untyped-def]
                 j = rq_op[q]
                 src = peer[j]
                 tg = tag[j]
-                if comm[j] == m_comm[m] and (src < 0 or src == m_src[m]) and (tg < 0 or tg == m_tag[m]):
+                if (
+                    comm[j] == m_comm[m]
+                    and (src < 0 or src == m_src[m])
+                    and (tg < 0 or tg == m_tag[m])
+                ):
                     break
                 prev = q
                 q = nxt[q]
@@ -562,7 +586,9 @@ def run_program(  # type: ignore[no-untyped-def]
                     rq_s1a[m] = start
                     rq_s1b[m] = start + cost
                     rq_sync[m] = rq_post[q]
-                    h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, start + cost, seq, m * N_EV + EV_GET_ISSUE)
+                    h_t, h_s, h_c = _heap_push(
+                        h_t, h_s, h_c, hn, start + cost, seq, m * N_EV + EV_GET_ISSUE
+                    )
                     hn += 1
                     seq += 1
                 if ready < INF:
@@ -575,8 +601,18 @@ def run_program(  # type: ignore[no-untyped-def]
         elif ev == EV_GET_ISSUE:
             m = arg
             arr = _transfer(
-                net_kind, t, m_dst[m], m_src[m], HEADER_BYTES, node_of, inj_free, ej_free,
-                alpha, inv_inj, inv_link, inv_min,
+                net_kind,
+                t,
+                m_dst[m],
+                m_src[m],
+                HEADER_BYTES,
+                node_of,
+                inj_free,
+                ej_free,
+                alpha,
+                inv_inj,
+                inv_link,
+                inv_min,
             )
             h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, arr, seq, m * N_EV + EV_GET_ARRIVE)
             hn += 1
@@ -584,8 +620,18 @@ def run_program(  # type: ignore[no-untyped-def]
         elif ev == EV_GET_ARRIVE:
             m = arg
             arr = _transfer(
-                net_kind, t, m_src[m], m_dst[m], m_bytes[m], node_of, inj_free, ej_free,
-                alpha, inv_inj, inv_link, inv_min,
+                net_kind,
+                t,
+                m_src[m],
+                m_dst[m],
+                m_bytes[m],
+                node_of,
+                inj_free,
+                ej_free,
+                alpha,
+                inv_inj,
+                inv_link,
+                inv_min,
             )
             h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, arr, seq, m * N_EV + EV_DATA)
             hn += 1
@@ -601,7 +647,9 @@ def run_program(  # type: ignore[no-untyped-def]
                 prog_free[dst] = start + d_hdr
                 rq_s2a[m] = start
                 rq_s2b[m] = start + d_hdr
-                h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, start + d_hdr, seq, m * N_EV + EV_ACK_ISSUE)
+                h_t, h_s, h_c = _heap_push(
+                    h_t, h_s, h_c, hn, start + d_hdr, seq, m * N_EV + EV_ACK_ISSUE
+                )
                 hn += 1
                 seq += 1
             if q >= 0:
@@ -614,8 +662,18 @@ def run_program(  # type: ignore[no-untyped-def]
         elif ev == EV_ACK_ISSUE:
             m = arg
             arr = _transfer(
-                net_kind, t, m_dst[m], m_src[m], HEADER_BYTES, node_of, inj_free, ej_free,
-                alpha, inv_inj, inv_link, inv_min,
+                net_kind,
+                t,
+                m_dst[m],
+                m_src[m],
+                HEADER_BYTES,
+                node_of,
+                inj_free,
+                ej_free,
+                alpha,
+                inv_inj,
+                inv_link,
+                inv_min,
             )
             h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, arr, seq, m * N_EV + EV_ACK)
             hn += 1
@@ -668,9 +726,27 @@ def run_batch(  # type: ignore[no-untyped-def]
     events = np.zeros(n_sets, np.int64)
     for s in nb.prange(n_sets):
         e, a, _ac, mk, ne, pcs, _rr, _mm = run_program(
-            rank_ptr, kind, peer, tag, comm, nbytes, req, count, seconds, call, wait_list,
-            n_requests, n_calls, n_marks, params_matrix[s], node_of, n_nodes, hops, net_kind,
-            False, 1.0,
+            rank_ptr,
+            kind,
+            peer,
+            tag,
+            comm,
+            nbytes,
+            req,
+            count,
+            seconds,
+            call,
+            wait_list,
+            n_requests,
+            n_calls,
+            n_marks,
+            params_matrix[s],
+            node_of,
+            n_nodes,
+            hops,
+            net_kind,
+            False,
+            1.0,
         )
         marks[s] = mk
         acc[s] = a

@@ -26,9 +26,9 @@ import numpy.typing as npt
 
 from mpiuq.simulator import _kernel
 from mpiuq.simulator.engine import Decomposition, params_vector, program_arrays, simulate
-from mpiuq.simulator.errors import ParameterError, SimulatorError
+from mpiuq.simulator.errors import ParameterError, SettingError
 from mpiuq.simulator.network import TWO_NODE_SWITCH
-from mpiuq.simulator.parameters import SimParams, params_matrix, parameter_names
+from mpiuq.simulator.parameters import SimParams, parameter_names, params_matrix
 from mpiuq.simulator.program import Program, ProgramBuilder
 
 BENCHMARKS: tuple[str, ...] = ("pingpong", "stream")
@@ -65,13 +65,15 @@ class BenchmarkSetup:
 
     def __post_init__(self) -> None:
         if self.benchmark not in BENCHMARKS:
-            raise SimulatorError(f"benchmark {self.benchmark!r} is unknown: expected one of {list(BENCHMARKS)}")
+            raise SettingError(
+                f"benchmark {self.benchmark!r} is unknown: expected one of {list(BENCHMARKS)}"
+            )
         for name in ("window", "repetitions"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise SimulatorError(f"{name}={value!r} is invalid: expected a whole number >= 1")
+                raise SettingError(f"{name}={value!r} is invalid: expected a whole number >= 1")
         if isinstance(self.warmup, bool) or not isinstance(self.warmup, int) or self.warmup < 0:
-            raise SimulatorError(f"warmup={self.warmup!r} is invalid: expected a whole number >= 0")
+            raise SettingError(f"warmup={self.warmup!r} is invalid: expected a whole number >= 0")
 
 
 def validate_sizes(sizes_bytes: object) -> tuple[int, ...]:
@@ -79,21 +81,23 @@ def validate_sizes(sizes_bytes: object) -> tuple[int, ...]:
 
     Raises
     ------
-    SimulatorError
+    SettingError
         If the list is empty or a size is not a whole number in ``1 .. 2**40`` bytes.
     """
     try:
         values = list(sizes_bytes)  # type: ignore[call-overload]
     except TypeError:
-        raise SimulatorError(f"sizes {sizes_bytes!r} is invalid: expected a list of byte counts") from None
+        raise SettingError(
+            f"sizes {sizes_bytes!r} is invalid: expected a list of byte counts"
+        ) from None
     if not values:
-        raise SimulatorError("sizes is empty: expected at least one message size in bytes")
+        raise SettingError("sizes is empty: expected at least one message size in bytes")
     out = []
     for s in values:
         ok = isinstance(s, int | np.integer) and not isinstance(s, bool)
         ok = ok or (isinstance(s, float | np.floating) and float(s).is_integer())
         if not ok or not 1 <= int(s) <= MAX_SIZE_BYTES:
-            raise SimulatorError(
+            raise SettingError(
                 f"message size {s!r} is invalid: expected a whole number of bytes in 1..{MAX_SIZE_BYTES}"
             )
         out.append(int(s))
@@ -172,7 +176,7 @@ def simulate_benchmark(
 
     Raises
     ------
-    SimulatorError
+    SettingError
         For an unknown benchmark, an invalid window or an invalid size.
     """
     params = SimParams() if params is None else params
@@ -227,14 +231,16 @@ def evaluate_batch(
 
     Raises
     ------
-    SimulatorError
+    SettingError
         If a simulation did not finish (cannot happen for valid benchmarks).
     """
     sizes = validate_sizes(sizes_bytes)
     matrix = np.ascontiguousarray(matrix, dtype=np.float64)
     n_params = len(parameter_names())
     if matrix.ndim != 2 or matrix.shape[1] != n_params:
-        raise ParameterError("matrix", f"array of shape {matrix.shape}", f"shape (n_sets, {n_params})")
+        raise ParameterError(
+            "matrix", f"array of shape {matrix.shape}", f"shape (n_sets, {n_params})"
+        )
     times = np.empty((matrix.shape[0], len(sizes)))
     nodes = np.arange(2, dtype=np.int64)
     events = 0
@@ -244,7 +250,9 @@ def evaluate_batch(
             *program_arrays(program), matrix, nodes, 2, TWO_NODE_SWITCH.hops, TWO_NODE_SWITCH.kind
         )
         if unfinished.any():
-            raise SimulatorError(f"{setup.benchmark} at {size} B did not finish for some parameter sets")
+            raise SettingError(
+                f"{setup.benchmark} at {size} B did not finish for some parameter sets"
+            )
         times[:, j] = _time_per_message_s(setup, marks)
         events += int(n_ev)
     time_us = times * 1e6
@@ -275,7 +283,7 @@ class BenchmarkModel:
             if name not in known:
                 raise ParameterError(name, "(calibrated)", f"one of {list(known)}")
         if self.observable not in OBSERVABLES:
-            raise SimulatorError(
+            raise SettingError(
                 f"observable {self.observable!r} is unknown: expected one of {list(OBSERVABLES)}"
             )
         BenchmarkSetup(self.benchmark, self.window)
@@ -293,13 +301,17 @@ class BenchmarkModel:
     @property
     def model_id(self) -> str:
         """Fingerprint of everything that defines the model's outputs."""
-        text = repr((self.setup, self.sizes_bytes, self.names, self.base.as_dict(), self.observable))
+        text = repr(
+            (self.setup, self.sizes_bytes, self.names, self.base.as_dict(), self.observable)
+        )
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def __call__(self, x: npt.ArrayLike) -> FloatArray:
         """Evaluate the observable for each row of ``x``."""
         xs = np.atleast_2d(np.asarray(x, dtype=np.float64))
-        batch = evaluate_batch(self.setup, self.sizes_bytes, params_matrix(self.base, self.names, xs))
+        batch = evaluate_batch(
+            self.setup, self.sizes_bytes, params_matrix(self.base, self.names, xs)
+        )
         return batch.time_us if self.observable == "time_us" else batch.throughput_MBps
 
     def at(self, params: SimParams) -> FloatArray:

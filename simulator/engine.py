@@ -85,6 +85,9 @@ class RunResult:
         Times recorded by ``MARK`` operations, seconds.
     n_events
         Number of discrete events processed.
+    matched_recv
+        ``(n_requests,)``: for each send request id, the receive request id that matched it
+        (-1 for receive requests and unmatched sends).
     unmatched_sends
         ``(rank, operation index)`` of messages that no receive ever matched.
     """
@@ -95,6 +98,7 @@ class RunResult:
     call_names: tuple[str, ...]
     marks_s: FloatArray
     n_events: int
+    matched_recv: npt.NDArray[np.int64]
     unmatched_sends: tuple[tuple[int, int], ...]
 
     @property
@@ -112,7 +116,9 @@ class RunResult:
 
     def per_call(self) -> dict[str, Decomposition]:
         """Decomposition per MPI call kind (calls with no time are included)."""
-        return {n: Decomposition.from_row(self.per_call_s[i]) for i, n in enumerate(self.call_names)}
+        return {
+            n: Decomposition.from_row(self.per_call_s[i]) for i, n in enumerate(self.call_names)
+        }
 
 
 def params_vector(params: SimParams) -> FloatArray:
@@ -171,7 +177,9 @@ def simulate(
     if params is None:
         params = SimParams()
     if not (np.isfinite(compute_scale) and compute_scale >= 0):
-        raise ValueError(f"compute_scale={compute_scale!r} is invalid: expected a finite number >= 0")
+        raise ValueError(
+            f"compute_scale={compute_scale!r} is invalid: expected a finite number >= 0"
+        )
     nodes = np.arange(program.n_ranks, dtype=np.int64) if node_of_rank is None else node_of_rank
     n_nodes = int(nodes.max()) + 1 if nodes.size else 1
     end, acc, acc_call, marks, n_events, pc, _ready, match = _kernel.run_program(
@@ -187,7 +195,10 @@ def simulate(
     unfinished = np.flatnonzero(pc < program.rank_ptr[1:])
     if unfinished.size:
         raise DeadlockError(
-            [(int(r), int(pc[r] - program.rank_ptr[r]), describe_op(program, int(pc[r]))) for r in unfinished],
+            [
+                (int(r), int(pc[r] - program.rank_ptr[r]), describe_op(program, int(pc[r])))
+                for r in unfinished
+            ],
             float(end.max()) if end.size else 0.0,
         )
     sends = np.flatnonzero(program.kind == Op.ISEND)
@@ -200,6 +211,7 @@ def simulate(
         call_names=program.call_names,
         marks_s=marks,
         n_events=int(n_events),
+        matched_recv=match,
         unmatched_sends=tuple(
             (int(r), int(i - program.rank_ptr[r])) for r, i in zip(rank_of, unmatched, strict=True)
         ),
@@ -214,11 +226,17 @@ def describe_op(program: Program, i: int) -> str:
         reqs = (
             [int(program.req[i])]
             if k == Op.WAIT
-            else program.wait_list[int(program.req[i]) : int(program.req[i] + program.count[i])].tolist()
+            else program.wait_list[
+                int(program.req[i]) : int(program.req[i] + program.count[i])
+            ].tolist()
         )
         posted = []
         for q in reqs[:4]:
-            j = int(np.flatnonzero(((program.kind == Op.ISEND) | (program.kind == Op.IRECV)) & (program.req == q))[0])
+            j = int(
+                np.flatnonzero(
+                    ((program.kind == Op.ISEND) | (program.kind == Op.IRECV)) & (program.req == q)
+                )[0]
+            )
             verb = "send to" if program.kind[j] == Op.ISEND else "receive from"
             peer = int(program.peer[j])
             who = "ANY_SOURCE" if peer < 0 and program.kind[j] == Op.IRECV else str(peer)

@@ -11,6 +11,10 @@ class SimulatorError(Exception):
     """Base class of all errors raised by :mod:`mpiuq.simulator`."""
 
 
+class SettingError(SimulatorError, ValueError):
+    """A simulator setting (benchmark, message size, network model, window...) is invalid."""
+
+
 class ParameterError(SimulatorError, ValueError):
     """A simulator parameter is unknown, non-finite or outside its allowed range."""
 
@@ -32,7 +36,9 @@ class ProgramError(SimulatorError, ValueError):
         self.op_index = op_index
         where = ""
         if rank is not None:
-            where = f" (rank {rank}" + (f", operation {op_index}" if op_index is not None else "") + ")"
+            where = (
+                f" (rank {rank}" + (f", operation {op_index}" if op_index is not None else "") + ")"
+            )
         super().__init__(message + where)
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mpiuq.simulator import _kernel
-from mpiuq.simulator.errors import SimulatorError
+from mpiuq.simulator.errors import SettingError
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +36,7 @@ class AnalyticNetwork:
 
     def __post_init__(self) -> None:
         if isinstance(self.hops, bool) or not isinstance(self.hops, int) or self.hops < 1:
-            raise SimulatorError(f"hops={self.hops!r} is invalid: expected a whole number >= 1")
+            raise SettingError(f"hops={self.hops!r} is invalid: expected a whole number >= 1")
 
     @property
     def name(self) -> str:
@@ -89,11 +89,11 @@ def network_by_name(name: str, hops: int = 2) -> NetworkModel:
 
     Raises
     ------
-    SimulatorError
+    SettingError
         If ``name`` is not one of :data:`NETWORK_MODELS`.
     """
     if name == "analytic":
         return AnalyticNetwork(hops=hops)
     if name == "compute-only":
         return ComputeOnly()
-    raise SimulatorError(f"network model {name!r} is unknown: expected one of {list(NETWORK_MODELS)}")
+    raise SettingError(f"network model {name!r} is unknown: expected one of {list(NETWORK_MODELS)}")

@@ -108,7 +108,9 @@ class SimParams:
     def __post_init__(self) -> None:
         for name in CONTINUOUS_PARAMETERS:
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float | np.floating | np.integer):
+            if isinstance(value, bool) or not isinstance(
+                value, int | float | np.floating | np.integer
+            ):
                 raise ParameterError(name, value, "a positive finite number")
             if not math.isfinite(float(value)) or float(value) <= 0.0:
                 raise ParameterError(name, value, "a positive finite number")
@@ -160,7 +162,11 @@ class SimParams:
 def _is_integral(value: object) -> bool:
     if isinstance(value, int | np.integer):
         return True
-    return isinstance(value, float | np.floating) and math.isfinite(value) and float(value).is_integer()
+    return (
+        isinstance(value, float | np.floating)
+        and math.isfinite(value)
+        and float(value).is_integer()
+    )
 
 
 def parameter_names() -> tuple[str, ...]:
@@ -190,7 +196,9 @@ def params_matrix(
     vals = np.asarray(values, dtype=np.float64)
     if vals.ndim != 2 or vals.shape[1] != len(names):
         raise ParameterError(
-            "values", f"array of shape {vals.shape}", f"shape (n_sets, {len(names)}) for {list(names)}"
+            "values",
+            f"array of shape {vals.shape}",
+            f"shape (n_sets, {len(names)}) for {list(names)}",
         )
     columns = []
     for name in names:

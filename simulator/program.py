@@ -87,7 +87,11 @@ class Program:
         n = self.n_ops
         if self.n_ranks < 1:
             raise ProgramError(f"n_ranks={self.n_ranks} is invalid: expected at least 1")
-        if self.rank_ptr.shape != (self.n_ranks + 1,) or self.rank_ptr[0] != 0 or self.rank_ptr[-1] != n:
+        if (
+            self.rank_ptr.shape != (self.n_ranks + 1,)
+            or self.rank_ptr[0] != 0
+            or self.rank_ptr[-1] != n
+        ):
             raise ProgramError(
                 f"rank_ptr of shape {self.rank_ptr.shape} does not describe {n} operations "
                 f"over {self.n_ranks} ranks"
@@ -96,7 +100,9 @@ class Program:
             raise ProgramError("rank_ptr must be non-decreasing")
         for name in ("peer", "tag", "comm", "nbytes", "req", "count", "seconds", "call"):
             if getattr(self, name).shape != (n,):
-                raise ProgramError(f"column {name} has shape {getattr(self, name).shape}, expected ({n},)")
+                raise ProgramError(
+                    f"column {name} has shape {getattr(self, name).shape}, expected ({n},)"
+                )
         rank_of_op = np.repeat(np.arange(self.n_ranks), np.diff(self.rank_ptr))
         kinds = self.kind
         if np.any((kinds < 0) | (kinds > int(Op.MARK))):
@@ -108,12 +114,16 @@ class Program:
         if bad_peer.any():
             i = int(np.argmax(bad_peer))
             raise ProgramError(
-                f"peer {int(self.peer[i])} is not a rank in 0..{self.n_ranks - 1}", int(rank_of_op[i]), i
+                f"peer {int(self.peer[i])} is not a rank in 0..{self.n_ranks - 1}",
+                int(rank_of_op[i]),
+                i,
             )
         bad_bytes = p2p & (self.nbytes < 0)
         if bad_bytes.any():
             i = int(np.argmax(bad_bytes))
-            raise ProgramError(f"message size {int(self.nbytes[i])} B is negative", int(rank_of_op[i]), i)
+            raise ProgramError(
+                f"message size {int(self.nbytes[i])} B is negative", int(rank_of_op[i]), i
+            )
         bad_time = (kinds == Op.COMPUTE) & ~(np.isfinite(self.seconds) & (self.seconds >= 0))
         if bad_time.any():
             i = int(np.argmax(bad_time))
@@ -131,12 +141,15 @@ class Program:
         uniq, first, counts = np.unique(reqs, return_index=True, return_counts=True)
         if np.any(counts > 1):
             i = int(creating[first[np.argmax(counts > 1)]])
-            raise ProgramError(f"request id {int(self.req[i])} is created twice", int(rank_of_op[i]), i)
+            raise ProgramError(
+                f"request id {int(self.req[i])} is created twice", int(rank_of_op[i]), i
+            )
         owners[uniq] = rank_of_op[creating[first]]
         waits = np.flatnonzero(kinds == Op.WAIT)
         waited = [self.req[waits]]
         waiter_ops = [waits]
-        for i in np.flatnonzero(kinds == Op.WAITALL):
+        for op in np.flatnonzero(kinds == Op.WAITALL):
+            i = int(op)
             lo, c = int(self.req[i]), int(self.count[i])
             if lo < 0 or c < 0 or lo + c > self.wait_list.shape[0]:
                 raise ProgramError(
@@ -151,7 +164,11 @@ class Program:
         out = (all_waited < 0) | (all_waited >= self.n_requests)
         if out.any():
             i = int(all_ops[np.argmax(out)])
-            raise ProgramError(f"wait on unknown request id {int(all_waited[np.argmax(out)])}", int(rank_of_op[i]), i)
+            raise ProgramError(
+                f"wait on unknown request id {int(all_waited[np.argmax(out)])}",
+                int(rank_of_op[i]),
+                i,
+            )
         foreign = owners[all_waited] != rank_of_op[all_ops]
         if foreign.any():
             j = int(np.argmax(foreign))
@@ -215,14 +232,22 @@ class ProgramBuilder:
     ) -> None:
         if not 0 <= rank < self.n_ranks:
             raise ProgramError(f"rank {rank} is not in 0..{self.n_ranks - 1}")
-        self._ops[rank].append((int(op), peer, tag, comm, nbytes, req, count, seconds, self._call(call)))
+        self._ops[rank].append(
+            (int(op), peer, tag, comm, nbytes, req, count, seconds, self._call(call))
+        )
 
     def compute(self, rank: int, seconds: float, call: str = "compute") -> None:
         """Append ``seconds`` of computation to ``rank``."""
         self._add(rank, Op.COMPUTE, call, seconds=float(seconds))
 
     def isend(
-        self, rank: int, dest: int, nbytes: int, tag: int = 0, comm: int = 0, call: str = "MPI_Isend"
+        self,
+        rank: int,
+        dest: int,
+        nbytes: int,
+        tag: int = 0,
+        comm: int = 0,
+        call: str = "MPI_Isend",
     ) -> int:
         """Append a nonblocking send; returns its request id."""
         req = self._n_requests
@@ -242,7 +267,9 @@ class ProgramBuilder:
         """Append a nonblocking receive (``source`` may be ANY_SOURCE); returns its request id."""
         req = self._n_requests
         self._n_requests += 1
-        self._add(rank, Op.IRECV, call, peer=source, tag=tag, comm=comm, nbytes=int(nbytes), req=req)
+        self._add(
+            rank, Op.IRECV, call, peer=source, tag=tag, comm=comm, nbytes=int(nbytes), req=req
+        )
         return req
 
     def wait(self, rank: int, req: int, call: str = "MPI_Wait") -> None:
@@ -260,7 +287,9 @@ class ProgramBuilder:
 
     def recv(self, rank: int, source: int, nbytes: int, tag: int = ANY_TAG, comm: int = 0) -> None:
         """Append a blocking receive (``MPI_Recv``)."""
-        self.wait(rank, self.irecv(rank, source, nbytes, tag, comm, call="MPI_Recv"), call="MPI_Recv")
+        self.wait(
+            rank, self.irecv(rank, source, nbytes, tag, comm, call="MPI_Recv"), call="MPI_Recv"
+        )
 
     def mark(self, rank: int) -> int:
         """Append a time mark; returns its id (index into the engine's ``marks_s``)."""

@@ -1,0 +1,64 @@
+"""Simulator speed: engine events per second and the cost of a full surrogate design.
+
+Prints
+* events per second of the discrete-event engine on the stream benchmark
+  (single parameter set, and the parallel batch path);
+* seconds to evaluate 2465 parameter sets x 18 message sizes for each benchmark
+  (the level-4 sparse-grid design of the reference study).
+
+Run: ``python experiments/perf/perf_simulator.py``. Target: <= 10 s per benchmark
+for the whole design on a 2-core machine.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+from mpiuq.simulator.benchmarks import BenchmarkSetup, benchmark_program, evaluate_batch
+from mpiuq.simulator.engine import simulate
+from mpiuq.simulator.parameters import TABLE1_PRIOR_RANGES, SimParams, params_matrix
+
+N_SETS = 2465
+SIZES = tuple(int(s) for s in np.unique(np.logspace(8, 20, 18, base=2).astype(int)))
+
+
+def main() -> None:
+    print(
+        f"cores: {os.cpu_count()}, numba threads: {os.environ.get('NUMBA_NUM_THREADS', 'default')}"
+    )
+    # warm up the compiled kernels (compilation is cached on disk after the first run)
+    setup = BenchmarkSetup("stream", window=64)
+    t0 = time.perf_counter()
+    simulate(benchmark_program(setup, 1024), SimParams())
+    evaluate_batch(setup, [1024], params_matrix(SimParams(), (), np.zeros((2, 0))))
+    print(f"kernel load/compile: {time.perf_counter() - t0:.2f} s")
+
+    program = benchmark_program(BenchmarkSetup("stream", window=64, repetitions=200), 65536)
+    t0 = time.perf_counter()
+    run = simulate(program, SimParams())
+    dt = time.perf_counter() - t0
+    print(
+        f"single run, stream 64 KiB x 64 x 201 windows: {run.n_events:,} events in {dt:.3f} s "
+        f"= {run.n_events / dt / 1e6:.2f} M events/s"
+    )
+
+    rng = np.random.default_rng(0)
+    names = tuple(TABLE1_PRIOR_RANGES)
+    x = np.column_stack([rng.uniform(lo, hi, N_SETS) for lo, hi in TABLE1_PRIOR_RANGES.values()])
+    matrix = params_matrix(SimParams(), names, x)
+    for benchmark in ("pingpong", "stream"):
+        setup = BenchmarkSetup(benchmark, window=64)
+        t0 = time.perf_counter()
+        batch = evaluate_batch(setup, SIZES, matrix)
+        dt = time.perf_counter() - t0
+        print(
+            f"{benchmark:>8}: {N_SETS} parameter sets x {len(SIZES)} sizes in {dt:.2f} s "
+            f"({batch.n_events:,} events, {batch.n_events / dt / 1e6:.2f} M events/s)"
+        )
+
+
+if __name__ == "__main__":
+    main()
