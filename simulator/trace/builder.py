@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
+
 from mpiuq.simulator.trace.ir import NO_PEER, OP_COLUMNS, UNKNOWN_PEER, OpKind, Trace
 
 ROW_DTYPE = np.dtype(list(OP_COLUMNS.items()))

@@ -1,0 +1,114 @@
+"""HDF5 storage of :class:`~mpiuq.simulator.trace.ir.Trace` and the parse-once cache.
+
+The cache key hashes the absolute trace path, the size and modification time of
+every file under it, the reader options and :data:`FORMAT_VERSION`; a changed
+trace or reader therefore never returns a stale entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from mpiuq.simulator.trace.errors import TraceFormatError
+from mpiuq.simulator.trace.ir import AUX_COLUMNS, OP_COLUMNS, Trace
+
+__all__ = ["FORMAT_VERSION", "cache_key", "default_cache_dir", "load_trace_h5", "save_trace"]
+
+#: Bump when a reader or the representation changes meaning (invalidates caches).
+FORMAT_VERSION = 1
+
+
+def default_cache_dir() -> Path:
+    """``$MPIUQ_CACHE_DIR`` or ``~/.cache/mpiuq/traces``."""
+    env = os.environ.get("MPIUQ_CACHE_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "mpiuq" / "traces"
+
+
+def _fingerprint(path: Path) -> list[tuple[str, int, int]]:
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    out = []
+    for f in files:
+        st = f.stat()
+        out.append((str(f.relative_to(path) if f != path else f.name), st.st_size, st.st_mtime_ns))
+    return out
+
+
+def cache_key(path: str | Path, options: dict[str, object]) -> str:
+    """Hex digest identifying a trace path, its files' sizes and mtimes, and reader options."""
+    p = Path(path).resolve()
+    root = p.parent if p.is_file() else p
+    payload = json.dumps(
+        {
+            "path": str(p),
+            "files": _fingerprint(root),
+            "options": options,
+            "version": FORMAT_VERSION,
+        },
+        sort_keys=True,
+        default=str,
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()[:32]
+
+
+def save_trace(trace: Trace, path: str | Path) -> None:
+    """Write ``trace`` to an HDF5 file (written to a temporary name, then renamed)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(p.name + f".tmp{os.getpid()}")
+    with h5py.File(tmp, "w") as f:
+        f.attrs["format_version"] = FORMAT_VERSION
+        f.attrs["format"] = trace.format
+        f.attrs["source"] = trace.source
+        f.attrs["n_ranks"] = trace.n_ranks
+        f.attrs["n_requests"] = trace.n_requests
+        f.attrs["call_names"] = json.dumps(list(trace.call_names))
+        f.attrs["unsupported"] = json.dumps(trace.unsupported)
+        f.attrs["notes"] = json.dumps(list(trace.notes))
+        for name in (*OP_COLUMNS, *AUX_COLUMNS):
+            arr = getattr(trace, name)
+            f.create_dataset(name, data=arr, compression="gzip" if arr.size > 4096 else None)
+    tmp.replace(p)
+
+
+def load_trace_h5(path: str | Path) -> Trace:
+    """Read a trace written by :func:`save_trace` (validated).
+
+    Raises
+    ------
+    TraceFormatError
+        If the file is not a trace file of this :data:`FORMAT_VERSION`.
+    """
+    p = Path(path)
+    try:
+        with h5py.File(p, "r") as f:
+            version = int(f.attrs["format_version"])
+            if version != FORMAT_VERSION:
+                raise TraceFormatError(
+                    f"trace cache version {version}, expected {FORMAT_VERSION}", file=str(p)
+                )
+            arrays = {
+                name: np.asarray(f[name][...], dtype=dt)
+                for name, dt in (*OP_COLUMNS.items(), *AUX_COLUMNS.items())
+            }
+            trace = Trace(
+                format=str(f.attrs["format"]),
+                source=str(f.attrs["source"]),
+                n_ranks=int(f.attrs["n_ranks"]),
+                n_requests=int(f.attrs["n_requests"]),
+                call_names=tuple(json.loads(f.attrs["call_names"])),
+                unsupported={str(k): int(v) for k, v in json.loads(f.attrs["unsupported"]).items()},
+                notes=tuple(json.loads(f.attrs["notes"])),
+                **arrays,
+            )
+    except (OSError, KeyError, ValueError) as exc:
+        if isinstance(exc, TraceFormatError):
+            raise
+        raise TraceFormatError(f"not a readable trace HDF5 file ({exc})", file=str(p)) from exc
+    trace.validate()
+    return trace

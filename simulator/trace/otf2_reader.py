@@ -1,0 +1,404 @@
+"""Reader of OTF2 traces (Score-P, ``dumpi2otf2``) with the official ``otf2`` bindings.
+
+The world rank of a location is its index in the MPI ``COMM_LOCATIONS`` group
+(robust for ``dumpi2otf2`` output, whose locations all hang off location group 0).
+Peers and roots are ranks in the event's communicator; ``COMM_SELF``-typed groups
+(MPI_COMM_SELF and, in Score-P, every size-1 communicator) and empty groups (how
+``dumpi2otf2`` writes MPI_COMM_SELF) resolve to the calling rank.
+
+Irecv peers and sizes are only known at completion (``MpiIrecv``), so the IRECV
+operation is patched then. Collective sizes are Score-P totals and are converted
+to per-rank buffer sizes (see FORMATS.md). Compute gaps are Leave(MPI_a) ->
+Enter(MPI_b) on one location, minus time with measurement switched off.
+Nonblocking collectives recorded only as regions (no sizes) are counted in
+``unsupported``.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mpiuq.simulator.trace.builder import TraceBuilder
+from mpiuq.simulator.trace.errors import TraceFormatError, UnsupportedTraceError
+from mpiuq.simulator.trace.ir import ANY_SOURCE, ANY_TAG, NO_PEER, OpKind, Trace
+
+__all__ = ["find_otf2_anchor", "read_otf2"]
+
+_UNDEFINED_ROOT = 0xFFFFFFFF
+_SEND_REGIONS = frozenset({"MPI_Send", "MPI_Bsend", "MPI_Ssend", "MPI_Rsend"})
+_SENDRECV_REGIONS = frozenset({"MPI_Sendrecv", "MPI_Sendrecv_replace"})
+_WAIT_ALL_REGIONS = frozenset({"MPI_Waitall", "MPI_Testall"})
+_NB_COLLECTIVES = frozenset(
+    "MPI_I" + n
+    for n in (
+        "barrier",
+        "bcast",
+        "reduce",
+        "allreduce",
+        "gather",
+        "gatherv",
+        "scatter",
+        "scatterv",
+        "allgather",
+        "allgatherv",
+        "alltoall",
+        "alltoallv",
+        "alltoallw",
+        "reduce_scatter",
+        "reduce_scatter_block",
+        "scan",
+        "exscan",
+    )
+)
+_COLL_KIND = {
+    "BARRIER": OpKind.BARRIER,
+    "BCAST": OpKind.BCAST,
+    "REDUCE": OpKind.REDUCE,
+    "ALLREDUCE": OpKind.ALLREDUCE,
+    "GATHER": OpKind.GATHER,
+    "SCATTER": OpKind.SCATTER,
+    "ALLGATHER": OpKind.ALLGATHER,
+    "ALLTOALL": OpKind.ALLTOALL,
+    "SCAN": OpKind.SCAN,
+    "EXSCAN": OpKind.EXSCAN,
+}
+_HANDLE_OPS = frozenset(
+    {
+        "CREATE_HANDLE",
+        "DESTROY_HANDLE",
+        "CREATE_HANDLE_AND_ALLOCATE",
+        "DESTROY_HANDLE_AND_DEALLOCATE",
+        "ALLOCATE",
+        "DEALLOCATE",
+    }
+)
+
+
+def find_otf2_anchor(path: str | Path) -> Path:
+    """The ``traces.otf2`` anchor file for a path (the anchor itself or its directory)."""
+    p = Path(path)
+    if p.is_dir():
+        anchors = sorted(p.glob("*.otf2"))
+        if len(anchors) != 1:
+            raise UnsupportedTraceError(
+                f"directory {p} holds {len(anchors)} .otf2 anchor files, expected exactly one"
+            )
+        p = anchors[0]
+    if p.suffix != ".otf2" or not p.is_file():
+        raise UnsupportedTraceError(f"{p} is not an OTF2 anchor file (*.otf2)")
+    return p
+
+
+def _enum_name(value: Any) -> str:
+    return str(value).split(".")[-1]
+
+
+@dataclass
+class _Loc:
+    rank: int
+    prev_stop: int | None = None
+    acc: int = 0  # ticks of computation accumulated while no operation was emitted
+    measuring: bool = True
+    region: str | None = None
+    region_depth: int = 0
+    gap: int = 0
+    ops_in_region: int = 0
+    done: list[int] = field(default_factory=list)
+    sendrecv: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)
+    isend: dict[int, deque[int]] = field(default_factory=dict)
+    irecv: dict[int, deque[tuple[int, int]]] = field(default_factory=dict)
+    n_events: int = 0
+
+
+class _Reader:
+    def __init__(self, anchor: Path, defs: Any) -> None:
+        import otf2
+
+        self.otf2 = otf2
+        self.file = str(anchor)
+        world = next(
+            (
+                g
+                for g in defs.groups
+                if g.group_type == otf2.GroupType.COMM_LOCATIONS and g.paradigm == otf2.Paradigm.MPI
+            ),
+            None,
+        )
+        if world is None or len(world.members) == 0:
+            raise TraceFormatError("no MPI COMM_LOCATIONS group: not an MPI trace", file=self.file)
+        self.rank_of = {loc: i for i, loc in enumerate(world.members)}
+        self.res = float(defs.clock_properties.timer_resolution)
+        if not self.res > 0:
+            raise TraceFormatError(
+                f"timer resolution {self.res} ticks/s, expected > 0", file=self.file
+            )
+        self.b = TraceBuilder("otf2", str(anchor.parent), len(world.members))
+        self.locs = {loc: _Loc(r) for loc, r in self.rank_of.items()}
+        self.comm_ids: dict[Any, int | None] = {}
+        world_done = False
+        for comm in defs.comms:
+            g = comm.group
+            if g is None or g.group_type == otf2.GroupType.COMM_SELF or len(g.members) == 0:
+                self.comm_ids[comm] = None  # per-rank self communicator
+                continue
+            try:
+                members = [self.rank_of[m] for m in g.members]
+            except KeyError:
+                raise TraceFormatError(
+                    f"communicator {comm.name!r} has a member outside the MPI COMM_LOCATIONS group",
+                    file=self.file,
+                ) from None
+            if not world_done and members == list(range(self.b.n_ranks)):
+                self.comm_ids[comm] = 0
+                world_done = True
+            else:
+                self.comm_ids[comm] = self.b.add_comm(members, key=("otf2", comm._ref))
+        self.b.note(
+            f"compute gaps from OTF2 timestamps (Leave -> Enter of MPI regions, "
+            f"{self.res:.6g} ticks/s), excluding time with measurement off"
+        )
+
+    # --- helpers ------------------------------------------------------------------------
+    def fail(self, st: _Loc, msg: str) -> TraceFormatError:
+        return TraceFormatError(msg, file=self.file, rank=st.rank, record=st.n_events - 1)
+
+    def comm(self, st: _Loc, comm: Any) -> int:
+        if comm not in self.comm_ids:
+            raise self.fail(st, f"event names communicator {comm!r} that is not defined")
+        g = self.comm_ids[comm]
+        return g if g is not None else self.b.add_comm([st.rank], key=("self", st.rank))
+
+    def world(self, st: _Loc, comm: int, r: int) -> int:
+        try:
+            return self.b.world_rank(comm, r)
+        except IndexError as exc:
+            raise self.fail(st, str(exc)) from None
+
+    def emit(self, st: _Loc, kind: int, **cols: Any) -> int:
+        if st.gap > 0:
+            self.b.add_compute(st.rank, st.gap / self.res)
+            st.gap = 0
+        st.acc = 0
+        st.ops_in_region += 1
+        call = self.b.call_id(st.region or "MPI_unknown")
+        return self.b.add(st.rank, kind, call, **cols)
+
+    # --- events -------------------------------------------------------------------------
+    def event(self, st: _Loc, ev: Any) -> None:
+        st.n_events += 1
+        name = type(ev).__name__
+        t = int(ev.time)
+        if name == "Enter":
+            rname = ev.region.name
+            if not rname.startswith("MPI_"):
+                return
+            st.region_depth += 1
+            if st.region_depth > 1:
+                return
+            st.region = rname
+            st.ops_in_region = 0
+            st.done = []
+            st.sendrecv = {}
+            if st.prev_stop is not None and st.measuring:
+                st.gap = st.acc + max(0, t - st.prev_stop)
+            else:
+                st.gap = st.acc
+            if rname == "MPI_Finalize" and st.gap > 0:
+                self.b.add_compute(st.rank, st.gap / self.res)
+                st.gap = st.acc = 0
+                st.prev_stop = None
+        elif name == "Leave":
+            if not ev.region.name.startswith("MPI_"):
+                return
+            st.region_depth -= 1
+            if st.region_depth > 0:
+                return
+            self.leave(st)
+            if st.ops_in_region or (st.prev_stop is None and st.region != "MPI_Finalize"):
+                st.prev_stop = t
+            st.region = None
+        elif name == "MeasurementOnOff":
+            if _enum_name(ev.measurement_mode) == "OFF":
+                if st.prev_stop is not None and st.measuring:
+                    st.acc += max(0, t - st.prev_stop)
+                st.measuring = False
+                st.prev_stop = None
+            else:
+                st.measuring = True
+                st.prev_stop = t
+        elif name in ("MpiSend", "MpiIsend"):
+            comm = self.comm(st, ev.communicator)
+            peer = self.world(st, comm, int(ev.receiver))
+            nb, tag = int(ev.msg_length), int(ev.msg_tag)
+            if st.region in _SENDRECV_REGIONS:
+                st.sendrecv["send"] = (peer, tag, comm, nb)
+            elif name == "MpiSend":
+                self.emit(st, OpKind.SEND, peer=peer, tag=tag, comm=comm, bytes_send=nb)
+            else:
+                rid = self.b.new_request()
+                st.isend.setdefault(int(ev.request_id), deque()).append(rid)
+                self.emit(
+                    st, OpKind.ISEND, peer=peer, tag=tag, comm=comm, bytes_send=nb, request=rid
+                )
+        elif name == "MpiRecv":
+            comm = self.comm(st, ev.communicator)
+            peer = self.world(st, comm, int(ev.sender))
+            nb, tag = int(ev.msg_length), int(ev.msg_tag)
+            if st.region in _SENDRECV_REGIONS:
+                st.sendrecv["recv"] = (peer, tag, comm, nb)
+            else:
+                self.emit(st, OpKind.RECV, peer=peer, tag=tag, comm=comm, bytes_recv=nb)
+        elif name == "MpiIrecvRequest":
+            rid = self.b.new_request()
+            idx = self.emit(st, OpKind.IRECV, peer=ANY_SOURCE, tag=ANY_TAG, request=rid)
+            st.irecv.setdefault(int(ev.request_id), deque()).append((rid, idx))
+        elif name == "MpiIrecv":
+            q = st.irecv.get(int(ev.request_id))
+            if not q:
+                raise self.fail(
+                    st,
+                    f"MpiIrecv completes request {ev.request_id}, which no MpiIrecvRequest posted",
+                )
+            rid, idx = q.popleft()
+            comm = self.comm(st, ev.communicator)
+            self.b.patch(
+                st.rank,
+                idx,
+                peer=self.world(st, comm, int(ev.sender)),
+                tag=int(ev.msg_tag),
+                comm=comm,
+                bytes_recv=int(ev.msg_length),
+            )
+            st.done.append(rid)
+        elif name == "MpiIsendComplete":
+            q2 = st.isend.get(int(ev.request_id))
+            if not q2:
+                self.b.unsupported["MpiIsendComplete (request never posted)"] += 1
+                return
+            st.done.append(q2.popleft())
+        elif name == "MpiCollectiveEnd":
+            self.collective(st, ev)
+        elif name == "MpiRequestCancelled":
+            self.b.unsupported["MPI_Cancel"] += 1
+        elif name in ("NonBlockingCollectiveRequest", "NonBlockingCollectiveComplete"):
+            self.b.unsupported[name] += 1
+
+    def collective(self, st: _Loc, ev: Any) -> None:
+        op = _enum_name(ev.collective_op)
+        if op in _HANDLE_OPS:
+            return
+        kind = _COLL_KIND.get(op)
+        if kind is None:
+            self.b.unsupported[f"{st.region} ({op}: OTF2 gives no per-rank counts)"] += 1
+            return
+        comm = self.comm(st, ev.communicator)
+        n = self.b.comm_size(comm)
+        sent, recvd = int(ev.size_sent), int(ev.size_received)
+        root = int(ev.root)
+        peer = NO_PEER if root == _UNDEFINED_ROOT else self.world(st, comm, root)
+        if kind in (OpKind.ALLREDUCE, OpKind.ALLGATHER, OpKind.ALLTOALL):
+            bs = br = sent // n
+        elif kind in (OpKind.BCAST, OpKind.SCATTER):
+            bs = br = recvd
+        else:  # reduce, gather, scan, exscan, barrier: every rank sends its buffer
+            bs = br = sent
+        self.emit(st, kind, peer=peer, comm=comm, bytes_send=bs, bytes_recv=br)
+
+    def leave(self, st: _Loc) -> None:
+        region = st.region or ""
+        if region in _SENDRECV_REGIONS:
+            s, r = st.sendrecv.get("send"), st.sendrecv.get("recv")
+            if s is None or r is None:
+                raise self.fail(st, f"{region} without both MpiSend and MpiRecv records")
+            self.emit(
+                st,
+                OpKind.SENDRECV,
+                peer=s[0],
+                peer2=r[0],
+                tag=s[1],
+                tag2=r[1],
+                comm=s[2],
+                bytes_send=s[3],
+                bytes_recv=r[3],
+            )
+        if st.done:
+            done = sorted(st.done)
+            if region in _WAIT_ALL_REGIONS or len(done) > 1:
+                idx = self.emit(st, OpKind.WAIT, request=-1)  # placeholder replaced below
+                self.b.rows[st.rank].pop(idx)
+                self.b.add_waitall(st.rank, self.b.call_id(region), done)
+            else:
+                self.emit(st, OpKind.WAIT, request=done[0])
+        elif region == "MPI_Waitall":
+            self.emit(st, OpKind.WAITALL, request=-1)
+            self.b.rows[st.rank].pop()
+            self.b.add_waitall(st.rank, self.b.call_id(region), [])
+            self.b.unsupported["MPI_Waitall (no completion recorded)"] += 1
+        elif region == "MPI_Wait":
+            self.b.unsupported["MPI_Wait (no completion recorded)"] += 1
+        elif region in _NB_COLLECTIVES and not st.ops_in_region:
+            self.b.unsupported[f"{region} (region only, no sizes)"] += 1
+
+    def finish(self) -> Trace:
+        never = 0
+        for st in self.locs.values():
+            never += sum(len(q) for q in st.isend.values())
+            unmatched = sum(len(q) for q in st.irecv.values())
+            if unmatched:
+                self.b.note(
+                    f"rank {st.rank}: {unmatched} Irecv(s) never completed; their peer "
+                    "and size are unknown (ANY_SOURCE, 0 bytes)"
+                )
+        if never:
+            self.b.note(
+                f"{never} Isend(s) have no MpiIsendComplete (dumpi2otf2 drops "
+                "completions of repeated request ids); the engine completes them at "
+                "the end"
+            )
+        return self.b.build()
+
+
+def read_otf2(path: str | Path) -> Trace:
+    """Read an OTF2 trace.
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``traces.otf2`` anchor or the directory holding it.
+
+    Returns
+    -------
+    Trace
+        With ``format="otf2"``.
+
+    Raises
+    ------
+    TraceFormatError
+        If the archive cannot be read or an event is inconsistent (naming the anchor,
+        rank and 0-based event index on that location).
+    """
+    import otf2
+
+    anchor = find_otf2_anchor(path)
+    try:
+        with otf2.reader.open(str(anchor)) as tr:
+            rd = _Reader(anchor, tr.definitions)
+            skipped = 0
+            for loc, ev in tr.events:
+                st = rd.locs.get(loc)
+                if st is None:
+                    skipped += 1
+                    continue
+                rd.event(st, ev)
+    except TraceFormatError:
+        raise
+    except Exception as exc:  # the C library reports corrupt archives as generic errors
+        raise TraceFormatError(
+            f"cannot read OTF2 archive ({type(exc).__name__}: {exc})", file=str(anchor)
+        ) from exc
+    if skipped:
+        rd.b.note(f"{skipped} event(s) on non-MPI locations ignored")
+    return rd.finish()
