@@ -33,6 +33,7 @@ from mpiuq.simulator.parameters import CONTINUOUS_PARAMETERS, SimParams, paramet
 BENCHMARKS: tuple[str, ...] = ("pingpong", "stream")
 OBSERVABLES: tuple[str, ...] = ("time_us", "throughput_MBps")
 GROUPINGS: tuple[str, ...] = ("sobol", "joint")
+NOMINAL_SOURCES: tuple[str, ...] = ("config", "map")
 
 _TOP_KEYS = (
     "name",
@@ -166,6 +167,13 @@ class CalibrationSpec:
         Independent ensembles per group; R-hat is computed across them.
     target_rhat, target_ess
         Convergence targets (maximum rank R-hat, minimum bulk and tail ESS).
+    nominal_source
+        Values of the parameters outside a group (eq. 9): ``"config"`` uses the prior
+        midpoints or ``[calibration.nominal]``; ``"map"`` uses the MAP of the full
+        likelihood found before sampling, so that a group is not biased by far-off
+        nominal values of parameters its outputs depend on only weakly.
+    moves
+        emcee proposal: ``"stretch"`` or ``"de"`` (differential evolution + snooker).
     compare_joint
         Also run the joint sampler and report its marginals next to the grouped ones.
     map_starts
@@ -186,6 +194,8 @@ class CalibrationSpec:
     ensembles: int = 4
     target_rhat: float = 1.01
     target_ess: float = 400.0
+    nominal_source: str = "config"
+    moves: str = "stretch"
     compare_joint: bool = False
     map_starts: int = 5
     unconstrained_sd_ratio: float = 0.8
@@ -425,6 +435,8 @@ def _parse_calibration(t: Mapping[str, Any], parameters: ParameterSpec) -> Calib
         "ensembles",
         "target_rhat",
         "target_ess",
+        "nominal_source",
+        "moves",
         "compare_joint",
         "map_starts",
         "unconstrained_sd_ratio",
@@ -437,6 +449,14 @@ def _parse_calibration(t: Mapping[str, Any], parameters: ParameterSpec) -> Calib
     if grouping not in GROUPINGS:
         raise CampaignError("calibration.grouping", grouping, f"one of {list(GROUPINGS)}")
     p = "calibration."
+    nominal_source = t.get("nominal_source", d.nominal_source)
+    if nominal_source not in NOMINAL_SOURCES:
+        raise CampaignError(
+            "calibration.nominal_source", nominal_source, f"one of {list(NOMINAL_SOURCES)}"
+        )
+    moves = t.get("moves", d.moves)
+    if moves not in ("stretch", "de"):
+        raise CampaignError("calibration.moves", moves, "one of ['stretch', 'de']")
     walkers = _int(
         t, "walkers", p, minimum=2 * parameters.dim, default=max(d.walkers, 2 * parameters.dim)
     )
@@ -455,6 +475,8 @@ def _parse_calibration(t: Mapping[str, Any], parameters: ParameterSpec) -> Calib
         ensembles=_int(t, "ensembles", p, minimum=2, default=d.ensembles),
         target_rhat=_float(t, "target_rhat", p, d.target_rhat, lo=1.0, hi=2.0),
         target_ess=_float(t, "target_ess", p, d.target_ess, lo=1.0, hi=1e7),
+        nominal_source=nominal_source,
+        moves=moves,
         compare_joint=_bool(t, "compare_joint", p, d.compare_joint),
         map_starts=_int(t, "map_starts", p, minimum=1, default=d.map_starts),
         unconstrained_sd_ratio=_float(

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+
 from mpiuq.calibration.config import DataSpec
 from mpiuq.calibration.data_io import Measurements, read_benchmark_csv
 from mpiuq.calibration.errors import DataError

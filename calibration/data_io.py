@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+
 from mpiuq.calibration.errors import DataError
 
 _COLUMNS = ("run", "msg_size_bytes", "value", "unit", "benchmark")

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from mpiuq.calibration.errors import SamplerError
 from scipy.optimize import minimize
+
+from mpiuq.calibration.errors import SamplerError
 
 FloatArray = npt.NDArray[np.float64]
 

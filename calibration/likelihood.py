@@ -11,6 +11,7 @@ from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
+
 from mpiuq.calibration.errors import SamplerError
 
 FloatArray = npt.NDArray[np.float64]

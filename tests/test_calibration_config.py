@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from mpiuq.calibration.config import load_campaign, parse_campaign
 from mpiuq.calibration.errors import CampaignError
 

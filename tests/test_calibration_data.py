@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from mpiuq.calibration.data import (
     convert_values,
     filter_replicas,

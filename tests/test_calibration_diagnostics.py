@@ -5,6 +5,7 @@ from __future__ import annotations
 import arviz as az
 import numpy as np
 import pytest
+
 from mpiuq.calibration.diagnostics import autocorr_time, ensemble_rhat, ess_bulk, rank_rhat
 from mpiuq.calibration.estimates import hdi, marginal
 

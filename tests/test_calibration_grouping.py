@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from mpiuq.calibration.errors import SamplerError
 from mpiuq.calibration.grouping import Group, group_by_sobol, joint_grouping
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 import pytest
+from scipy.stats import norm
+
 from mpiuq.calibration.errors import SamplerError
 from mpiuq.calibration.estimates import find_map
 from mpiuq.calibration.likelihood import make_log_posterior
 from mpiuq.calibration.sampler import SamplerSettings, iter_ensembles, run_ensembles
-from scipy.stats import norm
 
 
 class Linear:
