@@ -233,8 +233,8 @@ def test_simgrid_replay_examples_each_file_opens() -> None:
     # the split_traces index lists paths relative to SimGrid's tree ("replay/actions0.txt")
     t = read_ti(d / "split_traces")
     assert t.n_ranks == 2
-    ag = read_ti(d / "actions_allgatherv.txt")  # MPI_BYTE default: counts are bytes
-    assert ag.op_vcounts(int(ag.rank_ptr[3])).tolist() == [275427, 275427, 275427, 204020]
+    ag = read_ti(d / "actions_allgatherv.txt")  # trailing "0 0": dt1 = dt2 = MPI_DOUBLE (8 B)
+    assert ag.op_vcounts(int(ag.rank_ptr[3])).tolist() == [8 * 275427] * 3 + [8 * 204020]
 
 
 @needs_data
