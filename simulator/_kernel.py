@@ -44,7 +44,14 @@ EV_GET_ARRIVE = 3  # get request reached the sender's NIC: inject data
 EV_DATA = 4  # RDMA data arrived at the receiver
 EV_ACK_ISSUE = 5  # receiver's progress engine posted the ack: inject it
 EV_ACK = 6  # ack reached the sender: send request complete
+EV_PKT = 7  # packet network: inject the next packet of a flow (arg = flow id)
 N_EV = 8
+
+# flows: every message moves at most four transfers, flow id = message * 4 + stage
+STAGE_HDR = 0  # header or mailbox message, sender -> receiver, continues with EV_HDR
+STAGE_GET = 1  # RDMA get request, receiver -> sender, continues with EV_GET_ARRIVE
+STAGE_DATA = 2  # RDMA data, sender -> receiver, continues with EV_DATA
+STAGE_ACK = 3  # rendezvous acknowledgement, receiver -> sender, continues with EV_ACK
 
 # accounting categories
 CAT_COMPUTE = 0
@@ -60,6 +67,16 @@ PROTO_RDV = 2
 # network kinds
 NET_ANALYTIC = 0
 NET_ZERO = 1
+NET_PACKET = 2
+
+# routing of the packet network
+ROUTE_MINIMAL = 0
+ROUTE_VALIANT = 1
+
+# link classes of a topology (see mpiuq.simulator.topology)
+LINK_INJECTION = 0
+LINK_NETWORK = 1
+LINK_EJECTION = 2
 
 # indices into the parameter vector (canonical order of parameters.parameter_names())
 P_INJ = 0
@@ -152,29 +169,85 @@ def _overlap(a: float, b: float, lo: float, hi: float) -> float:
 
 
 @nb.njit(cache=True)
-def _transfer(
-    net_kind, t, src, dst, nbytes, node_of, inj_free, ej_free, alpha, inv_inj, inv_link, inv_min
-):  # type: ignore[no-untyped-def]
-    """Arrival time of ``nbytes`` injected at ``t`` from rank ``src`` to rank ``dst``.
+def _switch_hops(a_switch, b_switch, next_link, link_dst):  # type: ignore[no-untyped-def]
+    """Switch-to-switch links on the minimal route between two switches."""
+    n = 0
+    cur = a_switch
+    while cur != b_switch:
+        cur = link_dst[next_link[cur, b_switch]]
+        n += 1
+    return n
 
-    Analytic model (eq. 5, like MACRELS): ``alpha + beta * N`` with serialisation of
-    the source node's injection port and in-order, serialised delivery through the
-    destination's ejection port.
+
+@nb.njit(cache=True)
+def _net_send(  # type: ignore[no-untyped-def]
+    net_kind,
+    t,
+    src,
+    dst,
+    nbytes,
+    flow,
+    cont,
+    h_t,
+    h_s,
+    h_c,
+    hn,
+    seq,
+    node_of,
+    inj_free,
+    ej_free,
+    flow_rem,
+    alpha,
+    hop,
+    inv_inj,
+    inv_link,
+    inv_min,
+    node_switch,
+    next_link,
+    link_dst,
+):
+    """Start moving ``nbytes`` from rank ``src`` to rank ``dst`` at time ``t``.
+
+    When the bytes have arrived, event ``cont`` fires. Ranks on the same node
+    exchange through memory (no network time).
+
+    * ``NET_ANALYTIC``: eq. (5), ``alpha + beta * N`` with ``beta = 1 / min(B_inj, B_link)``,
+      serialising the source node's injection port and delivering in order through the
+      destination's ejection port (like MACRELS). With a topology (``node_switch`` not
+      empty) ``alpha`` is the hop latency times the links of the minimal route.
+    * ``NET_PACKET``: the flow is cut into packets injected one after the other (EV_PKT).
     """
-    if net_kind == NET_ZERO:
-        return t
     a = node_of[src]
     b = node_of[dst]
-    if a == b:
-        return t
-    start = max(t, inj_free[a])
-    inj_free[a] = start + nbytes * inv_inj
-    arrive = start + alpha + nbytes * inv_min
-    serial = ej_free[b] + nbytes * inv_link
-    if serial > arrive:
-        arrive = serial
-    ej_free[b] = arrive
-    return arrive
+    if net_kind == NET_ZERO or a == b:
+        arrive = t
+    elif net_kind == NET_PACKET:
+        flow_rem[flow] = nbytes
+        h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, t, seq, flow * N_EV + EV_PKT)
+        return h_t, h_s, h_c, hn + 1, seq + 1
+    else:
+        lat = alpha
+        if node_switch.shape[0] > 0:
+            lat = hop * (2 + _switch_hops(node_switch[a], node_switch[b], next_link, link_dst))
+        start = max(t, inj_free[a])
+        inj_free[a] = start + nbytes * inv_inj
+        arrive = start + lat + nbytes * inv_min
+        serial = ej_free[b] + nbytes * inv_link
+        if serial > arrive:
+            arrive = serial
+        ej_free[b] = arrive
+    h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, arrive, seq, cont)
+    return h_t, h_s, h_c, hn + 1, seq + 1
+
+
+@nb.njit(cache=True)
+def _valiant_switch(flow, n_switches, seed):  # type: ignore[no-untyped-def]
+    """Deterministic pseudo-random intermediate switch of a flow (splitmix64 hash)."""
+    z = (flow * 4 + seed * 7919 + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+    z = z ^ (z >> 31)
+    return z % n_switches
 
 
 @nb.njit(cache=True)
@@ -200,8 +273,21 @@ def run_program(  # type: ignore[no-untyped-def]
     net_kind,
     zero_overhead,
     compute_scale,
+    link_class,
+    link_dst,
+    node_switch,
+    inj_link,
+    ej_link,
+    next_link,
+    routing,
+    packet_bytes,
+    route_seed,
 ):
     """Simulate one program with one parameter vector.
+
+    ``link_class .. next_link`` describe the topology (empty arrays for the
+    two-node and analytic networks without topology); ``routing``,
+    ``packet_bytes`` and ``route_seed`` configure the packet network.
 
     Returns
     -------
@@ -213,6 +299,7 @@ def run_program(  # type: ignore[no-untyped-def]
     pc : int64 (n_ranks,)             next operation of each rank (== end when finished)
     rq_ready : float64 (n_requests,)  completion time of each request (inf if never)
     msg_match : int64 (n_requests,)   matched receive request of each send (-1 if none)
+    link_bytes : float64 (n_links,)   bytes carried by each link (packet network)
     """
     n_ranks = rank_ptr.shape[0] - 1
     # ---- parameters in SI units
@@ -224,7 +311,8 @@ def run_program(  # type: ignore[no-untyped-def]
     d_rdma = params[P_RDMA] * 1e-6
     pin_lat = params[P_PINLAT] * 1e-6
     pin_page = params[P_PINPAGE] * 1e-9
-    alpha = hops * params[P_HOP] * 1e-9
+    hop = params[P_HOP] * 1e-9
+    alpha = hops * hop
     small_max = params[P_SMALL]
     eager_max = params[P_EAGER]
     page = params[P_PAGE]
@@ -276,6 +364,14 @@ def run_program(  # type: ignore[no-untyped-def]
     # ---- network state
     inj_free = np.zeros(n_nodes, np.float64)
     ej_free = np.zeros(n_nodes, np.float64)
+    n_links = link_class.shape[0]
+    n_switches = next_link.shape[0]
+    link_busy = np.zeros(n_links, np.float64)
+    link_bytes = np.zeros(n_links, np.float64)
+    link_inv = np.empty(n_links, np.float64)
+    for lk in range(n_links):
+        link_inv[lk] = inv_inj if link_class[lk] == LINK_INJECTION else inv_link
+    flow_rem = np.zeros(4 * n_requests if net_kind == NET_PACKET else 0, np.float64)
     # ---- event heap
     cap = 4 * n_ranks + 64
     h_t = np.empty(cap, np.float64)
@@ -372,23 +468,32 @@ def run_program(  # type: ignore[no-untyped-def]
                         wire += nb_
                     if m_proto[m] != PROTO_RDV:
                         rq_ready[m] = t  # eager sends complete locally
-                    arr = _transfer(
+                    h_t, h_s, h_c, hn, seq = _net_send(
                         net_kind,
                         t,
                         r,
                         dst,
                         wire,
+                        m * 4 + STAGE_HDR,
+                        m * N_EV + EV_HDR,
+                        h_t,
+                        h_s,
+                        h_c,
+                        hn,
+                        seq,
                         node_of,
                         inj_free,
                         ej_free,
+                        flow_rem,
                         alpha,
+                        hop,
                         inv_inj,
                         inv_link,
                         inv_min,
+                        node_switch,
+                        next_link,
+                        link_dst,
                     )
-                    h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, arr, seq, m * N_EV + EV_HDR)
-                    hn += 1
-                    seq += 1
                 elif k == OP_IRECV:
                     q = req[i]
                     rq_rank[q] = r
@@ -600,42 +705,60 @@ def run_program(  # type: ignore[no-untyped-def]
                         seq += 1
         elif ev == EV_GET_ISSUE:
             m = arg
-            arr = _transfer(
+            h_t, h_s, h_c, hn, seq = _net_send(
                 net_kind,
                 t,
                 m_dst[m],
                 m_src[m],
                 HEADER_BYTES,
+                m * 4 + STAGE_GET,
+                m * N_EV + EV_GET_ARRIVE,
+                h_t,
+                h_s,
+                h_c,
+                hn,
+                seq,
                 node_of,
                 inj_free,
                 ej_free,
+                flow_rem,
                 alpha,
+                hop,
                 inv_inj,
                 inv_link,
                 inv_min,
+                node_switch,
+                next_link,
+                link_dst,
             )
-            h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, arr, seq, m * N_EV + EV_GET_ARRIVE)
-            hn += 1
-            seq += 1
         elif ev == EV_GET_ARRIVE:
             m = arg
-            arr = _transfer(
+            h_t, h_s, h_c, hn, seq = _net_send(
                 net_kind,
                 t,
                 m_src[m],
                 m_dst[m],
                 m_bytes[m],
+                m * 4 + STAGE_DATA,
+                m * N_EV + EV_DATA,
+                h_t,
+                h_s,
+                h_c,
+                hn,
+                seq,
                 node_of,
                 inj_free,
                 ej_free,
+                flow_rem,
                 alpha,
+                hop,
                 inv_inj,
                 inv_link,
                 inv_min,
+                node_switch,
+                next_link,
+                link_dst,
             )
-            h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, arr, seq, m * N_EV + EV_DATA)
-            hn += 1
-            seq += 1
         elif ev == EV_DATA:
             m = arg
             m_data[m] = t
@@ -661,21 +784,92 @@ def run_program(  # type: ignore[no-untyped-def]
                     seq += 1
         elif ev == EV_ACK_ISSUE:
             m = arg
-            arr = _transfer(
+            h_t, h_s, h_c, hn, seq = _net_send(
                 net_kind,
                 t,
                 m_dst[m],
                 m_src[m],
                 HEADER_BYTES,
+                m * 4 + STAGE_ACK,
+                m * N_EV + EV_ACK,
+                h_t,
+                h_s,
+                h_c,
+                hn,
+                seq,
                 node_of,
                 inj_free,
                 ej_free,
+                flow_rem,
                 alpha,
+                hop,
                 inv_inj,
                 inv_link,
                 inv_min,
+                node_switch,
+                next_link,
+                link_dst,
             )
-            h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, arr, seq, m * N_EV + EV_ACK)
+        elif ev == EV_PKT:
+            f = arg
+            m = f // 4
+            stage = f % 4
+            if stage in (STAGE_HDR, STAGE_DATA):
+                na = node_of[m_src[m]]
+                nb_node = node_of[m_dst[m]]
+            else:
+                na = node_of[m_dst[m]]
+                nb_node = node_of[m_src[m]]
+            rem = flow_rem[f]
+            pkt = min(packet_bytes, rem)
+            # first link: the source node's injection link
+            lk = inj_link[na]
+            e = max(t, link_busy[lk])
+            tail = e + pkt * link_inv[lk]
+            link_busy[lk] = tail
+            link_bytes[lk] += pkt
+            first_tail = tail
+            cur = node_switch[na]
+            target = node_switch[nb_node]
+            goal = target
+            if routing == ROUTE_VALIANT and cur != target:
+                mid = _valiant_switch(m, n_switches, route_seed)
+                if mid != cur and mid != target:
+                    goal = mid
+            # cut-through along the route: the head advances one hop latency per link,
+            # the tail cannot leave a link before it left the previous one
+            while True:
+                while cur != goal:
+                    lk = next_link[cur, goal]
+                    e = max(e + hop, link_busy[lk])
+                    tail = max(e + pkt * link_inv[lk], tail + hop)
+                    link_busy[lk] = tail
+                    link_bytes[lk] += pkt
+                    cur = link_dst[lk]
+                if goal == target:
+                    break
+                goal = target
+            lk = ej_link[nb_node]
+            e = max(e + hop, link_busy[lk])
+            tail = max(e + pkt * link_inv[lk], tail + hop)
+            link_busy[lk] = tail
+            link_bytes[lk] += pkt
+            arrive = tail + hop
+            rem -= pkt
+            flow_rem[f] = rem
+            if rem > 0.0:
+                code = f * N_EV + EV_PKT
+                h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, first_tail, seq, code)
+            else:
+                if stage == STAGE_HDR:
+                    code = m * N_EV + EV_HDR
+                elif stage == STAGE_GET:
+                    code = m * N_EV + EV_GET_ARRIVE
+                elif stage == STAGE_DATA:
+                    code = m * N_EV + EV_DATA
+                else:
+                    code = m * N_EV + EV_ACK
+                h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, arrive, seq, code)
             hn += 1
             seq += 1
         else:  # EV_ACK
@@ -687,7 +881,7 @@ def run_program(  # type: ignore[no-untyped-def]
                 h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, t, seq, src * N_EV + EV_RANK)
                 hn += 1
                 seq += 1
-    return end_s, acc, acc_call, marks, n_events, pc, rq_ready, m_match
+    return end_s, acc, acc_call, marks, n_events, pc, rq_ready, m_match, link_bytes
 
 
 @nb.njit(cache=True, parallel=True)
@@ -724,8 +918,11 @@ def run_batch(  # type: ignore[no-untyped-def]
     end = np.empty((n_sets, n_ranks), np.float64)
     unfinished = np.zeros(n_sets, np.int64)
     events = np.zeros(n_sets, np.int64)
+    no_i8 = np.zeros(0, np.int8)
+    no_i4 = np.zeros(0, np.int32)
+    no_i4_2d = np.zeros((0, 0), np.int32)
     for s in nb.prange(n_sets):
-        e, a, _ac, mk, ne, pcs, _rr, _mm = run_program(
+        e, a, _ac, mk, ne, pcs, _rr, _mm, _lb = run_program(
             rank_ptr,
             kind,
             peer,
@@ -747,6 +944,15 @@ def run_batch(  # type: ignore[no-untyped-def]
             net_kind,
             False,
             1.0,
+            no_i8,
+            no_i4,
+            no_i4,
+            no_i4,
+            no_i4,
+            no_i4_2d,
+            0,
+            1.0,
+            0,
         )
         marks[s] = mk
         acc[s] = a

@@ -27,12 +27,21 @@ import numpy as np
 import numpy.typing as npt
 
 from mpiuq.simulator import _kernel
-from mpiuq.simulator.errors import DeadlockError
-from mpiuq.simulator.network import TWO_NODE_SWITCH, NetworkModel
+from mpiuq.simulator.errors import DeadlockError, SettingError
+from mpiuq.simulator.network import TWO_NODE_SWITCH, AnalyticNetwork, NetworkModel, PacketNetwork
 from mpiuq.simulator.parameters import SimParams
 from mpiuq.simulator.program import Op, Program
 
 CATEGORIES: tuple[str, ...] = ("compute", "network", "mpi_stack", "sync")
+
+_NO_TOPOLOGY = (
+    np.zeros(0, np.int8),
+    np.zeros(0, np.int32),
+    np.zeros(0, np.int32),
+    np.zeros(0, np.int32),
+    np.zeros(0, np.int32),
+    np.zeros((0, 0), np.int32),
+)
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -90,6 +99,8 @@ class RunResult:
         (-1 for receive requests and unmatched sends).
     unmatched_sends
         ``(rank, operation index)`` of messages that no receive ever matched.
+    link_bytes
+        Bytes carried by each link of the topology (empty without topology).
     """
 
     end_s: FloatArray
@@ -100,6 +111,7 @@ class RunResult:
     n_events: int
     matched_recv: npt.NDArray[np.int64]
     unmatched_sends: tuple[tuple[int, int], ...]
+    link_bytes: FloatArray
 
     @property
     def simulated_time_s(self) -> float:
@@ -180,9 +192,40 @@ def simulate(
         raise ValueError(
             f"compute_scale={compute_scale!r} is invalid: expected a finite number >= 0"
         )
-    nodes = np.arange(program.n_ranks, dtype=np.int64) if node_of_rank is None else node_of_rank
+    nodes = (
+        np.arange(program.n_ranks, dtype=np.int64)
+        if node_of_rank is None
+        else np.ascontiguousarray(node_of_rank, dtype=np.int64)
+    )
+    if nodes.shape != (program.n_ranks,):
+        raise SettingError(
+            f"node_of_rank has shape {nodes.shape}: expected ({program.n_ranks},), one node per rank"
+        )
+    topology = network.topology if isinstance(network, AnalyticNetwork | PacketNetwork) else None
     n_nodes = int(nodes.max()) + 1 if nodes.size else 1
-    end, acc, acc_call, marks, n_events, pc, _ready, match = _kernel.run_program(
+    if topology is not None:
+        if nodes.size and (nodes.min() < 0 or nodes.max() >= topology.n_nodes):
+            raise SettingError(
+                f"node_of_rank uses nodes {int(nodes.min())}..{int(nodes.max())}: "
+                f"the {topology.name} topology has nodes 0..{topology.n_nodes - 1}"
+            )
+        n_nodes = topology.n_nodes
+        topo_arrays = (
+            np.ascontiguousarray(topology.link_class, dtype=np.int8),
+            np.ascontiguousarray(topology.link_dst, dtype=np.int32),
+            np.ascontiguousarray(topology.node_switch, dtype=np.int32),
+            np.ascontiguousarray(topology.inj_link, dtype=np.int32),
+            np.ascontiguousarray(topology.ej_link, dtype=np.int32),
+            np.ascontiguousarray(topology.next_link, dtype=np.int32),
+        )
+    else:
+        topo_arrays = _NO_TOPOLOGY
+    if isinstance(network, PacketNetwork):
+        routing = _kernel.ROUTE_VALIANT if network.routing == "valiant" else _kernel.ROUTE_MINIMAL
+        packet = (routing, float(network.packet_bytes), int(network.seed))
+    else:
+        packet = (_kernel.ROUTE_MINIMAL, 1.0, 0)
+    end, acc, acc_call, marks, n_events, pc, _ready, match, link_bytes = _kernel.run_program(
         *program_arrays(program),
         params_vector(params),
         nodes,
@@ -191,6 +234,8 @@ def simulate(
         network.kind,
         network.zero_overhead,
         float(compute_scale),
+        *topo_arrays,
+        *packet,
     )
     unfinished = np.flatnonzero(pc < program.rank_ptr[1:])
     if unfinished.size:
@@ -215,6 +260,7 @@ def simulate(
         unmatched_sends=tuple(
             (int(r), int(i - program.rank_ptr[r])) for r, i in zip(rank_of, unmatched, strict=True)
         ),
+        link_bytes=link_bytes,
     )
 
 
