@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from math import comb
 
 import numpy as np
+
 from mpiuq.surrogate.errors import SurrogateInputError
 
 #: Number of points per block when building Vandermonde matrices (bounds memory use).

@@ -7,8 +7,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from mpiuq.surrogate.errors import SurrogateInputError
 from numpy.typing import ArrayLike
+
+from mpiuq.surrogate.errors import SurrogateInputError
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import h5py
 import numpy as np
+from numpy.typing import ArrayLike
+
 from mpiuq.surrogate.errors import (
     DesignMismatchError,
     DesignRunError,
@@ -30,7 +32,6 @@ from mpiuq.surrogate.errors import (
     SurrogateInputError,
 )
 from mpiuq.surrogate.executors import Executor, InProcessExecutor
-from numpy.typing import ArrayLike
 
 #: A batched model: ``(n_points, n_params)`` parameters -> ``(n_points, n_outputs)`` outputs.
 Model = Callable[[np.ndarray], ArrayLike]

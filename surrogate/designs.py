@@ -5,9 +5,9 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+
 from mpiuq.surrogate.box import ParameterBox
 from mpiuq.surrogate.errors import SurrogateInputError
-from scipy.stats import qmc
 
 RANDOM_METHODS = ("sobol", "lhs", "uniform")
 
@@ -106,6 +106,9 @@ def random_design(
         raise SurrogateInputError(
             f"unknown random design method {method!r}; expected one of {RANDOM_METHODS}"
         )
+
+    from scipy.stats import qmc  # heavy import, only needed here
+
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     if method == "sobol":
         m = int(np.ceil(np.log2(max(int(n), 1))))

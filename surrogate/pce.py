@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
+from numpy.typing import ArrayLike
+
 from mpiuq.surrogate import sensitivity
 from mpiuq.surrogate.basis import (
     EVAL_BLOCK,
@@ -27,7 +29,6 @@ from mpiuq.surrogate.basis import (
 )
 from mpiuq.surrogate.box import ParameterBox
 from mpiuq.surrogate.errors import RankDeficiencyWarning, RankDeficientError, SurrogateInputError
-from numpy.typing import ArrayLike
 
 #: Hat-matrix diagonal entries closer than this to 1 make a LOO residual infinite.
 LEVERAGE_ONE_TOL = 1e-10
@@ -53,7 +54,7 @@ class PolynomialChaos:
         has leverage 1).
     loo_rel_error : numpy.ndarray, shape (n_out,)
         ``loo_rmse`` divided by the standard deviation of the training outputs
-        (0 for a constant output fitted exactly, ``inf`` if constant but not fitted exactly).
+        (0 for a constant output fitted to rounding level, ``inf`` if constant but not fitted).
     train_x : numpy.ndarray, shape (n_train, dim)
     train_y : numpy.ndarray, shape (n_train, n_out)
     rank : int
@@ -288,6 +289,19 @@ def loo_residuals(residuals: np.ndarray, leverage: np.ndarray) -> np.ndarray:
     return np.asarray(out)
 
 
+def relative_loo_error(loo_rmse: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """LOO RMS error divided by the standard deviation of each output column.
+
+    A constant column (zero standard deviation) gets 0 when its LOO error is at rounding
+    level (``<= 1e-10 max|y|``) and ``inf`` otherwise.
+    """
+    std = y.std(axis=0)
+    varying = std > 0
+    rel = loo_rmse / np.where(varying, std, 1.0)
+    rounding = loo_rmse <= 1e-10 * np.abs(y).max(axis=0)
+    return np.asarray(np.where(varying, rel, np.where(rounding, 0.0, np.inf)))
+
+
 def fit_pce(
     x: ArrayLike,
     y: ArrayLike,
@@ -334,8 +348,8 @@ def fit_pce(
     Examples
     --------
     >>> box = ParameterBox.from_bounds({"a": (0.0, 2.0), "b": (-1.0, 1.0)})
-    >>> x = random_design_grid = np.stack(np.meshgrid(np.linspace(0, 2, 5),
-    ...                                               np.linspace(-1, 1, 5)), -1).reshape(-1, 2)
+    >>> grid = np.meshgrid(np.linspace(0.0, 2.0, 5), np.linspace(-1.0, 1.0, 5))
+    >>> x = np.stack(grid, axis=-1).reshape(-1, 2)
     >>> pce = fit_pce(x, x[:, 0] * x[:, 1] + 3.0, box, order=2)
     >>> bool(np.allclose(pce.predict([1.5, 0.5]), [3.75]))
     True
@@ -379,9 +393,7 @@ def fit_pce(
     loo = loo_residuals(resid, leverage)
     with np.errstate(over="ignore", invalid="ignore"):
         loo_rmse = np.sqrt(np.mean(loo**2, axis=0))
-    std = ya.std(axis=0)
-    rel = np.where(std > 0, loo_rmse / np.where(std > 0, std, 1.0), 0.0)
-    rel = np.where((std == 0) & (loo_rmse > 0), np.inf, rel)
+    rel = relative_loo_error(loo_rmse, ya)
     return PolynomialChaos(
         box=box,
         order=int(order),

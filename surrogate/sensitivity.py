@@ -14,6 +14,7 @@ variance is exactly zero) are treated as constant: all their indices are defined
 from __future__ import annotations
 
 import numpy as np
+
 from mpiuq.surrogate.basis import norms_squared
 
 #: Relative standard deviation below which an output counts as constant.

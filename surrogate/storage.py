@@ -7,6 +7,7 @@ from pathlib import Path
 
 import h5py
 import numpy as np
+
 from mpiuq.surrogate.box import ParameterBox
 from mpiuq.surrogate.errors import SurrogateInputError
 from mpiuq.surrogate.pce import PolynomialChaos
