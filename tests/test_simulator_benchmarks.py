@@ -124,3 +124,12 @@ def test_bad_settings() -> None:
         simulate_benchmark("stream", [1], window=0)
     with pytest.raises(SettingError, match=r"observable 'bw'"):
         BenchmarkModel("stream", (1,), (), observable="bw")
+
+
+def test_more_repetitions_change_nothing() -> None:
+    """The engine is deterministic and each repetition drains both ranks."""
+    sizes = [1, 5000, 70000, 1 << 20]
+    for benchmark in ("pingpong", "stream"):
+        one = simulate_benchmark(benchmark, sizes, window=16, repetitions=1).time_us
+        five = simulate_benchmark(benchmark, sizes, window=16, repetitions=5).time_us
+        np.testing.assert_allclose(five, one, rtol=1e-12)
