@@ -165,7 +165,7 @@ def test_malformed_files(tmp_path: Path) -> None:
         read_dumpi(d)
     assert info.value.file == str(f) and info.value.record == 0
     f.unlink()
-    with pytest.raises(TraceFormatError, match="testtrace-0001.bin listed by numprocs=4"):
+    with pytest.raises(TraceFormatError, match=r"testtrace-0001\.bin listed by numprocs=4"):
         read_dumpi(d)
     (d / "testtrace.meta").write_text("numprocs=four\nfileprefix=testtrace\n")
     with pytest.raises(TraceFormatError, match="integer numprocs"):
