@@ -1,0 +1,207 @@
+"""``mpiuq surrogate``: designs for any simulator and polynomial-chaos fits of its outputs.
+
+``design`` writes a sparse-grid (``--level``) or random (``--random N``) design CSV plus a
+``<csv>.json`` sidecar with the parameter box; ``fit`` reads that design and an outputs
+CSV (one row per design row, header = output names) and writes ``surrogate.h5``,
+``surrogate.json`` and ``sensitivity.png`` into ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mpiuq.surrogate import (
+    ParameterBox,
+    PolynomialChaos,
+    SurrogateInputError,
+    fit_pce,
+    random_design,
+    save_pce,
+    sparse_grid_design,
+)
+from mpiuq.surrogate.designs import RANDOM_METHODS
+from mpiuq.surrogate.tables import (
+    json_safe,
+    read_design_sidecar,
+    read_table_csv,
+    sidecar_path,
+    write_design_csv,
+)
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register the ``surrogate`` sub-command and its ``design`` / ``fit`` actions."""
+    p = sub.add_parser(
+        "surrogate",
+        help="sparse-grid designs and polynomial-chaos surrogates of any simulator",
+        description="Build designs for any simulator and fit Legendre chaos surrogates.",
+    )
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+    d = actions.add_parser("design", help="write a design CSV (and its .json box sidecar)")
+    d.add_argument(
+        "--param", action="append", default=[], metavar="NAME=LOW:HIGH", required=True,
+        help="a parameter and its range (repeat for each parameter, in column order)",
+    )
+    kind = d.add_mutually_exclusive_group(required=True)
+    kind.add_argument("--level", type=int, help="Clenshaw-Curtis sparse-grid level (e.g. 4)")
+    kind.add_argument("--random", type=int, metavar="N", help="N random validation points")
+    d.add_argument("--seed", type=int, default=0, help="seed of --random (default 0)")
+    d.add_argument(
+        "--method", choices=RANDOM_METHODS, default="sobol",
+        help="random design: scrambled Sobol', Latin hypercube or i.i.d. uniform",
+    )
+    d.add_argument("--csv", type=Path, required=True, help="output design CSV")
+    d.set_defaults(handler=run_design_cmd)
+
+    f = actions.add_parser("fit", help="fit a Legendre chaos to a design and its outputs")
+    f.add_argument("--design", type=Path, required=True, help="design CSV (header = parameters)")
+    f.add_argument(
+        "--outputs", type=Path, required=True,
+        help="outputs CSV: one row per design row, header = output names",
+    )
+    f.add_argument("--order", type=int, required=True, help="total polynomial order (e.g. 4)")
+    f.add_argument("--out", type=Path, required=True, help="output directory")
+    f.add_argument(
+        "--param", action="append", default=[], metavar="NAME=LOW:HIGH",
+        help="parameter ranges (override the design's .json sidecar)",
+    )
+    f.add_argument(
+        "--allow-rank-deficient", action="store_true",
+        help="warn instead of failing when the design matrix is rank deficient",
+    )
+    f.add_argument("--no-plot", action="store_true", help="skip sensitivity.png")
+    f.set_defaults(handler=run_fit_cmd)
+
+
+def parse_param(spec: str) -> tuple[str, tuple[float, float]]:
+    """Parse ``NAME=LOW:HIGH`` into ``(name, (low, high))``."""
+    name, sep, rng = spec.partition("=")
+    low, sep2, high = rng.partition(":")
+    if not sep or not sep2 or not name.strip():
+        raise SurrogateInputError(f"--param {spec!r}: expected NAME=LOW:HIGH, e.g. bw=1e9:4e9")
+    try:
+        return name.strip(), (float(low), float(high))
+    except ValueError:
+        raise SurrogateInputError(
+            f"--param {spec!r}: LOW and HIGH must be numbers, got {low!r} and {high!r}"
+        ) from None
+
+
+def parse_box(specs: Sequence[str]) -> ParameterBox:
+    """Build a box from repeated ``--param`` options (a repeated name is an error)."""
+    bounds: dict[str, tuple[float, float]] = {}
+    for spec in specs:
+        name, pair = parse_param(spec)
+        if name in bounds:
+            raise SurrogateInputError(f"--param {name!r} given twice")
+        bounds[name] = pair
+    return ParameterBox.from_bounds(bounds)
+
+
+def run_design_cmd(args: argparse.Namespace) -> int:
+    """Execute ``mpiuq surrogate design``."""
+    box = parse_box(args.param)
+    meta: dict[str, Any]
+    if args.level is not None:
+        x = sparse_grid_design(box, args.level)
+        meta = {"kind": "sparse_grid", "rule": "clenshaw_curtis", "level": args.level}
+    else:
+        x = random_design(box, args.random, args.seed, args.method)
+        meta = {"kind": "random", "method": args.method, "seed": args.seed}
+    args.csv.parent.mkdir(parents=True, exist_ok=True)
+    side = write_design_csv(args.csv, box, x, meta)
+    print(f"wrote {x.shape[0]} points x {box.dim} parameters to {args.csv} (box in {side})")
+    return 0
+
+
+def resolve_box(design_path: Path, names: tuple[str, ...], specs: Sequence[str]) -> ParameterBox:
+    """The fitting box: ``--param`` options, else the design sidecar, in design column order."""
+    if specs:
+        given = parse_box(specs)
+        source = "--param"
+    else:
+        side = read_design_sidecar(design_path)
+        if side is None:
+            raise SurrogateInputError(
+                f"no parameter bounds for {design_path}: pass --param NAME=LOW:HIGH for each "
+                f"of {list(names)} or keep {sidecar_path(design_path)} written by "
+                f"'mpiuq surrogate design'"
+            )
+        given, source = side, str(sidecar_path(design_path))
+    if set(given.names) != set(names):
+        raise SurrogateInputError(
+            f"parameters from {source} {list(given.names)} do not match the design "
+            f"columns {list(names)}"
+        )
+    bounds = given.bounds()
+    return ParameterBox.from_bounds({n: bounds[n] for n in names})
+
+
+def summary(pce: PolynomialChaos) -> dict[str, Any]:
+    """The ``surrogate.json`` document of a fitted surrogate."""
+    first, total = pce.sobol_first(), pce.sobol_total()
+    names = pce.box.names
+
+    def per_output(table: np.ndarray) -> dict[str, dict[str, float]]:
+        return {
+            o: {p: float(v) for p, v in zip(names, row, strict=True)}
+            for o, row in zip(pce.output_names, table, strict=True)
+        }
+
+    return json_safe(
+        {
+            "parameters": [
+                {"name": n, "lower": lo, "upper": hi} for n, (lo, hi) in pce.box.bounds().items()
+            ],
+            "n_train": int(pce.train_x.shape[0]),
+            "n_terms": pce.n_terms,
+            "order": pce.order,
+            "rank": pce.rank,
+            "outputs": list(pce.output_names),
+            "loo_rel_error": dict(zip(pce.output_names, pce.loo_rel_error, strict=True)),
+            "loo_rmse": dict(zip(pce.output_names, pce.loo_rmse, strict=True)),
+            "mean": dict(zip(pce.output_names, pce.mean(), strict=True)),
+            "variance": dict(zip(pce.output_names, pce.variance(), strict=True)),
+            "sobol_first": per_output(first),
+            "sobol_total": per_output(total),
+        }
+    )
+
+
+def run_fit_cmd(args: argparse.Namespace) -> int:
+    """Execute ``mpiuq surrogate fit``."""
+    pnames, x = read_table_csv(args.design)
+    onames, y = read_table_csv(args.outputs)
+    if x.shape[0] != y.shape[0]:
+        raise SurrogateInputError(
+            f"{args.outputs} has {y.shape[0]} rows but {args.design} has {x.shape[0]}; "
+            f"expected one output row per design row"
+        )
+    box = resolve_box(args.design, pnames, args.param)
+    policy = "warn" if args.allow_rank_deficient else "raise"
+    pce = fit_pce(x, y, box, args.order, onames, on_rank_deficiency=policy)
+    args.out.mkdir(parents=True, exist_ok=True)
+    save_pce(pce, args.out / "surrogate.h5")
+    doc = summary(pce)
+    (args.out / "surrogate.json").write_text(json.dumps(doc, indent=2) + "\n")
+    if not args.no_plot:
+        from mpiuq.surrogate.plots import save_sensitivity_heatmap
+
+        save_sensitivity_heatmap(
+            pce.sobol_total(), pce.output_names, box.names, args.out / "sensitivity.png"
+        )
+    print(
+        f"fitted order {pce.order} ({pce.n_terms} terms, rank {pce.rank}) to "
+        f"{x.shape[0]} points x {len(onames)} outputs -> {args.out}"
+    )
+    width = max(len(o) for o in onames)
+    for name, rel in zip(onames, pce.loo_rel_error, strict=True):
+        print(f"  {name:<{width}}  LOO error / std = {rel:.3g}")
+    return 0
