@@ -30,23 +30,29 @@ def default_cache_dir() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "mpiuq" / "traces"
 
 
-def _fingerprint(path: Path) -> list[tuple[str, int, int]]:
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+def _fingerprint(files: list[Path]) -> list[tuple[str, int, int]]:
     out = []
-    for f in files:
+    for f in sorted(files):
         st = f.stat()
-        out.append((str(f.relative_to(path) if f != path else f.name), st.st_size, st.st_mtime_ns))
+        out.append((str(f.resolve()), st.st_size, st.st_mtime_ns))
     return out
 
 
-def cache_key(path: str | Path, options: dict[str, object]) -> str:
-    """Hex digest identifying a trace path, its files' sizes and mtimes, and reader options."""
+def cache_key(
+    path: str | Path, options: dict[str, object], files: list[Path] | None = None
+) -> str:
+    """Hex digest of a trace path, its files' sizes and mtimes, and the reader options.
+
+    ``files`` are the files the reader consumes (default: ``path`` itself if it is a
+    file, else every file below the directory).
+    """
     p = Path(path).resolve()
-    root = p.parent if p.is_file() else p
+    if files is None:
+        files = [p] if p.is_file() else [f for f in p.rglob("*") if f.is_file()]
     payload = json.dumps(
         {
             "path": str(p),
-            "files": _fingerprint(root),
+            "files": _fingerprint(files),
             "options": options,
             "version": FORMAT_VERSION,
         },

@@ -6,11 +6,11 @@ import contextlib
 from pathlib import Path
 
 from mpiuq.simulator.trace.cache import cache_key, default_cache_dir, load_trace_h5, save_trace
-from mpiuq.simulator.trace.dumpi import CLOCKS, read_dumpi
+from mpiuq.simulator.trace.dumpi import CLOCKS, find_dumpi_files, read_dumpi
 from mpiuq.simulator.trace.errors import TraceFormatError, UnsupportedTraceError
 from mpiuq.simulator.trace.ir import Trace
-from mpiuq.simulator.trace.otf2_reader import read_otf2
-from mpiuq.simulator.trace.ti import read_ti
+from mpiuq.simulator.trace.otf2_reader import find_otf2_anchor, read_otf2
+from mpiuq.simulator.trace.ti import find_ti_files, read_ti
 
 __all__ = ["FORMATS", "detect_format", "read_trace"]
 
@@ -41,6 +41,21 @@ def detect_format(path: str | Path) -> str:
     if any(f.is_file() and f.suffix not in (".md", ".xml") for f in p.iterdir()):
         return "ti"
     raise UnsupportedTraceError(f"directory {p} holds no DUMPI, OTF2 or TI trace")
+
+
+def _trace_files(path: str | Path, fmt: str) -> list[Path]:
+    """The files a reader consumes (their sizes and mtimes go into the cache key)."""
+    if fmt == "dumpi":
+        files, _n = find_dumpi_files(path)
+        p = Path(path)
+        metas = [p] if p.suffix == ".meta" else list(p.glob("*.meta")) if p.is_dir() else []
+        return files + metas
+    if fmt == "otf2":
+        anchor = find_otf2_anchor(path)
+        return [f for f in anchor.parent.rglob("*") if f.is_file()]
+    files, _notes = find_ti_files(path)
+    p = Path(path)
+    return files + ([p] if p.is_file() and p not in files else [])
 
 
 def read_trace(
@@ -92,7 +107,7 @@ def read_trace(
     entry: Path | None = None
     if use_cache:
         directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-        entry = directory / f"{cache_key(path, options)}.h5"
+        entry = directory / f"{cache_key(path, options, _trace_files(path, fmt))}.h5"
         if entry.is_file():
             try:
                 return load_trace_h5(entry)
