@@ -1,0 +1,630 @@
+"""Lowering of a :class:`~mpiuq.simulator.trace.ir.Trace` into an engine :class:`Program`.
+
+What each trace operation becomes (all keep the trace operation's MPI call, so
+the engine's per-call accounting reports time under the application's calls):
+
+* ``COMPUTE`` -> ``COMPUTE`` of ``seconds * compute_scale`` (zero-length gaps dropped);
+* ``ISEND`` / ``IRECV`` -> the same, engine request id = trace request id;
+* ``SEND`` / ``RECV`` -> ``ISEND`` / ``IRECV`` + ``WAIT`` on a fresh request;
+* ``SENDRECV`` -> ``IRECV`` + ``ISEND`` + ``WAITALL`` of both;
+* ``WAIT`` / ``WAITALL`` -> the same on the trace's request ids (partial wait-alls
+  stay partial; requests the trace never waits for are left pending, which the
+  engine allows);
+* collectives -> the point-to-point algorithm of :mod:`mpiuq.simulator.collectives`
+  on the collective's communicator, each round an ``IRECV``/``ISEND`` set closed by
+  a ``WAITALL``, plus a ``COMPUTE`` of ``bytes / reduce_rate`` per combine step of
+  reductions (or, when the trace records the operator's cost, that cost once, scaled
+  by ``compute_scale``).
+
+Collective traffic uses its own matching context, engine communicator
+``COLL_COMM_BASE + trace communicator``, and the per-(rank, communicator)
+collective sequence number as tag, so it never matches user point-to-point
+messages, whatever their tags (``ANY_TAG``, ``ANY_SOURCE`` included).
+
+**Nonblocking collectives** (``MPI_Iallreduce`` ...) are executed with the
+blocking algorithm at the call; the ``WAIT``/``WAITALL`` entries naming their
+request become no-ops (a wait-all keeps its other requests). This can only
+lengthen a run, never deadlock a correct program that does not depend on
+progress of the collective before its wait. Nonblocking collectives the trace
+holds without sizes are not in the trace's operations at all; they are listed
+in ``Trace.unsupported`` and reported by the replay.
+
+The lowering is vectorised over all point-to-point operations; only collective
+calls are expanded in a Python loop, with each rank's algorithm steps cached.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+import numpy.typing as npt
+
+from mpiuq.simulator.collectives import (
+    REDUCING,
+    CollectiveError,
+    CollSizes,
+    default_algorithm,
+    schedule,
+    validate_algorithms,
+)
+from mpiuq.simulator.errors import ProgramError, SettingError
+from mpiuq.simulator.program import Op, Program
+from mpiuq.simulator.trace.ir import UNKNOWN_PEER, OpKind, Trace
+
+#: Engine communicator id of collective traffic = COLL_COMM_BASE + trace communicator id.
+COLL_COMM_BASE = 2**20
+
+#: OpKind of each collective -> collective name of :mod:`mpiuq.simulator.collectives`.
+COLLECTIVE_NAMES: dict[int, str] = {
+    int(OpKind.BARRIER): "barrier",
+    int(OpKind.BCAST): "bcast",
+    int(OpKind.REDUCE): "reduce",
+    int(OpKind.ALLREDUCE): "allreduce",
+    int(OpKind.GATHER): "gather",
+    int(OpKind.GATHERV): "gatherv",
+    int(OpKind.SCATTER): "scatter",
+    int(OpKind.SCATTERV): "scatterv",
+    int(OpKind.ALLGATHER): "allgather",
+    int(OpKind.ALLGATHERV): "allgatherv",
+    int(OpKind.ALLTOALL): "alltoall",
+    int(OpKind.ALLTOALLV): "alltoallv",
+    int(OpKind.REDUCE_SCATTER): "reduce_scatter",
+    int(OpKind.SCAN): "scan",
+    int(OpKind.EXSCAN): "exscan",
+}
+_ROOTED = frozenset({"bcast", "reduce", "gather", "gatherv", "scatter", "scatterv"})
+_VCOUNTED = frozenset({"gatherv", "scatterv", "allgatherv", "alltoallv", "reduce_scatter"})
+
+IntArray = npt.NDArray[np.int64]
+
+
+class UnreplayableTraceError(SettingError):
+    """The trace cannot be replayed as a whole (e.g. peers a partial trace cannot name)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LoweringOptions:
+    """How a trace is lowered.
+
+    Parameters
+    ----------
+    reduce_rate_Bps
+        Rate at which reductions combine received data, bytes per second (the
+        replay uses the memory bandwidth ``memory_bw_GBps`` by default).
+    compute_scale
+        Factor applied to the trace's compute durations (the reference study used 0.1).
+    algorithms
+        ``{collective: algorithm}`` overriding :func:`~mpiuq.simulator.collectives.default_algorithm`.
+    """
+
+    reduce_rate_Bps: float = 10e9
+    compute_scale: float = 1.0
+    algorithms: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        rate = self.reduce_rate_Bps
+        if not (np.isfinite(rate) and rate > 0):
+            raise SettingError(f"reduce_rate_Bps={rate!r} is invalid: expected a finite rate > 0")
+        scale = self.compute_scale
+        if not (np.isfinite(scale) and scale >= 0):
+            raise SettingError(f"compute_scale={scale!r} is invalid: expected a finite number >= 0")
+        object.__setattr__(
+            self, "algorithms", tuple(sorted(validate_algorithms(dict(self.algorithms)).items()))
+        )
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """A lowered trace.
+
+    Attributes
+    ----------
+    program
+        The engine program (validated).
+    trace_op
+        ``(program.n_ops,)`` index of the trace operation each program operation came from.
+    collectives
+        Number of collective calls expanded per collective name (summed over ranks).
+    algorithms
+        Algorithms used per collective name.
+    nonblocking_collectives
+        Number of nonblocking collective calls executed at the call (their waits are no-ops).
+    """
+
+    program: Program
+    trace_op: IntArray
+    collectives: dict[str, int] = field(default_factory=dict)
+    algorithms: dict[str, list[str]] = field(default_factory=dict)
+    nonblocking_collectives: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Template:
+    """A rank's collective schedule as program rows (peers are communicator ranks).
+
+    ``rows`` columns: kind, peer (communicator rank or -2), bytes, local request index
+    (or local wait-list offset of a WAITALL, -1 otherwise), WAITALL count.
+    ``combine``: bytes combined by COMPUTE rows (-1: the trace's operator cost).
+    """
+
+    rows: IntArray
+    combine: npt.NDArray[np.float64]
+    wait_list: IntArray  # local request indices
+    n_req: int
+
+
+@lru_cache(maxsize=65536)
+def _template(
+    collective: str,
+    algorithm: str,
+    me: int,
+    p: int,
+    root: int,
+    sizes: CollSizes,
+    with_combine: bool,
+) -> _Template:
+    rows: list[tuple[int, int, int, int, int]] = []
+    combine: list[float] = []
+    wl: list[int] = []
+    n_req = 0
+    for step in schedule(collective, algorithm, me, p, root, sizes):
+        reqs = []
+        for peer, nb in step.recvs:
+            rows.append((int(Op.IRECV), peer, nb, n_req, 0))
+            reqs.append(n_req)
+            n_req += 1
+        for peer, nb in step.sends:
+            rows.append((int(Op.ISEND), peer, nb, n_req, 0))
+            reqs.append(n_req)
+            n_req += 1
+        combine.extend([0.0] * (len(rows) - len(combine)))
+        if reqs:
+            rows.append((int(Op.WAITALL), -2, 0, len(wl), len(reqs)))
+            combine.append(0.0)
+            wl.extend(reqs)
+        if with_combine and step.combine_bytes > 0:
+            rows.append((int(Op.COMPUTE), -2, 0, -1, 0))
+            combine.append(float(step.combine_bytes))
+    if not with_combine:
+        rows.append((int(Op.COMPUTE), -2, 0, -1, 0))  # the trace's operator cost
+        combine.append(-1.0)
+    return _Template(
+        rows=np.array(rows, dtype=np.int64).reshape(-1, 5),
+        combine=np.array(combine, dtype=np.float64),
+        wait_list=np.array(wl, dtype=np.int64),
+        n_req=n_req,
+    )
+
+
+def _check_replayable(trace: Trace) -> None:
+    p2p = np.isin(
+        trace.kind,
+        np.array([OpKind.SEND, OpKind.RECV, OpKind.ISEND, OpKind.IRECV, OpKind.SENDRECV], np.int8),
+    )
+    bad = p2p & ((trace.peer == UNKNOWN_PEER) | (trace.peer2 == UNKNOWN_PEER))
+    if bad.any():
+        first = int(np.argmax(bad))
+        raise UnreplayableTraceError(
+            f"trace {trace.source} cannot be replayed as a whole: {int(bad.sum())} point-to-point "
+            f"operation(s) have a peer the trace cannot name (UNKNOWN_PEER; a partial trace that "
+            f"records only some ranks), the first at operation {first} "
+            f"({trace.call_names[int(trace.call[first])]}); replay needs every rank's stream"
+        )
+
+
+def _segments(starts: IntArray, counts: IntArray) -> tuple[IntArray, IntArray]:
+    """Flattened positions of the ranges ``[starts[i], starts[i] + counts[i])`` and their owner i."""
+    seg = np.repeat(np.arange(starts.shape[0], dtype=np.int64), counts)
+    first = np.cumsum(counts) - counts
+    pos = np.arange(int(counts.sum()), dtype=np.int64) - first[seg] + starts[seg]
+    return pos, seg
+
+
+def lower_trace(trace: Trace, options: LoweringOptions | None = None) -> Lowered:
+    """Lower ``trace`` into a validated engine program (see the module docstring).
+
+    Parameters
+    ----------
+    trace
+        A validated trace with every rank's stream.
+    options
+        Reduction rate, compute scale and collective algorithms.
+
+    Raises
+    ------
+    UnreplayableTraceError
+        If the trace cannot name some peers or communicator members (partial traces).
+    CollectiveError
+        If a collective's arguments are inconsistent (e.g. a v-collective's count list).
+    """
+    opts = LoweringOptions() if options is None else options
+    _check_replayable(trace)
+    kind = trace.kind
+    n = trace.n_ops
+    n_out = np.zeros(n, dtype=np.int64)
+    new_req = np.zeros(n, dtype=np.int64)
+    new_wl = np.zeros(n, dtype=np.int64)
+
+    is_compute = (kind == OpKind.COMPUTE) & (trace.seconds > 0)
+    n_out[is_compute] = 1
+    for k, outs, reqs in (
+        (OpKind.ISEND, 1, 0),
+        (OpKind.IRECV, 1, 0),
+        (OpKind.SEND, 2, 1),
+        (OpKind.RECV, 2, 1),
+        (OpKind.SENDRECV, 3, 2),
+        (OpKind.WAITALL, 1, 0),
+    ):
+        m = kind == k
+        n_out[m] = outs
+        new_req[m] = reqs
+    new_wl[kind == OpKind.SENDRECV] = 2
+
+    # requests of nonblocking collectives: their waits become no-ops
+    is_nbc = np.zeros(trace.n_requests, dtype=np.bool_)
+    nbc_ops = trace.nonblocking & (kind >= OpKind.BARRIER)
+    is_nbc[trace.request[nbc_ops]] = True
+    is_wait = kind == OpKind.WAIT
+    keep_wait = is_wait.copy()
+    keep_wait[is_wait] = ~is_nbc[trace.request[is_wait]]
+    n_out[keep_wait] = 1
+
+    wa = np.flatnonzero(kind == OpKind.WAITALL)
+    pos, seg = _segments(trace.request[wa], trace.count[wa])
+    ids = trace.wait_reqs[pos]
+    keep = ~is_nbc[ids]
+    user_wl = ids[keep]
+    wa_count = np.bincount(seg[keep], minlength=wa.shape[0]).astype(np.int64)
+    wa_off = np.cumsum(wa_count) - wa_count
+
+    # ---- collectives: expand with cached per-rank templates
+    coll_ops = np.flatnonzero(kind >= OpKind.BARRIER)
+    templates, used, counted = _expand_collectives(trace, coll_ops, opts)
+    for j, i in enumerate(coll_ops.tolist()):
+        t = templates[j][0]
+        n_out[i] = t.rows.shape[0]
+        new_req[i] = t.n_req
+        new_wl[i] = t.wait_list.shape[0]
+
+    out_start = np.cumsum(n_out) - n_out
+    total = int(n_out.sum())
+    req_base = trace.n_requests + np.cumsum(new_req) - new_req
+    wl_base = user_wl.shape[0] + np.cumsum(new_wl) - new_wl
+    n_requests = trace.n_requests + int(new_req.sum())
+    wait_list = np.empty(user_wl.shape[0] + int(new_wl.sum()), dtype=np.int64)
+    wait_list[: user_wl.shape[0]] = user_wl
+
+    o_call = np.repeat(trace.call, n_out).astype(np.int16)
+    o_trace = np.repeat(np.arange(n, dtype=np.int64), n_out)
+    cols: dict[str, npt.NDArray[np.generic]] = {
+        "kind": np.zeros(total, dtype=np.int8),
+        "peer": np.full(total, -2, dtype=np.int32),
+        "tag": np.zeros(total, dtype=np.int32),
+        "comm": np.zeros(total, dtype=np.int32),
+        "nbytes": np.zeros(total, dtype=np.int64),
+        "req": np.full(total, -1, dtype=np.int64),
+        "count": np.zeros(total, dtype=np.int64),
+        "seconds": np.zeros(total, dtype=np.float64),
+    }
+
+    def put(ops: IntArray, offset: int, op: Op, **values: npt.ArrayLike) -> None:
+        at = out_start[ops] + offset
+        cols["kind"][at] = int(op)
+        for name, v in values.items():
+            cols[name][at] = v
+
+    c = np.flatnonzero(is_compute)
+    put(c, 0, Op.COMPUTE, seconds=trace.seconds[c] * opts.compute_scale)
+    for k, op, nb in (
+        (OpKind.ISEND, Op.ISEND, trace.bytes_send),
+        (OpKind.IRECV, Op.IRECV, trace.bytes_recv),
+    ):
+        s = np.flatnonzero(kind == k)
+        put(
+            s,
+            0,
+            op,
+            peer=trace.peer[s],
+            tag=trace.tag[s],
+            comm=trace.comm[s],
+            nbytes=nb[s],
+            req=trace.request[s],
+        )
+    for k, op, nb in (
+        (OpKind.SEND, Op.ISEND, trace.bytes_send),
+        (OpKind.RECV, Op.IRECV, trace.bytes_recv),
+    ):
+        s = np.flatnonzero(kind == k)
+        put(
+            s,
+            0,
+            op,
+            peer=trace.peer[s],
+            tag=trace.tag[s],
+            comm=trace.comm[s],
+            nbytes=nb[s],
+            req=req_base[s],
+        )
+        put(s, 1, Op.WAIT, req=req_base[s])
+    s = np.flatnonzero(kind == OpKind.SENDRECV)
+    put(
+        s,
+        0,
+        Op.IRECV,
+        peer=trace.peer2[s],
+        tag=trace.tag2[s],
+        comm=trace.comm[s],
+        nbytes=trace.bytes_recv[s],
+        req=req_base[s],
+    )
+    put(
+        s,
+        1,
+        Op.ISEND,
+        peer=trace.peer[s],
+        tag=trace.tag[s],
+        comm=trace.comm[s],
+        nbytes=trace.bytes_send[s],
+        req=req_base[s] + 1,
+    )
+    put(s, 2, Op.WAITALL, req=wl_base[s], count=np.full(s.shape[0], 2, dtype=np.int64))
+    wait_list[wl_base[s]] = req_base[s]
+    wait_list[wl_base[s] + 1] = req_base[s] + 1
+    w = np.flatnonzero(keep_wait)
+    put(w, 0, Op.WAIT, req=trace.request[w])
+    put(wa, 0, Op.WAITALL, req=wa_off, count=wa_count)
+
+    if coll_ops.size:
+        _fill_collectives(
+            trace, coll_ops, templates, out_start, req_base, wl_base, opts, cols, wait_list
+        )
+
+    cs = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(n_out)])
+    program = Program(
+        n_ranks=trace.n_ranks,
+        rank_ptr=cs[trace.rank_ptr],
+        kind=cols["kind"].astype(np.int8, copy=False),
+        peer=cols["peer"].astype(np.int32, copy=False),
+        tag=cols["tag"].astype(np.int32, copy=False),
+        comm=cols["comm"].astype(np.int32, copy=False),
+        nbytes=cols["nbytes"].astype(np.int64, copy=False),
+        req=cols["req"].astype(np.int64, copy=False),
+        count=cols["count"].astype(np.int64, copy=False),
+        seconds=cols["seconds"].astype(np.float64, copy=False),
+        call=o_call,
+        wait_list=wait_list,
+        n_requests=n_requests,
+        n_marks=0,
+        call_names=tuple(trace.call_names),
+    )
+    check_program(program)
+    return Lowered(
+        program=program,
+        trace_op=o_trace,
+        collectives=counted,
+        algorithms={k: sorted(v) for k, v in used.items()},
+        nonblocking_collectives=int(nbc_ops.sum()),
+    )
+
+
+_Entry = tuple[_Template, int, int, float]  # template, trace comm, tag, operator seconds
+
+
+def _expand_collectives(
+    trace: Trace, coll_ops: IntArray, opts: LoweringOptions
+) -> tuple[list[_Entry], dict[str, set[str]], dict[str, int]]:
+    """Template, member world ranks, tag, engine comm and operator seconds of each collective."""
+    chosen = dict(opts.algorithms)
+    rank_of = trace.rank_of_op()
+    members = [trace.comm_ranks(c) for c in range(trace.n_comms)]
+    local: list[dict[int, int] | None] = [None] * trace.n_comms
+    seq: dict[tuple[int, int], int] = {}
+    used: dict[str, set[str]] = {}
+    counted: dict[str, int] = {}
+    out: list[_Entry] = []
+    kinds = trace.kind[coll_ops].tolist()
+    ranks = rank_of[coll_ops].tolist()
+    comms = trace.comm[coll_ops].tolist()
+    peers = trace.peer[coll_ops].tolist()
+    bs = trace.bytes_send[coll_ops].tolist()
+    br = trace.bytes_recv[coll_ops].tolist()
+    secs = trace.seconds[coll_ops].tolist()
+    voff = trace.vcounts_offset[coll_ops].tolist()
+    vcnt = trace.count[coll_ops].tolist()
+    vpool = trace.vcounts
+    for j, i in enumerate(coll_ops.tolist()):
+        name = COLLECTIVE_NAMES[kinds[j]]
+        comm, rank = comms[j], ranks[j]
+        mem = members[comm]
+        pos = local[comm]
+        if pos is None:
+            if np.any(mem == UNKNOWN_PEER):
+                raise UnreplayableTraceError(
+                    f"trace {trace.source} cannot be replayed as a whole: communicator {comm} "
+                    f"has members the trace cannot name (UNKNOWN_PEER), used by {name} at "
+                    f"operation {i} of rank {rank}"
+                )
+            pos = {int(w): r for r, w in enumerate(mem.tolist())}
+            local[comm] = pos
+        p = len(mem)
+        me = pos.get(rank)
+        if me is None:
+            raise CollectiveError(
+                f"rank {rank} calls {name} (operation {i}) on communicator {comm}, "
+                f"which it is not a member of"
+            )
+        root = 0
+        if name in _ROOTED:
+            root_w = peers[j]
+            if root_w not in pos:
+                raise CollectiveError(
+                    f"root {root_w} of {name} at operation {i} (rank {rank}) is not a member "
+                    f"of communicator {comm}"
+                )
+            root = pos[root_w]
+        sizes = _sizes(name, me, root, bs[j], br[j], voff[j], vcnt[j], vpool)
+        alg = chosen.get(name) or default_algorithm(name, p, sizes)
+        trace_op_s = secs[j] * opts.compute_scale if name in REDUCING else 0.0
+        tmpl = _template(name, alg, me, p, root, sizes, trace_op_s == 0.0)
+        key = (rank, comm)
+        tag = seq.get(key, 0)
+        seq[key] = tag + 1
+        out.append((tmpl, comm, tag & 0x3FFFFFFF, trace_op_s))
+        used.setdefault(name, set()).add(alg)
+        counted[name] = counted.get(name, 0) + 1
+    return out, used, counted
+
+
+def _sizes(
+    name: str, me: int, root: int, bs: int, br: int, voff: int, vcnt: int, vpool: IntArray
+) -> CollSizes:
+    """The :class:`CollSizes` a rank's schedule needs (only what changes its steps)."""
+    if name == "barrier":
+        return CollSizes()
+    nb = (br or bs) if name in ("scatter", "scatterv") else (bs or br)
+    if name not in _VCOUNTED:
+        return CollSizes(nb)
+    if name in ("gatherv", "scatterv") and me != root:
+        return CollSizes(nb)  # non-roots only need their own block
+    vc = tuple(vpool[voff : voff + vcnt].tolist()) if voff >= 0 else ()
+    return CollSizes(nb, vc)
+
+
+def _fill_collectives(
+    trace: Trace,
+    coll_ops: IntArray,
+    entries: list[_Entry],
+    out_start: IntArray,
+    req_base: IntArray,
+    wl_base: IntArray,
+    opts: LoweringOptions,
+    cols: dict[str, npt.NDArray[np.generic]],
+    wait_list: IntArray,
+) -> None:
+    """Write the expanded collectives into the program columns ``cols`` and ``wait_list``."""
+    lens = np.array([e[0].rows.shape[0] for e in entries], dtype=np.int64)
+    total = int(lens.sum())
+    first = np.cumsum(lens) - lens
+    local = np.arange(total, dtype=np.int64) - np.repeat(first, lens)
+    at = np.repeat(out_start[coll_ops], lens) + local
+    rows = np.concatenate([e[0].rows for e in entries])
+    combine = np.concatenate([e[0].combine for e in entries])
+    kind = rows[:, 0]
+    comm = np.repeat(np.array([e[1] for e in entries], dtype=np.int64), lens)
+    is_msg = (kind == Op.ISEND) | (kind == Op.IRECV)
+    is_wa = kind == Op.WAITALL
+    is_comp = kind == Op.COMPUTE
+    peer_c = rows[:, 1]
+    cols["kind"][at] = kind
+    cols["peer"][at] = np.where(
+        is_msg, trace.comm_members[trace.comm_ptr[comm] + np.maximum(peer_c, 0)], -2
+    )
+    tags = np.repeat(np.array([e[2] for e in entries], dtype=np.int64), lens)
+    cols["tag"][at] = np.where(is_msg, tags, 0)
+    cols["comm"][at] = np.where(is_msg, COLL_COMM_BASE + comm, 0)
+    cols["nbytes"][at] = rows[:, 2]
+    rb = np.repeat(req_base[coll_ops], lens)
+    wb = np.repeat(wl_base[coll_ops], lens)
+    cols["req"][at] = np.where(is_msg, rows[:, 3] + rb, np.where(is_wa, rows[:, 3] + wb, -1))
+    cols["count"][at] = rows[:, 4]
+    op_s = np.repeat(np.array([e[3] for e in entries], dtype=np.float64), lens)
+    cols["seconds"][at] = np.where(
+        is_comp, np.where(combine >= 0, combine / opts.reduce_rate_Bps, op_s), 0.0
+    )
+    wl_lens = np.array([e[0].wait_list.shape[0] for e in entries], dtype=np.int64)
+    n_wl = int(wl_lens.sum())
+    if n_wl:
+        wl_local = np.concatenate([e[0].wait_list for e in entries])
+        wl_first = np.cumsum(wl_lens) - wl_lens
+        wl_at = np.repeat(wl_base[coll_ops], wl_lens) + (
+            np.arange(n_wl, dtype=np.int64) - np.repeat(wl_first, wl_lens)
+        )
+        wait_list[wl_at] = wl_local + np.repeat(req_base[coll_ops], wl_lens)
+
+
+def check_program(program: Program) -> None:
+    """Vectorised structural check of a lowered program.
+
+    Checks what :meth:`Program.validate` checks (which loops over wait-alls in
+    Python and takes seconds on 10^5 of them): pointer layout, operation codes,
+    peers, sizes, durations, request ids created once, waits only on existing
+    requests of the same rank, call indices.
+
+    Raises
+    ------
+    ProgramError
+        Naming the first problem, with the rank and operation index.
+    """
+    n = program.n_ops
+    rp = program.rank_ptr
+    if rp.shape != (program.n_ranks + 1,) or rp[0] != 0 or rp[-1] != n or np.any(np.diff(rp) < 0):
+        raise ProgramError(
+            f"rank_ptr does not describe {n} operations over {program.n_ranks} ranks"
+        )
+    for name in ("peer", "tag", "comm", "nbytes", "req", "count", "seconds", "call"):
+        if getattr(program, name).shape != (n,):
+            raise ProgramError(
+                f"column {name} has shape {getattr(program, name).shape}, expected ({n},)"
+            )
+    rank_of = np.repeat(np.arange(program.n_ranks, dtype=np.int64), np.diff(rp))
+    k = program.kind
+
+    def fail(mask: npt.NDArray[np.bool_], what: str) -> None:
+        if mask.any():
+            i = int(np.argmax(mask))
+            raise ProgramError(
+                f"{what} (value at operation: {_describe_row(program, i)})",
+                int(rank_of[i]),
+                int(i - rp[rank_of[i]]),
+            )
+
+    def at(idx: IntArray) -> npt.NDArray[np.bool_]:
+        mask = np.zeros(n, dtype=np.bool_)
+        mask[idx] = True
+        return mask
+
+    fail((k < 0) | (k > int(Op.MARK)), "unknown operation code")
+    msg = (k == Op.ISEND) | (k == Op.IRECV)
+    fail(msg & ((program.peer >= program.n_ranks) | (program.peer < -1)), "peer is not a rank")
+    fail((k == Op.ISEND) & (program.peer < 0), "send without a destination rank")
+    fail(msg & (program.nbytes < 0), "negative message size")
+    fail(
+        (k == Op.COMPUTE) & ~(np.isfinite(program.seconds) & (program.seconds >= 0)),
+        "compute duration is not a finite non-negative number",
+    )
+    fail((program.call < 0) | (program.call >= len(program.call_names)), "call index out of range")
+    creating = np.flatnonzero(msg)
+    reqs = program.req[creating]
+    bad_req = (reqs < 0) | (reqs >= program.n_requests)
+    fail(at(creating[bad_req]), "request id out of range")
+    reqs = np.where(bad_req, 0, reqs)
+    owner = np.full(program.n_requests, -1, dtype=np.int64)
+    seen = np.bincount(reqs, minlength=program.n_requests)
+    if np.any(seen > 1):
+        dup = int(np.argmax(seen > 1))
+        i = int(creating[np.argmax(reqs == dup)])
+        raise ProgramError(
+            f"request id {dup} is created twice", int(rank_of[i]), int(i - rp[rank_of[i]])
+        )
+    owner[reqs] = rank_of[creating]
+    wa = np.flatnonzero(k == Op.WAITALL)
+    lo, cnt = program.req[wa], program.count[wa]
+    bad = (lo < 0) | (cnt < 0) | (lo + cnt > program.wait_list.shape[0])
+    fail(at(wa[bad]), "wait-all list outside wait_list")
+    pos, seg = _segments(lo, cnt)
+    waits = np.flatnonzero(k == Op.WAIT)
+    waited = np.concatenate([program.req[waits], program.wait_list[pos]])
+    waiter = np.concatenate([waits, wa[seg]])
+    out = (waited < 0) | (waited >= program.n_requests)
+    fail(at(waiter[out]), "wait on an unknown request id")
+    foreign = owner[waited] != rank_of[waiter]
+    fail(at(waiter[foreign]), "wait on a request this rank never created")
+
+
+def _describe_row(program: Program, i: int) -> str:
+    return (
+        f"kind={int(program.kind[i])} peer={int(program.peer[i])} req={int(program.req[i])} "
+        f"nbytes={int(program.nbytes[i])} seconds={float(program.seconds[i])!r}"
+    )
