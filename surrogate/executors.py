@@ -262,6 +262,13 @@ def make_executor(workers: int | None = None, scheduler: str | None = None) -> E
 
 
 def map_ordered(executor: Executor, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
-    """Evaluate ``fn`` on every item through ``executor``; results in item order."""
+    """Evaluate ``fn`` on every item through ``executor``; results in item order.
+
+    Examples
+    --------
+    >>> with InProcessExecutor() as ex:
+    ...     map_ordered(ex, abs, [-1, 2, -3])
+    [1, 2, 3]
+    """
     out: dict[int, R] = dict(executor.map_unordered(fn, items))
     return [out[i] for i in range(len(items))]

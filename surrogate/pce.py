@@ -74,6 +74,7 @@ class PolynomialChaos:
     train_y: np.ndarray
     rank: int
     _plan: ProductPlan = field(init=False, repr=False)
+    _coef_t: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         mi = np.asarray(self.multi_indices, dtype=np.int64)
@@ -102,6 +103,7 @@ class PolynomialChaos:
         object.__setattr__(self, "coefficients", coef)
         object.__setattr__(self, "output_names", tuple(self.output_names))
         object.__setattr__(self, "_plan", ProductPlan.build(mi, self.order))
+        object.__setattr__(self, "_coef_t", np.ascontiguousarray(coef.T))
 
     @property
     def n_terms(self) -> int:
@@ -137,7 +139,6 @@ class PolynomialChaos:
         width = self.order + 1
         block = min(EVAL_BLOCK, u.shape[0])
         work = np.empty((self._plan.workspace_rows(self.n_terms), block))
-        coef_t = np.ascontiguousarray(self.coefficients.T)
         for start in range(0, u.shape[0], block):
             chunk = u[start : start + block]
             n = chunk.shape[0]
@@ -145,7 +146,7 @@ class PolynomialChaos:
                 chunk = np.concatenate([chunk, np.zeros((block - n, chunk.shape[1]))])
             table = legendre_values(chunk, self.order).reshape(self.box.dim * width, -1)
             cols = self._plan.columns(table, self.n_terms, work)
-            out[start : start + n] = (coef_t @ cols).T[:n]
+            out[start : start + n] = (self._coef_t @ cols).T[:n]
         return out[0] if single else out
 
     def gradient(self, x: ArrayLike) -> np.ndarray:

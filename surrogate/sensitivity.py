@@ -92,6 +92,14 @@ def sobol_total(multi_indices: np.ndarray, coefficients: np.ndarray) -> np.ndarr
     -------
     numpy.ndarray, shape (n_out, dim)
         Dimensionless, in [0, 1]; rows of constant outputs are 0.
+
+    Examples
+    --------
+    ``f = P1(u1) + P1(u1) P1(u2)``: variances 1/3 and 1/9, so ``T = (1, 0.25)``.
+
+    >>> mi = np.array([[0, 0], [1, 0], [1, 1]])
+    >>> sobol_total(mi, np.array([[5.0], [1.0], [1.0]])).round(12).tolist()
+    [[1.0, 0.25]]
     """
     mi = np.asarray(multi_indices, dtype=np.int64)
     w = partial_variances(mi, coefficients)
