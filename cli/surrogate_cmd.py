@@ -1,27 +1,35 @@
 """``mpiuq surrogate``: designs for any simulator and polynomial-chaos fits of its outputs.
 
 ``design`` writes a sparse-grid (``--level``) or random (``--random N``) design CSV plus a
-``<csv>.json`` sidecar with the parameter box; ``fit`` reads that design and an outputs
-CSV (one row per design row, header = output names) and writes ``surrogate.h5``,
-``surrogate.json`` and ``sensitivity.png`` into ``--out``.
+``<csv>.json`` sidecar with the parameter box; ``run`` evaluates a Python model
+(``module:function`` or ``file.py:function``) over a design CSV with a restartable HDF5
+store and a progress bar; ``fit`` reads a design and an outputs CSV (one row per design
+row, header = output names) and writes ``surrogate.h5``, ``surrogate.json`` and
+``sensitivity.png`` into ``--out``.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from mpiuq.surrogate import (
+    DesignProgress,
     ParameterBox,
     PolynomialChaos,
     SurrogateInputError,
     fit_pce,
+    load_design_outputs,
+    make_executor,
     random_design,
+    run_design,
     save_pce,
     sparse_grid_design,
 )
@@ -32,6 +40,7 @@ from mpiuq.surrogate.tables import (
     read_table_csv,
     sidecar_path,
     write_design_csv,
+    write_table_csv,
 )
 
 
@@ -59,6 +68,25 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     d.add_argument("--csv", type=Path, required=True, help="output design CSV")
     d.set_defaults(handler=run_design_cmd)
+
+    r = actions.add_parser(
+        "run", help="evaluate a Python model over a design CSV (restartable, with progress)"
+    )
+    r.add_argument(
+        "--model", required=True, metavar="MODULE:FUNC",
+        help="batched model f(X[n, d]) -> Y[n, m]: 'package.module:func' or 'path/file.py:func'",
+    )
+    r.add_argument("--design", type=Path, required=True, help="design CSV (header = parameters)")
+    r.add_argument("--store", type=Path, required=True, help="HDF5 checkpoint store (resumed)")
+    r.add_argument("--outputs", type=Path, required=True, help="outputs CSV written at the end")
+    r.add_argument("--output-names", help="comma-separated output names (default y0, y1, ...)")
+    r.add_argument("--chunk-size", type=int, default=128, help="points per task (128)")
+    r.add_argument("--workers", type=int, help="local worker processes (default: in process)")
+    r.add_argument(
+        "--scheduler", help="Dask: 'local' (LocalCluster of --workers) or tcp://HOST:PORT"
+    )
+    r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.set_defaults(handler=run_model_cmd)
 
     f = actions.add_parser("fit", help="fit a Legendre chaos to a design and its outputs")
     f.add_argument("--design", type=Path, required=True, help="design CSV (header = parameters)")
@@ -118,6 +146,75 @@ def run_design_cmd(args: argparse.Namespace) -> int:
     args.csv.parent.mkdir(parents=True, exist_ok=True)
     side = write_design_csv(args.csv, box, x, meta)
     print(f"wrote {x.shape[0]} points x {box.dim} parameters to {args.csv} (box in {side})")
+    return 0
+
+
+def load_model(spec: str) -> Callable[[np.ndarray], Any]:
+    """Import ``package.module:func`` or ``path/to/file.py:func``.
+
+    A file's folder is put on ``sys.path`` and the file imported as a module, so the
+    function stays picklable by reference for worker processes.
+    """
+    target, sep, attr = spec.rpartition(":")
+    if not sep or not target or not attr:
+        raise SurrogateInputError(f"--model {spec!r}: expected MODULE:FUNC or FILE.py:FUNC")
+    if target.endswith(".py"):
+        path = Path(target).resolve()
+        if not path.is_file():
+            raise SurrogateInputError(f"--model {spec!r}: no such file {path}")
+        if str(path.parent) not in sys.path:
+            sys.path.insert(0, str(path.parent))
+        target = path.stem
+    try:
+        module = importlib.import_module(target)
+    except ImportError as exc:
+        raise SurrogateInputError(f"--model {spec!r}: cannot import {target!r} ({exc})") from None
+    fn = getattr(module, attr, None)
+    if not callable(fn):
+        raise SurrogateInputError(f"--model {spec!r}: {target!r} has no callable {attr!r}")
+    return fn  # type: ignore[no-any-return]
+
+
+def drain_with_progress(
+    reports: Iterator[DesignProgress], desc: str = "design", quiet: bool = False
+) -> DesignProgress | None:
+    """Consume a design-run progress stream, showing a tqdm bar; returns the last report."""
+    from tqdm import tqdm
+
+    last: DesignProgress | None = None
+    bar: Any = None
+    try:
+        for report in reports:
+            if bar is None and not quiet:
+                bar = tqdm(total=report.n_total, initial=report.n_done, desc=desc, unit="pt")
+            elif bar is not None:
+                bar.update(report.n_done - bar.n)
+            last = report
+    finally:
+        if bar is not None:
+            bar.close()
+    return last
+
+
+def run_model_cmd(args: argparse.Namespace) -> int:
+    """Execute ``mpiuq surrogate run``."""
+    model = load_model(args.model)
+    _, x = read_table_csv(args.design)
+    names = None
+    if args.output_names:
+        names = tuple(n.strip() for n in args.output_names.split(","))
+    with make_executor(args.workers, args.scheduler) as executor:
+        reports = run_design(
+            model, x, args.store, executor, args.chunk_size, names, model_id=args.model
+        )
+        last = drain_with_progress(reports, desc=args.model, quiet=args.quiet)
+    _, y, onames = load_design_outputs(args.store)
+    write_table_csv(args.outputs, onames, y)
+    computed = last.n_computed if last is not None else 0
+    print(
+        f"{x.shape[0]} points x {len(onames)} outputs in {args.outputs} "
+        f"({computed} computed now, {x.shape[0] - computed} from {args.store})"
+    )
     return 0
 
 

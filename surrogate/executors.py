@@ -41,6 +41,19 @@ class Executor(Protocol):
         """Release workers; the executor cannot be used afterwards."""
         ...
 
+    def __enter__(self) -> Self:
+        """Use as a context manager: ``close()`` on exit."""
+        ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Close the executor."""
+        ...
+
 
 class _ContextMixin:
     def close(self) -> None:  # overridden where there is something to release

@@ -104,3 +104,39 @@ def test_fit_errors_are_clear(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "'a': expected LOW < HIGH, got LOW=3.0 HIGH=1.0" in capsys.readouterr().err
     assert main([*bad[:3], "a=1", *bad[4:]]) == 2
     assert "expected NAME=LOW:HIGH" in capsys.readouterr().err
+
+
+MODEL_FILE = '''
+import numpy as np
+
+
+def simulator(x):
+    t_us = x[:, 0] + 1e6 / (x[:, 1] * 1e3) + 0.01 * x[:, 2]
+    return np.stack([t_us, 2.0 * x[:, 0]], axis=1)
+'''
+
+
+@pytest.mark.parametrize("workers", [None, 2])
+def test_run_model_file_over_design_then_resume(
+    tmp_path: Path, workers: int | None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "ext_model.py").write_text(MODEL_FILE)
+    design = tmp_path / "d.csv"
+    assert main(["surrogate", "design", *PARAMS, "--level", "2", "--csv", str(design)]) == 0
+    argv = ["surrogate", "run", "--model", f"{tmp_path / 'ext_model.py'}:simulator",
+            "--design", str(design), "--store", str(tmp_path / "runs.h5"),
+            "--outputs", str(tmp_path / "y.csv"), "--output-names", "t_1MB_us,latency_x2",
+            "--chunk-size", "8"]
+    if workers:
+        argv += ["--workers", str(workers)]
+    assert main(argv) == 0
+    header, y = read_csv(tmp_path / "y.csv")
+    assert header == ["t_1MB_us", "latency_x2"]
+    _, x = read_csv(design)
+    np.testing.assert_allclose(y, external_simulator(x), rtol=1e-15)
+    assert "25 computed now" in capsys.readouterr().out
+    assert main([*argv, "--quiet"]) == 0  # resume of a finished store computes nothing
+    assert "0 computed now, 25 from" in capsys.readouterr().out
+    bad = [*argv[:3], "ext_model.py", *argv[4:]]
+    assert main(bad) == 2
+    assert "expected MODULE:FUNC" in capsys.readouterr().err

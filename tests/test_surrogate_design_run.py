@@ -76,7 +76,12 @@ def test_dask_local_cluster_on_loopback_matches_in_process(tmp_path: Path) -> No
     with DaskExecutor(workers=2, processes=False) as ex:  # threads, but TCP on loopback
         assert ex.scheduler_address.startswith("tcp://127.0.0.1:")
         got = evaluate_design(model, design, tmp_path / "dask.h5", ex, chunk_size=37)
+        # a second client connecting by address, as to a remote cluster
+        with make_executor(None, ex.scheduler_address) as remote:
+            assert isinstance(remote, DaskExecutor)
+            again = evaluate_design(model, design, tmp_path / "remote.h5", remote, chunk_size=64)
     np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(again, expected)
 
 
 def test_process_pool_matches_in_process(tmp_path: Path) -> None:
@@ -179,7 +184,7 @@ def test_model_errors_are_reported(tmp_path: Path) -> None:
 def test_make_executor_choices_and_errors() -> None:
     assert isinstance(make_executor(None, None), InProcessExecutor)
     assert isinstance(make_executor(1, None), InProcessExecutor)
-    with make_executor(2, None) as ex:  # type: ignore[attr-defined]
+    with make_executor(2, None) as ex:
         assert isinstance(ex, ProcessExecutor)
     with pytest.raises(ExecutorConfigError, match="workers must be an integer >= 1, got 0"):
         make_executor(0, None)
