@@ -105,6 +105,7 @@ def summary_dict(result: CampaignResult) -> dict[str, Any]:
     predictive = []
     for i, s in enumerate(obs.sizes_bytes.tolist()):
         within = abs(pred.post_mean[i] - obs.mean[i]) <= obs.sd[i]
+        q05, q95 = (float(v) for v in np.quantile(obs.replicas[i], [0.05, 0.95]))
         predictive.append(
             {
                 "size_bytes": int(s),
@@ -112,6 +113,8 @@ def summary_dict(result: CampaignResult) -> dict[str, Any]:
                 "n_replicas": int(obs.n_replicas[i]),
                 "data_mean": float(obs.mean[i]),
                 "data_sd": float(obs.sd[i]),
+                "data_q05": q05,
+                "data_q95": q95,
                 "post_mean": float(pred.post_mean[i]),
                 "post_sd": float(pred.post_sd[i]),
                 "post_model_sd": float(pred.post_model_sd[i]),
@@ -122,6 +125,7 @@ def summary_dict(result: CampaignResult) -> dict[str, Any]:
                 "prior_covers_data": bool(lo_design[i] <= obs.mean[i] <= hi_design[i]),
                 "loo_rmse": float(result.problem.loo_rmse[i]),
                 "within_data_sd": bool(within),
+                "within_data_q05_q95": bool(q05 <= pred.post_mean[i] <= q95),
                 "z": float((pred.post_mean[i] - obs.mean[i]) / obs.sd[i]),
             }
         )
@@ -164,6 +168,7 @@ def summary_dict(result: CampaignResult) -> dict[str, Any]:
         "predictive": predictive,
         "fit": {
             "sizes_within_data_sd": int(sum(p["within_data_sd"] for p in predictive)),
+            "sizes_within_data_q05_q95": int(sum(p["within_data_q05_q95"] for p in predictive)),
             "n_sizes": len(predictive),
         },
         "timings_s": {k: round(v, 3) for k, v in result.timings_s},

@@ -84,6 +84,11 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    if "diagnostics_joint" in summary and not summary["diagnostics_joint"]["converged"]:
+        print(
+            "WARNING: the joint comparison run did NOT converge; its marginals are indicative only.",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -141,7 +146,14 @@ def format_table(summary: dict[str, Any]) -> str:
         f"posterior predictive mean within the data sd at {fit['sizes_within_data_sd']}"
         f" of {fit['n_sizes']} sizes"
     )
+    lines.append(
+        f"posterior predictive mean within the 5-95% range of the replicas at "
+        f"{fit['sizes_within_data_q05_q95']} of {fit['n_sizes']} sizes"
+    )
     lines.append(f"converged: {'yes' if diag['converged'] else 'NO'}")
+    if "diagnostics_joint" in summary:
+        joint_ok = summary["diagnostics_joint"]["converged"]
+        lines.append(f"joint comparison converged: {'yes' if joint_ok else 'NO'}")
     timings = ", ".join(f"{k} {v:.1f}s" for k, v in summary["timings_s"].items())
     lines.append(f"timings: {timings}")
     return "\n".join(lines)
