@@ -212,3 +212,15 @@ def test_load_rejects_foreign_file(tmp_path: Path) -> None:
         f.attrs["format"] = "something-else"
     with pytest.raises(SurrogateInputError, match=r"not a surrogate file.*'something-else'"):
         load_pce(path)
+
+
+def test_paper_design_supports_order_4_but_level_3_does_not() -> None:
+    # Reference study: level-4 grid (2465 nodes) with the 330-term order-4 expansion.
+    box = ParameterBox.from_bounds({f"lambda{j}": (0.0, 1.0 + j) for j in range(7)})
+    x4 = sparse_grid_design(box, 4)
+    pce = fit_pce(x4, np.sin(box.to_unit(x4)).sum(axis=1), box, order=4)
+    assert (pce.n_terms, pce.rank) == (330, 330)
+    # The level-3 grid has 589 > 330 nodes but aliases order-4 terms (rank 295).
+    x3 = sparse_grid_design(box, 3)
+    with pytest.raises(RankDeficientError, match="589 points x 330 terms"):
+        fit_pce(x3, np.sin(box.to_unit(x3)).sum(axis=1), box, order=4)
