@@ -149,3 +149,23 @@ def test_unconverged_run_says_so_loudly(
     assert "WARNING: MCMC did NOT converge" in captured.err
     s = json.loads((out.parent / "short" / "summary.json").read_text())
     assert s["diagnostics"]["converged"] is False
+
+
+def test_grouped_and_joint_side_by_side(blind_run: tuple[Path, Path]) -> None:
+    toml, out = blind_run
+    both = toml.parent / "both.toml"
+    both.write_text(
+        toml.read_text().replace("ensembles = 4", "ensembles = 4\ncompare_joint = true")
+    )
+    rc = main(
+        ["campaign", "run", str(both), "--out", str(out.parent / "both"), "--quiet", "--no-plots"]
+    )
+    assert rc == 0
+    s = json.loads((out.parent / "both" / "summary.json").read_text())
+    assert s["diagnostics_joint"]["converged"] is True
+    for name, truth in TRUTH.items():
+        lo, hi = s["parameters"][name]["joint"]["hdi90"]
+        assert lo <= truth <= hi, (name, truth, lo, hi)
+    # the inert parameter is sampled in the joint run and stays as wide as its prior
+    inert = s["parameters"]["rdma_pin_latency_us"]["joint"]
+    assert inert["sd"] > 0.8 * 6.0 / np.sqrt(12.0)
