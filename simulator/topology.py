@@ -1,0 +1,238 @@
+"""Network topologies chosen by name: ``make_topology("dragonfly:groups=86,...")``.
+
+Three topologies, each a small builder in :mod:`mpiuq.simulator.topologies`:
+
+* ``dragonfly:groups=G,switches=A,nodes=P,global=H`` -- canonical dragonfly (reference
+  paper, section 4.2: 48-switch all-to-all groups, 4 nodes per switch, up to 8 global
+  links per switch). Defaults ``switches=48, nodes=4, global=min(8, groups-1)``.
+* ``fattree:k=K,levels=N`` -- k-ary n-tree with d-mod-k routing (default ``levels=3``).
+* ``crossbar:nodes=N`` -- one switch.
+
+Examples
+--------
+>>> topo = make_topology("dragonfly:groups=3,switches=2,nodes=2,global=1")
+>>> topo.n_nodes, topo.n_switches
+(12, 6)
+>>> [int(x) for x in topo.route(0, 11)]  # injection, local, global, local, ejection
+[0, 24, 31, 28, 23]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from mpiuq.simulator.errors import SettingError
+from mpiuq.simulator.topologies import (
+    LINK_EJECTION,
+    LINK_INJECTION,
+    LINK_NETWORK,
+    ROUTINGS,
+    Topology,
+    build_crossbar,
+    build_dragonfly,
+    build_fattree,
+)
+
+__all__ = [
+    "LINK_EJECTION",
+    "LINK_INJECTION",
+    "LINK_NETWORK",
+    "ROUTINGS",
+    "TOPOLOGIES",
+    "Topology",
+    "make_topology",
+    "parse_topology_spec",
+    "topology_for_ranks",
+    "valiant_intermediate",
+]
+
+#: name -> (required keys, allowed keys)
+TOPOLOGIES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "dragonfly": (("groups",), ("groups", "switches", "nodes", "global")),
+    "fattree": (("k",), ("k", "levels")),
+    "crossbar": (("nodes",), ("nodes",)),
+}
+
+#: Reference-paper dragonfly (section 4.2): switches per group, nodes per switch, global links.
+PAPER_SWITCHES, PAPER_NODES, PAPER_GLOBAL = 48, 4, 8
+
+
+def parse_topology_spec(spec: str) -> tuple[str, dict[str, int]]:
+    """Split ``"name:key=value,..."`` into the name and integer parameters.
+
+    Raises
+    ------
+    SettingError
+        Unknown topology, malformed item, unknown, repeated or missing key, or a
+        value that is not a whole number; the message names key, value and what is allowed.
+    """
+    name, _, rest = spec.strip().partition(":")
+    name = name.strip().lower()
+    if name not in TOPOLOGIES:
+        raise SettingError(f"topology {name!r} is unknown: expected one of {tuple(TOPOLOGIES)}")
+    required, allowed = TOPOLOGIES[name]
+    params: dict[str, int] = {}
+    for item in filter(None, (part.strip() for part in rest.split(","))):
+        key, eq, value = (s.strip() for s in item.partition("="))
+        if not eq:
+            raise SettingError(f"{name} parameter {item!r} is malformed: expected key=value")
+        if key not in allowed:
+            raise SettingError(f"{name} parameter {key!r} is unknown: expected one of {allowed}")
+        if key in params:
+            raise SettingError(f"{name} parameter {key!r} is given twice")
+        try:
+            params[key] = int(value)
+        except ValueError:
+            raise SettingError(
+                f"{name} parameter {key}={value!r} is invalid: expected a whole number"
+            ) from None
+    missing = [k for k in required if k not in params]
+    if missing:
+        raise SettingError(f"{name} needs parameter(s) {missing}: e.g. {_example(name)}")
+    return name, params
+
+
+def _example(name: str) -> str:
+    return {
+        "dragonfly": "dragonfly:groups=86,switches=48,nodes=4,global=8",
+        "fattree": "fattree:k=4,levels=3",
+        "crossbar": "crossbar:nodes=64",
+    }[name]
+
+
+def _build(name: str, params: dict[str, int]) -> Topology:
+    if name == "dragonfly":
+        g = params["groups"]
+        return build_dragonfly(
+            groups=g,
+            switches=params.get("switches", PAPER_SWITCHES),
+            nodes=params.get("nodes", PAPER_NODES),
+            global_links=params.get("global", min(PAPER_GLOBAL, max(g - 1, 0))),
+        )
+    if name == "fattree":
+        return build_fattree(k=params["k"], levels=params.get("levels", 3))
+    return build_crossbar(nodes=params["nodes"])
+
+
+def make_topology(spec: str) -> Topology:
+    """Build a topology from a spec string.
+
+    Parameters
+    ----------
+    spec : str
+        ``"dragonfly:groups=86,switches=48,nodes=4,global=8"``, ``"fattree:k=4,levels=3"``
+        or ``"crossbar:nodes=64"`` (see the module docstring for defaults).
+
+    Returns
+    -------
+    Topology
+
+    Raises
+    ------
+    SettingError
+        For an unknown topology or key, or a value outside its allowed range.
+    """
+    name, params = parse_topology_spec(spec)
+    return _build(name, params)
+
+
+def topology_for_ranks(name: str, n_ranks: int, **overrides: int) -> Topology:
+    """Smallest sensible instance of topology ``name`` with at least ``n_ranks`` nodes.
+
+    * dragonfly: the reference paper's groups of 48 switches with 4 nodes each and
+      ``global = min(8, groups - 1)``, ``groups = ceil(n / 192)``; below two full
+      groups (``n < 384``) a balanced small dragonfly with
+      ``switches = ceil(sqrt(n / 4))`` switches per group instead.
+    * fattree: ``levels = 3`` (2 when ``n <= 16``), ``k = max(2, ceil(n ** (1/levels)))``.
+    * crossbar: ``nodes = n``.
+
+    ``overrides`` replace any parameter (e.g. ``switches=16``); the number of groups
+    (dragonfly) or the arity (fat-tree) is then recomputed for ``n_ranks`` unless given.
+
+    Raises
+    ------
+    SettingError
+        Unknown name, ``n_ranks < 1``, or overrides that cannot hold ``n_ranks`` nodes.
+    """
+    if name not in TOPOLOGIES:
+        raise SettingError(f"topology {name!r} is unknown: expected one of {tuple(TOPOLOGIES)}")
+    if n_ranks < 1:
+        raise SettingError(f"n_ranks={n_ranks} is invalid: expected >= 1")
+    allowed = TOPOLOGIES[name][1]
+    for key in overrides:
+        if key not in allowed:
+            raise SettingError(f"{name} parameter {key!r} is unknown: expected one of {allowed}")
+    params = dict(overrides)
+    if name == "dragonfly":
+        p = params.setdefault("nodes", PAPER_NODES)
+        if n_ranks >= 2 * PAPER_SWITCHES * p:
+            a = params.setdefault("switches", PAPER_SWITCHES)
+        else:
+            a = params.setdefault("switches", max(1, math.ceil(math.sqrt(n_ranks / p))))
+        g = params.setdefault("groups", max(1, math.ceil(n_ranks / (a * p))))
+        params.setdefault("global", min(PAPER_GLOBAL, g - 1))
+    elif name == "fattree":
+        levels = params.setdefault("levels", 2 if n_ranks <= 16 else 3)
+        k = max(2, math.ceil(n_ranks ** (1.0 / levels) - 1e-9))
+        while k**levels < n_ranks:  # guard against rounding of the root
+            k += 1
+        params.setdefault("k", k)
+    else:
+        params.setdefault("nodes", n_ranks)
+    topo = _build(name, params)
+    if topo.n_nodes < n_ranks:
+        raise SettingError(
+            f"{name} with {params} has {topo.n_nodes} nodes: expected >= n_ranks={n_ranks}"
+        )
+    return topo
+
+
+def valiant_intermediate(
+    topology: Topology, src_node: int, dst_node: int, rng: np.random.Generator
+) -> int:
+    """Random intermediate switch of a Valiant route (for :meth:`Topology.route`).
+
+    dragonfly: a uniformly random switch of a random group other than the source and
+    destination groups; fattree: a uniformly random top-level switch. A crossbar has
+    no alternative paths.
+
+    Raises
+    ------
+    SettingError
+        If the topology offers no intermediate (crossbar, dragonfly with < 3 groups).
+    """
+    chooser = _VALIANT.get(topology.name)
+    if chooser is None:
+        raise SettingError(
+            f"valiant routing does not apply to a {topology.name}: expected dragonfly or fattree"
+        )
+    return chooser(topology, src_node, dst_node, rng)
+
+
+def _valiant_dragonfly(topo: Topology, src: int, dst: int, rng: np.random.Generator) -> int:
+    a = topo.params["switches"]
+    groups = topo.params["groups"]
+    g_src = int(topo.node_switch[src]) // a
+    g_dst = int(topo.node_switch[dst]) // a
+    choices = [g for g in range(groups) if g not in (g_src, g_dst)]
+    if not choices:
+        raise SettingError(
+            f"valiant routing needs a group other than the source and destination groups: "
+            f"dragonfly has groups={groups}, expected >= 3"
+        )
+    group = choices[int(rng.integers(len(choices)))]
+    return group * a + int(rng.integers(a))
+
+
+def _valiant_fattree(topo: Topology, src: int, dst: int, rng: np.random.Generator) -> int:
+    top = np.flatnonzero(topo.switch_level == topo.switch_level.max())
+    return int(top[int(rng.integers(top.size))])
+
+
+_VALIANT: dict[str, Callable[[Topology, int, int, np.random.Generator], int]] = {
+    "dragonfly": _valiant_dragonfly,
+    "fattree": _valiant_fattree,
+}
