@@ -1,0 +1,369 @@
+"""Trace replay: where does an application's time go under each network model?
+
+:func:`replay` lowers a trace once (:mod:`mpiuq.simulator.lowering`) and runs the
+program on the engine under every requested network model, returning per model
+the decomposition of every rank's time into compute, network, MPI stack and
+synchronisation (section 4.2 and Fig. 8 of the reference paper), summed over
+ranks, per rank and per MPI call kind.
+
+Network models are chosen by name (``analytic``, ``compute-only``, ``packet``);
+a topology spec (``"dragonfly:groups=9,switches=8"`` or just ``"dragonfly"``,
+sized for the trace) and a rank placement give the nodes of the ranks; without
+one, rank ``i`` runs on node ``i`` (one rank per node, as in the paper) and the
+analytic model sends every message over ``hops`` links. Any other model can be
+plugged in through ``network_factory``.
+
+Examples
+--------
+>>> from mpiuq.simulator.trace.builder import TraceBuilder
+>>> from mpiuq.simulator.trace.ir import OpKind
+>>> b = TraceBuilder("example", "<ring>", 2)
+>>> for r in (0, 1):
+...     b.add(r, OpKind.ALLREDUCE, b.call_id("MPI_Allreduce"), bytes_send=8, bytes_recv=8)
+>>> res = replay(b.build(), setup=ReplaySetup(models=("compute-only",)))
+>>> res.models[0].decomposition.network_s
+0.0
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from mpiuq.simulator.engine import CATEGORIES, Decomposition, RunResult, simulate
+from mpiuq.simulator.errors import DeadlockError, SettingError, SimulatorError
+from mpiuq.simulator.lowering import Lowered, LoweringOptions, lower_trace
+from mpiuq.simulator.network import NETWORK_MODELS, NetworkModel, network_by_name
+from mpiuq.simulator.parameters import SimParams
+from mpiuq.simulator.trace.ir import Trace
+
+FloatArray = npt.NDArray[np.float64]
+
+#: How many deadlocked ranks / unmatched messages a result or error lists in full.
+MAX_LISTED = 20
+
+
+class ReplayDeadlockError(SimulatorError, RuntimeError):
+    """A replay cannot finish: some ranks wait forever.
+
+    Attributes
+    ----------
+    model : str
+        Network model of the failed run.
+    blocked : list of tuple
+        ``(rank, trace operation index within the rank, MPI call, engine description)``.
+    """
+
+    def __init__(self, model: str, blocked: list[tuple[int, int, str, str]], time_s: float) -> None:
+        self.model = model
+        self.blocked = blocked
+        self.time_s = time_s
+        shown = "; ".join(
+            f"rank {r} at trace operation {i} ({call}): {d}" for r, i, call, d in blocked[:8]
+        )
+        more = f" (and {len(blocked) - 8} more)" if len(blocked) > 8 else ""
+        super().__init__(
+            f"replay with model {model!r} deadlocked at simulated time {time_s:.9g} s: "
+            f"{len(blocked)} rank(s) blocked forever: {shown}{more}"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ReplaySetup:
+    """What to replay a trace with.
+
+    Parameters
+    ----------
+    models
+        Network model names (see :data:`mpiuq.simulator.network.NETWORK_MODELS`).
+    compute_scale
+        Factor applied to the trace's compute durations (the reference study used 0.1).
+    reduce_rate_Bps
+        Rate of reduction operators, bytes per second; ``None``: the memory bandwidth
+        ``memory_bw_GBps`` of the parameters.
+    algorithms
+        ``(collective, algorithm)`` pairs overriding the defaults.
+    hops
+        Links per message of the analytic model when no topology is given.
+    topology
+        Topology spec for the models that use one (``packet`` needs one; without it
+        the packet model gets the reference paper's dragonfly sized for the trace).
+    placement
+        Rank placement on the topology's nodes: ``linear``, ``round-robin`` or ``random``.
+    """
+
+    models: tuple[str, ...] = ("analytic", "compute-only")
+    compute_scale: float = 1.0
+    reduce_rate_Bps: float | None = None
+    algorithms: tuple[tuple[str, str], ...] = ()
+    hops: int = 2
+    topology: str | None = None
+    placement: str = "linear"
+
+    def __post_init__(self) -> None:
+        if not self.models:
+            raise SettingError("models is empty: expected at least one network model name")
+        for m in self.models:
+            if m not in NETWORK_MODELS:
+                raise SettingError(
+                    f"network model {m!r} is unknown: expected one of {list(NETWORK_MODELS)}"
+                )
+        if len(set(self.models)) != len(self.models):
+            raise SettingError(f"models {list(self.models)} repeat a name")
+
+    def lowering_options(self, params: SimParams) -> LoweringOptions:
+        """Lowering options under ``params`` (reductions at memory bandwidth by default)."""
+        rate = self.reduce_rate_Bps
+        if rate is None:
+            rate = float(params.memory_bw_GBps) * 1e9
+        return LoweringOptions(
+            reduce_rate_Bps=rate, compute_scale=self.compute_scale, algorithms=self.algorithms
+        )
+
+
+@dataclass(frozen=True)
+class ModelReplay:
+    """Outcome of one replay under one network model.
+
+    Attributes
+    ----------
+    per_rank_s
+        ``(ranks, 4)`` seconds of compute, network, MPI stack and sync per rank.
+    per_call
+        Decomposition summed over ranks per MPI call kind (``compute`` = between calls).
+    wall_s
+        Wall-clock seconds the engine took (lowering excluded; see ``ReplayResult``).
+    unmatched
+        ``(rank, trace operation index, MPI call)`` of the first messages never received.
+    """
+
+    model: str
+    ranks: int
+    events: int
+    simulated_time_s: float
+    end_s: FloatArray
+    per_rank_s: FloatArray
+    per_call: dict[str, Decomposition]
+    wall_s: float
+    n_unmatched: int = 0
+    unmatched: tuple[tuple[int, int, str], ...] = ()
+
+    @property
+    def decomposition(self) -> Decomposition:
+        """The four parts summed over ranks, seconds."""
+        return Decomposition.from_row(self.per_rank_s.sum(axis=0))
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form (the ``replay.json`` schema of ``mpiuq replay``)."""
+        keys = [f"{c}_s" for c in CATEGORIES]
+        return {
+            "model": self.model,
+            "ranks": self.ranks,
+            "events": self.events,
+            "simulated_time_s": self.simulated_time_s,
+            "decomposition": self.decomposition.as_dict(),
+            "per_rank": [dict(zip(keys, map(float, row), strict=True)) for row in self.per_rank_s],
+            "per_call": {name: d.as_dict() for name, d in self.per_call.items() if d.total_s > 0.0},
+            "wall_s": self.wall_s,
+            "unmatched_messages": self.n_unmatched,
+            "unmatched_first": [
+                {"rank": r, "trace_op": i, "call": c} for r, i, c in self.unmatched
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """Replays of one trace under several network models."""
+
+    source: str
+    format: str
+    n_ranks: int
+    n_trace_ops: int
+    n_program_ops: int
+    lowering_s: float
+    params: SimParams
+    setup: ReplaySetup
+    models: tuple[ModelReplay, ...]
+    collectives: dict[str, int] = field(default_factory=dict)
+    algorithms: dict[str, list[str]] = field(default_factory=dict)
+    nonblocking_collectives: int = 0
+    unsupported: dict[str, int] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    def model(self, name: str) -> ModelReplay:
+        """The replay under network model ``name``."""
+        for m in self.models:
+            if m.model == name:
+                return m
+        raise KeyError(f"model {name!r} was not replayed: have {[m.model for m in self.models]}")
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form: trace facts, settings, and one entry per model."""
+        return {
+            "trace": {
+                "source": self.source,
+                "format": self.format,
+                "ranks": self.n_ranks,
+                "trace_ops": self.n_trace_ops,
+                "program_ops": self.n_program_ops,
+                "collectives": dict(self.collectives),
+                "algorithms": dict(self.algorithms),
+                "nonblocking_collectives_run_at_call": self.nonblocking_collectives,
+                "not_replayed": dict(self.unsupported),
+                "notes": list(self.notes),
+            },
+            "settings": {
+                "compute_scale": self.setup.compute_scale,
+                "reduce_rate_Bps": self.setup.lowering_options(self.params).reduce_rate_Bps,
+                "hops": self.setup.hops,
+                "topology": self.setup.topology,
+                "placement": self.setup.placement,
+                "algorithm_overrides": dict(self.setup.algorithms),
+            },
+            "params": self.params.as_dict(),
+            "lowering_s": self.lowering_s,
+            "models": {m.model: m.as_dict() for m in self.models},
+        }
+
+
+NetworkFactory = Callable[[str], NetworkModel]
+
+
+def _network_and_nodes(
+    setup: ReplaySetup, n_ranks: int
+) -> tuple[NetworkFactory, npt.NDArray[np.int64] | None]:
+    """Default network factory and rank placement of ``setup``."""
+    needs_topology = setup.topology is not None or "packet" in setup.models
+    if not needs_topology:
+        return (lambda name: network_by_name(name, hops=setup.hops)), None
+    from mpiuq.simulator.placement import place_ranks
+    from mpiuq.simulator.topology import make_topology, topology_for_ranks
+
+    spec = setup.topology or "dragonfly"
+    topo = make_topology(spec) if ":" in spec else topology_for_ranks(spec, n_ranks)
+    nodes = place_ranks(n_ranks, topo, setup.placement)
+
+    def factory(name: str) -> NetworkModel:
+        return network_by_name(name, hops=setup.hops, topology=topo)
+
+    return factory, nodes
+
+
+def replay(
+    trace: Trace,
+    params: SimParams | None = None,
+    setup: ReplaySetup | None = None,
+    *,
+    network_factory: NetworkFactory | None = None,
+    node_of_rank: npt.NDArray[np.int64] | None = None,
+    lowered: Lowered | None = None,
+) -> ReplayResult:
+    """Replay ``trace`` under every network model of ``setup``.
+
+    Parameters
+    ----------
+    trace
+        A complete trace (every rank's stream).
+    params
+        Endpoint and network parameters (default: Table 1 values), e.g. a campaign's MAP.
+    setup
+        Models, compute scale, reduction rate, collective algorithms, topology.
+    network_factory
+        ``name -> NetworkModel``; overrides the factory built from ``setup``
+        (how other network models plug in).
+    node_of_rank
+        Node of every rank; overrides the placement of ``setup``.
+    lowered
+        The trace already lowered with ``setup.lowering_options(params)`` (skips lowering).
+
+    Returns
+    -------
+    ReplayResult
+        Per model: events, simulated time, decomposition (total, per rank, per call).
+
+    Raises
+    ------
+    UnreplayableTraceError
+        If the trace lacks ranks or peers (partial DUMPI traces).
+    ReplayDeadlockError
+        If some rank waits forever, naming the ranks and trace operations.
+    """
+    params = SimParams() if params is None else params
+    setup = ReplaySetup() if setup is None else setup
+    t0 = time.perf_counter()
+    low = lower_trace(trace, setup.lowering_options(params)) if lowered is None else lowered
+    lowering_s = time.perf_counter() - t0
+    factory, nodes = _network_and_nodes(setup, trace.n_ranks)
+    if network_factory is not None:
+        factory = network_factory
+    if node_of_rank is not None:
+        nodes = node_of_rank
+    runs = []
+    for name in setup.models:
+        network = factory(name)
+        t1 = time.perf_counter()
+        try:
+            run = simulate(low.program, params, network, node_of_rank=nodes)
+        except DeadlockError as exc:
+            raise _deadlock(name, exc, low, trace) from exc
+        wall = time.perf_counter() - t1
+        runs.append(_model_replay(name, run, wall, low, trace))
+    return ReplayResult(
+        source=trace.source,
+        format=trace.format,
+        n_ranks=trace.n_ranks,
+        n_trace_ops=trace.n_ops,
+        n_program_ops=low.program.n_ops,
+        lowering_s=lowering_s,
+        params=params,
+        setup=setup,
+        models=tuple(runs),
+        collectives=dict(low.collectives),
+        algorithms=dict(low.algorithms),
+        nonblocking_collectives=low.nonblocking_collectives,
+        unsupported=dict(trace.unsupported),
+        notes=tuple(trace.notes),
+    )
+
+
+def _trace_position(low: Lowered, trace: Trace, rank: int, op_index: int) -> tuple[int, str]:
+    """Trace operation index within ``rank`` and MPI call of engine operation ``op_index``."""
+    g = int(low.program.rank_ptr[rank]) + op_index
+    if g >= low.program.n_ops:
+        return -1, "?"
+    t = int(low.trace_op[g])
+    return t - int(trace.rank_ptr[rank]), trace.call_names[int(trace.call[t])]
+
+
+def _deadlock(name: str, exc: DeadlockError, low: Lowered, trace: Trace) -> ReplayDeadlockError:
+    blocked = []
+    for rank, op_index, desc in exc.blocked:
+        i, call = _trace_position(low, trace, rank, op_index)
+        blocked.append((rank, i, call, desc))
+    return ReplayDeadlockError(name, blocked, exc.time_s)
+
+
+def _model_replay(
+    name: str, run: RunResult, wall: float, low: Lowered, trace: Trace
+) -> ModelReplay:
+    unmatched = tuple(
+        (r, *_trace_position(low, trace, r, i)) for r, i in run.unmatched_sends[:MAX_LISTED]
+    )
+    return ModelReplay(
+        model=name,
+        ranks=trace.n_ranks,
+        events=run.n_events,
+        simulated_time_s=run.simulated_time_s,
+        end_s=run.end_s,
+        per_rank_s=run.parts_s,
+        per_call=run.per_call(),
+        wall_s=wall,
+        n_unmatched=len(run.unmatched_sends),
+        unmatched=unmatched,
+    )
