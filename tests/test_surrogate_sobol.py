@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from mpiuq.surrogate import ParameterBox, fit_pce, random_design, sparse_grid_design
+from mpiuq.surrogate import ParameterBox, fit_pce, random_design
 from mpiuq.surrogate.basis import total_order_indices
 from mpiuq.surrogate.sensitivity import chaos_variance, sobol_first_order, sobol_total
 
@@ -31,14 +31,15 @@ def ishigami_reference(a: float, b: float) -> tuple[np.ndarray, np.ndarray]:
 def test_ishigami_indices_match_closed_form() -> None:
     a, b = 7.0, 0.1
     box = ParameterBox.from_bounds(dict.fromkeys(("x1", "x2", "x3"), (-np.pi, np.pi)))
-    x = sparse_grid_design(box, 7)  # 2561 nodes
+    x = random_design(box, 1024, 1, "sobol")
     y = np.sin(x[:, 0]) + a * np.sin(x[:, 1]) ** 2 + b * x[:, 2] ** 4 * np.sin(x[:, 0])
-    pce = fit_pce(x, y, box, order=12)
+    pce = fit_pce(x, y, box, order=10)  # 286 terms
     first, total = ishigami_reference(a, b)
-    # Truncation error of the order-12 expansion: measured 1.8e-4 at order 10, 2e-6 at
-    # order 12, 1.2e-7 at order 14 (spectral decay), so 2e-5 leaves a 10x margin.
-    np.testing.assert_allclose(pce.sobol_first()[0], first, atol=2e-5)
-    np.testing.assert_allclose(pce.sobol_total()[0], total, atol=2e-5)
+    # Truncation error (spectral decay of the smooth Ishigami terms): index errors measured
+    # 4.5e-5 at order 10 (1024 points), 5e-7 at order 12 (2048), 9e-9 at order 14 (4096);
+    # the LOO error / std is 3e-3.  Tolerance 5e-4 = 10x the measured order-10 error.
+    np.testing.assert_allclose(pce.sobol_first()[0], first, atol=5e-4)
+    np.testing.assert_allclose(pce.sobol_total()[0], total, atol=5e-4)
     assert abs(pce.mean()[0] - a / 2.0) < 1e-3  # E[f] = a / 2
 
 
