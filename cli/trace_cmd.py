@@ -7,12 +7,14 @@ import json
 from pathlib import Path
 
 from mpiuq.simulator.trace import TraceSummary, read_trace
+from mpiuq.trace_synth import add_synth_parser
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the ``trace`` sub-command (``trace info``)."""
     p = sub.add_parser("trace", help="inspect MPI traces (DUMPI, OTF2, SimGrid TI)")
     tsub = p.add_subparsers(dest="trace_command", metavar="ACTION", required=True)
+    add_synth_parser(tsub)  # `mpiuq trace synth` (synthetic motifs)
     info = tsub.add_parser("info", help="format, ranks, events per kind, bytes, compute time")
     info.add_argument("trace", type=Path, help="trace file or directory")
     info.add_argument("--json", action="store_true", help="machine-readable output")
