@@ -21,6 +21,8 @@ from emcee.autocorr import auto_window, function_1d
 from scipy.special import ndtri
 from scipy.stats import rankdata
 
+from mpiuq.calibration.errors import SamplerError
+
 FloatArray = npt.NDArray[np.float64]
 
 
@@ -60,7 +62,7 @@ def rank_rhat(chains: npt.ArrayLike) -> float:
     """
     x = np.asarray(chains, dtype=np.float64)
     if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 4:
-        raise ValueError(f"chains of shape {x.shape} are invalid: expected (>=2, >=4)")
+        raise SamplerError(f"chains of shape {x.shape} are invalid: expected (>=2, >=4)")
     split = _split(x)
     bulk = _basic_rhat(_z_scale(split))
     folded = np.abs(split - np.median(split))
