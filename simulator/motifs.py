@@ -184,15 +184,19 @@ def _assemble(spec: MotifSpec, slots: list[Slot], notes: tuple[str, ...]) -> Tra
     cols: dict[str, np.ndarray] = {}
     kinds = [OpKind(int(slot["kind"])) for slot in slots]  # type: ignore[call-overload]
     for name, dtype in OP_COLUMNS.items():
+        if name == "call":
+            values: list[object] = [_CALL_OF[kind] for kind in kinds]
+        else:
+            values = [slot.get(name, _DEFAULTS.get(name)) for slot in slots]
+        # stack the slot values into one (n or 1, k or 1, s) array and broadcast it
+        arrays = [np.asarray(v, dtype=dtype) for v in values]
+        rows = n if any(a.ndim == 2 and a.shape[0] > 1 for a in arrays) else 1
+        its = k if any(a.ndim == 2 and a.shape[1] > 1 for a in arrays) else 1
+        stacked = np.stack([np.broadcast_to(a, (rows, its)) for a in arrays], axis=-1)
         full = np.empty(shape, dtype=dtype)
-        for i, slot in enumerate(slots):
-            if name == "call":
-                value: object = _CALL_OF[kinds[i]]
-            else:
-                value = slot.get(name, _DEFAULTS.get(name))
-            full[:, :, i] = value
+        full[...] = stacked
         cols[name] = full.reshape(-1) if mask is None else full[mask]
-        del full
+        del full, stacked
     per_rank = np.full(n, k * s, dtype=np.int64) if mask is None else mask.sum(axis=(1, 2))
     rank_ptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(per_rank, out=rank_ptr[1:])
