@@ -24,7 +24,7 @@ Examples
 --------
 >>> trace = synthesize(MotifSpec("halo3d", n_ranks=8, iterations=2, neighbours=6))
 >>> trace.n_ranks, trace.summary().ops_per_kind["ISEND"]
-(8, 48)
+(8, 96)
 """
 
 from __future__ import annotations

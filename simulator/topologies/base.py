@@ -10,7 +10,10 @@ takes towards switch ``b``. Topologies whose minimal routing also depends on the
 destination *node* (the fat-tree's d-mod-k up-port choice) add ``up_links`` and
 ``up_radix``: when ``next_link[a, b]`` is an up-link, the packet for node ``d`` takes
 ``up_links[a, (d // up_radix ** switch_level[a]) % up_radix]`` instead (see
-:meth:`Topology.next_hop`). Engines that ignore this still get valid minimal routes.
+:meth:`Topology.next_hop`). The rule holds only while heading for ``d``'s own switch
+(``b == node_switch[d]``): on the first leg of a Valiant route, towards an
+intermediate switch, use ``next_link`` alone, or the packet may never reach the
+intermediate. Engines that ignore the rule still get valid minimal routes.
 """
 
 from __future__ import annotations
@@ -109,8 +112,8 @@ class Topology:
         """Link taken at ``switch`` towards ``dst_switch`` (and node ``dst_node``).
 
         Applies the node-dependent up-port rule of topologies with ``up_radix > 0``
-        when ``dst_node`` is given (see the module docstring); -1 when
-        ``switch == dst_switch``.
+        when ``dst_node`` is given; pass it only when ``dst_switch`` is that node's
+        switch (see the module docstring). -1 when ``switch == dst_switch``.
         """
         link = int(self.next_link[switch, dst_switch])
         if (
