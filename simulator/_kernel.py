@@ -279,6 +279,9 @@ def run_program(  # type: ignore[no-untyped-def]
     inj_link,
     ej_link,
     next_link,
+    switch_level,
+    up_links,
+    up_radix,
     routing,
     packet_bytes,
     route_seed,
@@ -841,6 +844,9 @@ def run_program(  # type: ignore[no-untyped-def]
             while True:
                 while cur != goal:
                     lk = next_link[cur, goal]
+                    if up_radix > 0 and switch_level[link_dst[lk]] > switch_level[cur]:
+                        # fat-tree d-mod-k: the up-port depends on the destination node
+                        lk = up_links[cur, (nb_node // up_radix ** switch_level[cur]) % up_radix]
                     e = max(e + hop, link_busy[lk])
                     tail = max(e + pkt * link_inv[lk], tail + hop)
                     link_busy[lk] = tail
@@ -950,6 +956,9 @@ def run_batch(  # type: ignore[no-untyped-def]
             no_i4,
             no_i4,
             no_i4_2d,
+            no_i4,
+            no_i4_2d,
+            0,
             0,
             1.0,
             0,

@@ -41,9 +41,24 @@ _NO_TOPOLOGY = (
     np.zeros(0, np.int32),
     np.zeros(0, np.int32),
     np.zeros((0, 0), np.int32),
+    np.zeros(0, np.int32),
+    np.zeros((0, 0), np.int32),
+    0,
 )
 
 FloatArray = npt.NDArray[np.float64]
+
+
+def _up_routing(topology: object) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], int]:
+    """Destination-dependent up-port tables (fat-tree d-mod-k), or empty ones."""
+    radix = int(getattr(topology, "up_radix", 0))
+    if radix <= 0:
+        return np.zeros(0, np.int32), np.zeros((0, 0), np.int32), 0
+    return (
+        np.ascontiguousarray(topology.switch_level, dtype=np.int32),  # type: ignore[attr-defined]
+        np.ascontiguousarray(topology.up_links, dtype=np.int32),  # type: ignore[attr-defined]
+        radix,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +232,7 @@ def simulate(
             np.ascontiguousarray(topology.inj_link, dtype=np.int32),
             np.ascontiguousarray(topology.ej_link, dtype=np.int32),
             np.ascontiguousarray(topology.next_link, dtype=np.int32),
+            *_up_routing(topology),
         )
     else:
         topo_arrays = _NO_TOPOLOGY

@@ -1,0 +1,134 @@
+"""Congestion-aware packet network: zero-load equality, bandwidth sharing, hotspots.
+
+References: without contention a message of N bytes on a route of L links takes
+``L * hop + N / min(link bandwidths)`` (cut-through packets pipeline), which is the
+analytic model's ``alpha + beta * N`` with ``alpha = L * hop``. Two flows through one
+link each get half its bandwidth, so together they finish at ``2 N / B``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mpiuq.simulator.engine import simulate
+from mpiuq.simulator.errors import SettingError
+from mpiuq.simulator.link_report import hottest_links, link_utilisation
+from mpiuq.simulator.network import AnalyticNetwork, PacketNetwork, network_by_name
+from mpiuq.simulator.parameters import SimParams
+from mpiuq.simulator.program import Program, ProgramBuilder
+from mpiuq.simulator.topology import make_topology
+
+# mailbox protocol for every size: one transfer per message, easy to reason about
+P = SimParams(small_max_bytes=1 << 24, eager_max_bytes=1 << 24)
+
+
+def pairs_program(n_ranks: int, pairs: list[tuple[int, int]], nbytes: int) -> Program:
+    b = ProgramBuilder(n_ranks)
+    recvs: dict[int, list[int]] = {}
+    for src, dst in pairs:
+        b.isend(src, dst, nbytes, tag=src)
+        recvs.setdefault(dst, []).append(b.irecv(dst, src, nbytes, tag=src))
+    for dst, reqs in recvs.items():
+        b.waitall(dst, reqs)
+    return b.build()
+
+
+@pytest.mark.parametrize(
+    "spec", ["crossbar:nodes=4", "fattree:k=2,levels=3", "dragonfly:groups=3,switches=2,nodes=2,global=1"]
+)
+@pytest.mark.parametrize("nbytes", [1, 4096, 100_000, 1 << 20])
+def test_single_message_equals_analytic(spec: str, nbytes: int) -> None:
+    topo = make_topology(spec)
+    last = topo.n_nodes - 1
+    for protocol_params in (P, SimParams()):
+        b = ProgramBuilder(topo.n_nodes)
+        b.send(0, last, nbytes)
+        b.recv(last, 0, nbytes)
+        program = b.build()
+        packet = simulate(program, protocol_params, PacketNetwork(topo, packet_bytes=4096))
+        analytic = simulate(program, protocol_params, AnalyticNetwork(topology=topo))
+        np.testing.assert_allclose(packet.end_s, analytic.end_s, rtol=1e-12)
+        np.testing.assert_allclose(packet.parts_s, analytic.parts_s, rtol=1e-9, atol=1e-15)
+
+
+def test_two_flows_through_one_link_share_its_bandwidth() -> None:
+    topo = make_topology("crossbar:nodes=3")
+    n = 1 << 22
+    run = simulate(pairs_program(3, [(0, 2), (1, 2)], n), P, PacketNetwork(topo, packet_bytes=4096))
+    link_bw = P.link_bw_GBps * 1e9
+    # rank 2 waits for both messages: they interleave on its ejection link and both
+    # finish together at 2N/B (plus latency and one packet), then rank 2 copies both out
+    copies = 2 * n / (P.memory_bw_GBps * 1e9)
+    arrival = run.end_s[2] - copies
+    assert arrival == pytest.approx(2 * (n + 64) / link_bw, rel=2e-3)
+    # each flow alone would have arrived after N/B: sharing halved both
+    single = simulate(pairs_program(3, [(0, 2)], n), P, PacketNetwork(topo)).end_s[2]
+    assert single - n / (P.memory_bw_GBps * 1e9) == pytest.approx(n / link_bw, rel=2e-3)
+    assert run.link_bytes[topo.ej_link[2]] == pytest.approx(2 * (n + 64))
+
+
+def test_contention_free_permutation_on_fat_tree_matches_analytic() -> None:
+    topo = make_topology("fattree:k=2,levels=3")
+    n_nodes = topo.n_nodes
+    shift = n_nodes // 2  # k^(levels-1): contention-free under d-mod-k routing
+    pairs = [(i, (i + shift) % n_nodes) for i in range(n_nodes)]
+    program = pairs_program(n_nodes, pairs, 1 << 20)
+    packet = simulate(program, P, PacketNetwork(topo, packet_bytes=8192))
+    analytic = simulate(program, P, AnalyticNetwork(topology=topo))
+    np.testing.assert_allclose(packet.end_s, analytic.end_s, rtol=1e-12)
+    # and no link carried more than one flow
+    assert packet.link_bytes.max() == pytest.approx((1 << 20) + 64)
+
+
+def test_congested_permutation_is_slower_than_analytic() -> None:
+    topo = make_topology("fattree:k=2,levels=3")
+    pairs = [(i, (i + 1) % topo.n_nodes) for i in range(topo.n_nodes)]  # shares up-links
+    program = pairs_program(topo.n_nodes, pairs, 1 << 20)
+    packet = simulate(program, P, PacketNetwork(topo))
+    analytic = simulate(program, P, AnalyticNetwork(topology=topo))
+    assert packet.simulated_time_s >= analytic.simulated_time_s * (1 - 1e-12)
+    np.testing.assert_allclose(packet.parts_s.sum(axis=1), packet.end_s, rtol=1e-12)
+
+
+def test_hottest_link_report_finds_the_hotspot() -> None:
+    topo = make_topology("crossbar:nodes=6")
+    hot = 5
+    pairs = [(i, hot) for i in range(5)] + [(0, 1)]
+    n = 1 << 18
+    run = simulate(pairs_program(6, pairs, n), P, PacketNetwork(topo))
+    report = hottest_links(run.link_bytes, topo, P, run.simulated_time_s, top=3)
+    assert report[0].link == int(topo.ej_link[hot])
+    assert report[0].link_class == "ejection"
+    assert report[0].bytes == pytest.approx(5 * (n + 64))
+    assert report[0].utilisation > report[1].utilisation
+    util = link_utilisation(run.link_bytes, topo, P, run.simulated_time_s)
+    assert (util <= 1 + 1e-9).all() and (util >= 0).all()
+    with pytest.raises(SettingError, match="link_bytes has shape"):
+        link_utilisation(np.zeros(3), topo, P, 1.0)
+
+
+def test_valiant_routing_is_deterministic_and_not_faster_at_zero_load() -> None:
+    topo = make_topology("dragonfly:groups=5,switches=4,nodes=2,global=1")
+    pairs = [(i, (i + 7) % topo.n_nodes) for i in range(topo.n_nodes)]
+    program = pairs_program(topo.n_nodes, pairs, 65536)
+    a = simulate(program, P, PacketNetwork(topo, routing="valiant", seed=3))
+    b = simulate(program, P, PacketNetwork(topo, routing="valiant", seed=3))
+    np.testing.assert_array_equal(a.end_s, b.end_s)
+    # valiant routes are at least as long: more link-bytes in total
+    m = simulate(program, P, PacketNetwork(topo, routing="minimal"))
+    assert a.link_bytes.sum() >= m.link_bytes.sum()
+
+
+def test_packet_network_settings_are_validated() -> None:
+    topo = make_topology("crossbar:nodes=2")
+    with pytest.raises(SettingError, match="packet_bytes=0 is invalid"):
+        PacketNetwork(topo, packet_bytes=0)
+    with pytest.raises(SettingError, match="routing 'ugal' is unknown"):
+        PacketNetwork(topo, routing="ugal")
+    with pytest.raises(SettingError, match="needs a topology"):
+        network_by_name("packet")
+    b = ProgramBuilder(3)
+    b.compute(2, 1.0)
+    with pytest.raises(SettingError, match="nodes 0..1"):
+        simulate(b.build(), P, PacketNetwork(topo))
