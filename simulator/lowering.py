@@ -212,6 +212,24 @@ def _check_replayable(trace: Trace) -> None:
             f"records only some ranks), the first at operation {first} "
             f"({trace.call_names[int(trace.call[first])]}); replay needs every rank's stream"
         )
+    empty = np.diff(trace.rank_ptr) == 0
+    if not empty.any() or empty.all():
+        return
+    peers = np.concatenate([trace.peer[p2p], trace.peer2[p2p & (trace.peer2 >= 0)]])
+    named = np.unique(peers[peers >= 0])
+    coll_comms = np.unique(trace.comm[trace.kind >= OpKind.BARRIER])
+    for c in coll_comms.tolist():
+        named = np.union1d(named, trace.comm_ranks(c)[trace.comm_ranks(c) >= 0])
+    silent = named[empty[named]]
+    if silent.size:
+        partial = [n for n in trace.notes if "partial" in n]
+        hint = f" (reader: {partial[0]})" if partial else ""
+        raise UnreplayableTraceError(
+            f"trace {trace.source} cannot be replayed as a whole: {silent.size} rank(s) "
+            f"({', '.join(map(str, silent[:8].tolist()))}{'...' if silent.size > 8 else ''}) "
+            f"have no operations but are partners of messages or collectives; replay needs "
+            f"every rank's stream{hint}"
+        )
 
 
 def _segments(starts: IntArray, counts: IntArray) -> tuple[IntArray, IntArray]:

@@ -287,6 +287,7 @@ def test_unmatched_messages_are_reported_with_rank_and_operation() -> None:
     b, c = builder(2)
     b.add_compute(0, 1e-6)
     b.add(0, OpKind.ISEND, c["MPI_Isend"], peer=1, tag=7, bytes_send=8, request=b.new_request())
+    b.add_compute(1, 1e-6)  # rank 1 never posts the receive
     m = run(b.build())
     assert m.n_unmatched == 1
     assert m.unmatched == ((0, 1, "MPI_Isend"),)
@@ -307,3 +308,10 @@ def test_bad_settings_raise_typed_errors() -> None:
         LoweringOptions(reduce_rate_Bps=0.0)
     with pytest.raises(ValueError, match=r"compute_scale=-1\.0 is invalid"):
         LoweringOptions(compute_scale=-1.0)
+
+
+def test_ranks_without_operations_named_as_partners_mean_a_partial_trace() -> None:
+    b, c = builder(3)  # only rank 0 recorded, as in a single-rank DUMPI file
+    b.add(0, OpKind.SEND, c["MPI_Send"], peer=2, bytes_send=8)
+    with pytest.raises(UnreplayableTraceError, match=r"1 rank\(s\) \(2\) have no operations"):
+        lower_trace(b.build())
