@@ -250,7 +250,7 @@ def _valiant_switch(flow, n_switches, seed):  # type: ignore[no-untyped-def]
     return z % n_switches
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def run_program(  # type: ignore[no-untyped-def]
     rank_ptr,
     kind,
@@ -890,7 +890,7 @@ def run_program(  # type: ignore[no-untyped-def]
     return end_s, acc, acc_call, marks, n_events, pc, rq_ready, m_match, link_bytes
 
 
-@nb.njit(cache=True, parallel=True)
+@nb.njit(cache=True, nogil=True)
 def run_batch(  # type: ignore[no-untyped-def]
     rank_ptr,
     kind,
@@ -912,7 +912,8 @@ def run_batch(  # type: ignore[no-untyped-def]
     hops,
     net_kind,
 ):
-    """Run one program under many parameter vectors in parallel.
+    """Run one program under many parameter vectors (releases the GIL: callers may
+    run slices of ``params_matrix`` in parallel threads).
 
     Returns ``marks (n_sets, n_marks)``, ``acc (n_sets, n_ranks, 4)``,
     ``end (n_sets, n_ranks)``, ``unfinished (n_sets,)`` and the total event count.
@@ -927,7 +928,7 @@ def run_batch(  # type: ignore[no-untyped-def]
     no_i8 = np.zeros(0, np.int8)
     no_i4 = np.zeros(0, np.int32)
     no_i4_2d = np.zeros((0, 0), np.int32)
-    for s in nb.prange(n_sets):
+    for s in range(n_sets):
         e, a, _ac, mk, ne, pcs, _rr, _mm, _lb = run_program(
             rank_ptr,
             kind,

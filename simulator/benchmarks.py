@@ -20,6 +20,8 @@ Throughputs are in MB/s (10^6 B/s), times in microseconds.
 from __future__ import annotations
 
 import hashlib
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -218,8 +220,14 @@ def evaluate_batch(
     setup: BenchmarkSetup,
     sizes_bytes: object,
     matrix: FloatArray,
+    *,
+    threads: int | None = None,
 ) -> BatchResult:
-    """Evaluate many parameter sets x many sizes, in compiled parallel loops.
+    """Evaluate many parameter sets x many sizes in compiled loops.
+
+    The compiled kernel releases the GIL, so slices of the parameter sets run in
+    ``threads`` threads (default: the CPUs this process may use). Results do not
+    depend on the number of threads.
 
     Parameters
     ----------
@@ -230,6 +238,8 @@ def evaluate_batch(
     matrix
         ``(n_sets, n_params)`` parameter vectors in :func:`parameter_names` order
         (build it with :func:`mpiuq.simulator.parameters.params_matrix`).
+    threads
+        Worker threads (>= 1).
 
     Raises
     ------
@@ -243,22 +253,46 @@ def evaluate_batch(
         raise ParameterError(
             "matrix", f"array of shape {matrix.shape}", f"shape (n_sets, {n_params})"
         )
-    times = np.empty((matrix.shape[0], len(sizes)))
+    n_threads = _default_threads() if threads is None else threads
+    if isinstance(n_threads, bool) or not isinstance(n_threads, int) or n_threads < 1:
+        raise SettingError(f"threads={threads!r} is invalid: expected a whole number >= 1")
+    n_sets = matrix.shape[0]
+    times = np.empty((n_sets, len(sizes)))
     nodes = np.arange(2, dtype=np.int64)
-    events = 0
-    for j, size in enumerate(sizes):
-        program = benchmark_program(setup, size)
+    chunks = np.array_split(np.arange(n_sets), min(n_threads, max(n_sets, 1)))
+
+    def work(j: int, rows: npt.NDArray[np.int64]) -> int:
+        program = benchmark_program(setup, sizes[j])
         marks, _acc, _end, unfinished, n_ev = _kernel.run_batch(
-            *program_arrays(program), matrix, nodes, 2, TWO_NODE_SWITCH.hops, TWO_NODE_SWITCH.kind
+            *program_arrays(program),
+            matrix[rows[0] : rows[-1] + 1],
+            nodes,
+            2,
+            TWO_NODE_SWITCH.hops,
+            TWO_NODE_SWITCH.kind,
         )
         if unfinished.any():
             raise SettingError(
-                f"{setup.benchmark} at {size} B did not finish for some parameter sets"
+                f"{setup.benchmark} at {sizes[j]} B did not finish for some parameter sets"
             )
-        times[:, j] = _time_per_message_s(setup, marks)
-        events += int(n_ev)
+        times[rows[0] : rows[-1] + 1, j] = _time_per_message_s(setup, marks)
+        return int(n_ev)
+
+    tasks = [(j, rows) for j in range(len(sizes)) for rows in chunks if rows.size]
+    if n_threads == 1 or len(tasks) == 1:
+        events = sum(work(j, rows) for j, rows in tasks)
+    else:
+        with ThreadPoolExecutor(max_workers=n_threads) as pool:
+            events = sum(pool.map(lambda task: work(*task), tasks))
     time_us = times * 1e6
     return BatchResult(sizes, time_us, np.asarray(sizes, dtype=np.float64) / time_us, events)
+
+
+def _default_threads() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return max(1, os.cpu_count() or 1)
 
 
 @dataclass(frozen=True)

@@ -133,3 +133,17 @@ def test_more_repetitions_change_nothing() -> None:
         one = simulate_benchmark(benchmark, sizes, window=16, repetitions=1).time_us
         five = simulate_benchmark(benchmark, sizes, window=16, repetitions=5).time_us
         np.testing.assert_allclose(five, one, rtol=1e-12)
+
+
+def test_batch_results_do_not_depend_on_threads() -> None:
+    rng = np.random.default_rng(11)
+    names = tuple(TABLE1_PRIOR_RANGES)
+    x = np.column_stack([rng.uniform(lo, hi, 7) for lo, hi in TABLE1_PRIOR_RANGES.values()])
+    matrix = params_matrix(SimParams(), names, x)
+    setup = BenchmarkSetup("stream", window=8)
+    one = evaluate_batch(setup, [1, 5000, 70000], matrix, threads=1)
+    three = evaluate_batch(setup, [1, 5000, 70000], matrix, threads=3)
+    np.testing.assert_array_equal(one.time_us, three.time_us)
+    assert one.n_events == three.n_events
+    with pytest.raises(SettingError, match="threads=0 is invalid"):
+        evaluate_batch(setup, [1], matrix, threads=0)
