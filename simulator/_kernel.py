@@ -844,8 +844,14 @@ def run_program(  # type: ignore[no-untyped-def]
             while True:
                 while cur != goal:
                     lk = next_link[cur, goal]
-                    if up_radix > 0 and switch_level[link_dst[lk]] > switch_level[cur]:
+                    if (
+                        up_radix > 0
+                        and goal == target
+                        and switch_level[link_dst[lk]] > switch_level[cur]
+                    ):
                         # fat-tree d-mod-k: the up-port depends on the destination node
+                        # (only on the leg to the destination: a valiant leg heads for
+                        # a given intermediate switch)
                         lk = up_links[cur, (nb_node // up_radix ** switch_level[cur]) % up_radix]
                     e = max(e + hop, link_busy[lk])
                     tail = max(e + pkt * link_inv[lk], tail + hop)

@@ -108,8 +108,11 @@ def test_hottest_link_report_finds_the_hotspot() -> None:
         link_utilisation(np.zeros(3), topo, P, 1.0)
 
 
-def test_valiant_routing_is_deterministic_and_not_faster_at_zero_load() -> None:
-    topo = make_topology("dragonfly:groups=5,switches=4,nodes=2,global=1")
+@pytest.mark.parametrize(
+    "spec", ["dragonfly:groups=5,switches=4,nodes=2,global=1", "fattree:k=2,levels=3"]
+)
+def test_valiant_routing_is_deterministic_and_not_faster_at_zero_load(spec: str) -> None:
+    topo = make_topology(spec)
     pairs = [(i, (i + 7) % topo.n_nodes) for i in range(topo.n_nodes)]
     program = pairs_program(topo.n_nodes, pairs, 65536)
     a = simulate(program, P, PacketNetwork(topo, routing="valiant", seed=3))

@@ -14,11 +14,15 @@ from mpiuq.simulator.trace.ti import find_ti_files, read_ti
 
 __all__ = ["FORMATS", "detect_format", "read_trace"]
 
-FORMATS = ("dumpi", "otf2", "ti")
+FORMATS = ("dumpi", "otf2", "ti", "hdf5")
+
+#: Suffixes of traces already in mpiuq's own HDF5 representation (``save_trace``,
+#: ``mpiuq trace synth``).
+HDF5_SUFFIXES = (".h5", ".hdf5")
 
 
 def detect_format(path: str | Path) -> str:
-    """``"dumpi"``, ``"otf2"`` or ``"ti"`` for a trace path (file or directory).
+    """``"dumpi"``, ``"otf2"``, ``"ti"`` or ``"hdf5"`` for a trace path (file or directory).
 
     Raises
     ------
@@ -29,6 +33,8 @@ def detect_format(path: str | Path) -> str:
     if not p.exists():
         raise UnsupportedTraceError(f"trace path {p} does not exist")
     if p.is_file():
+        if p.suffix in HDF5_SUFFIXES:
+            return "hdf5"
         if p.suffix in (".meta", ".bin"):
             return "dumpi"
         if p.suffix == ".otf2":
@@ -72,7 +78,8 @@ def read_trace(
     ----------
     path : str or Path
         A DUMPI ``.meta`` (or directory holding one, or a lone ``.bin``), an OTF2
-        ``traces.otf2`` (or its directory), or a TI index / single file / directory.
+        ``traces.otf2`` (or its directory), a TI index / single file / directory, or
+        an ``.h5`` file written by :func:`save_trace` (loaded as is, not cached again).
     flop_rate : float
         TI only: host speed in flop/s turning ``compute`` flops into seconds.
     clock : {"auto", "wall", "cpu"}
@@ -99,6 +106,8 @@ def read_trace(
     if clock not in CLOCKS:
         raise ValueError(f"clock={clock!r} is invalid: expected one of {CLOCKS}")
     fmt = detect_format(path)
+    if fmt == "hdf5":
+        return load_trace_h5(path)
     options: dict[str, object] = {"format": fmt}
     if fmt == "ti":
         options["flop_rate"] = float(flop_rate)
