@@ -1,0 +1,236 @@
+"""Replay throughput and peak memory on the largest TI traces, against SimGrid's own replayer.
+
+For each trace it prints, for mpiuq (analytic model, trace already parsed into the
+HDF5 cache; the uncached parse time is printed separately with ``--parse``):
+actions per second = trace actions (lines of the as-recorded files, the count the
+trace READMEs give) / (lowering + simulation seconds), engine events per second,
+and the peak resident memory of a fresh process doing only that replay
+(``resource.getrusage(...).ru_maxrss``). For SimGrid 3.32 (``smpirun -replay``
+with ``smpireplaymain``, the command line of the trace README, on the
+``*_replayable`` variant SimGrid needs) it prints actions per second counted the
+same way (lines of the files it replays), wall and CPU time and peak memory of
+the child. SimGrid is skipped with "smpirun not found" when it is not installed.
+
+Usage::
+
+    python experiments/perf/perf_replay.py [--traces ti_lulesh_512r,...] [--no-simgrid] [--parse]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "traces"
+DEFAULT = ("ti_lulesh_512r", "ti_nas_mg_A_256r", "ti_lulesh_64r")
+REPLAYERS = (
+    "/usr/lib/x86_64-linux-gnu/simgrid/smpireplaymain",
+    "/usr/lib/simgrid/smpireplaymain",
+)
+
+
+def index_of(trace_dir: Path, replayable: bool) -> Path:
+    """The TI index file (as recorded, or the SimGrid-replayable variant when there is one)."""
+    name = trace_dir.name.removeprefix("ti_")
+    variant = trace_dir / f"{name}_replayable.txt"
+    return variant if replayable and variant.is_file() else trace_dir / f"{name}.txt"
+
+
+def rank_files(index: Path) -> list[Path]:
+    """Per-rank files named by an index (``.gz`` where the directory holds gzipped files)."""
+    out = []
+    for line in index.read_text().split():
+        p = index.parent / line
+        out.append(p if p.exists() else p.with_name(p.name + ".gz"))
+    return out
+
+
+def count_actions(index: Path) -> int:
+    """Number of action lines over all per-rank files."""
+    n = 0
+    for f in rank_files(index):
+        opener = gzip.open if f.suffix == ".gz" else open
+        with opener(f, "rt") as fh:
+            n += sum(1 for line in fh if line.strip())
+    return n
+
+
+def one_replay(trace_dir: Path) -> dict[str, float]:
+    """Replay one trace in this process (called in a fresh subprocess by ``main``)."""
+    from mpiuq.simulator.engine import simulate
+    from mpiuq.simulator.lowering import lower_trace
+    from mpiuq.simulator.network import network_by_name
+    from mpiuq.simulator.parameters import SimParams
+    from mpiuq.simulator.program import ProgramBuilder
+    from mpiuq.simulator.replay import ReplaySetup
+    from mpiuq.simulator.trace import read_trace
+
+    tw = time.perf_counter()
+    warm = ProgramBuilder(n_ranks=2)  # load the compiled kernel from numba's cache
+    warm.send(0, dest=1, nbytes=8)
+    warm.recv(1, source=0, nbytes=8)
+    simulate(warm.build(), SimParams(), network_by_name("analytic"))
+    t0 = time.perf_counter()
+    trace = read_trace(index_of(trace_dir, replayable=False))
+    t1 = time.perf_counter()
+    params = SimParams()
+    low = lower_trace(trace, ReplaySetup().lowering_options(params))
+    t2 = time.perf_counter()
+    run = simulate(low.program, params, network_by_name("analytic"))
+    t3 = time.perf_counter()
+    return {
+        "kernel_load_s": t0 - tw,
+        "read_s": t1 - t0,
+        "lower_s": t2 - t1,
+        "simulate_s": t3 - t2,
+        "events": float(run.n_events),
+        "trace_ops": float(trace.n_ops),
+        "program_ops": float(low.program.n_ops),
+        "simulated_time_s": run.simulated_time_s,
+        "maxrss_MiB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def run_child(trace_dir: Path, warm: bool) -> dict[str, float]:
+    """``one_replay`` in a fresh interpreter (own peak memory); ``warm`` runs it twice."""
+    cmd = [sys.executable, __file__, "--one", str(trace_dir)]
+    if warm:  # first run fills the trace cache and the numba cache
+        subprocess.run(cmd, check=True, capture_output=True, text=True)
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return dict(json.loads(out.strip().splitlines()[-1]))
+
+
+def uncached_parse_s(trace_dir: Path) -> float:
+    from mpiuq.simulator.trace import read_trace
+
+    t0 = time.perf_counter()
+    read_trace(index_of(trace_dir, replayable=False), use_cache=False)
+    return time.perf_counter() - t0
+
+
+_WRAPPER = (
+    "import json, resource, subprocess, sys\n"
+    "code = subprocess.run(sys.argv[1:]).returncode\n"
+    "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "print(json.dumps({'cpu_s': u.ru_utime + u.ru_stime, 'maxrss_KiB': u.ru_maxrss}))\n"
+    "sys.exit(code)\n"
+)
+
+
+def simgrid(trace_dir: Path, timeout_s: float) -> dict[str, float] | None:
+    """Time SimGrid's replayer on the replayable variant; None when SimGrid is absent."""
+    smpirun = shutil.which("smpirun")
+    replayer = next((r for r in REPLAYERS if Path(r).exists()), shutil.which("smpireplaymain"))
+    if smpirun is None or replayer is None:
+        return None
+    index = index_of(trace_dir, replayable=True)
+    n_ranks = len(index.read_text().split())
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        for line in index.read_text().split():  # uncompressed copy, same relative layout
+            src = index.parent / line
+            dst = work / line
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            if src.exists():
+                shutil.copyfile(src, dst)
+            else:
+                with gzip.open(src.with_name(src.name + ".gz"), "rb") as fi, open(dst, "wb") as fo:
+                    shutil.copyfileobj(fi, fo)
+        shutil.copyfile(index, work / index.name)
+        platform = next(trace_dir.glob("platform_*.xml"))
+        shutil.copyfile(platform, work / platform.name)
+        hosts = work / "hostfile"
+        hosts.write_text("".join(f"node-{i}\n" for i in range(1024)))
+        cmd = [
+            smpirun, "-np", str(n_ranks), "-platform", platform.name, "-hostfile", "hostfile",
+            "-replay", index.name, replayer,
+        ]  # fmt: skip
+        # a wrapper interpreter reports the usage of its only child (smpirun and its process)
+        wrapper = [sys.executable, "-c", _WRAPPER, *cmd]
+        t0 = time.perf_counter()
+        proc = subprocess.run(
+            wrapper, cwd=work, capture_output=True, text=True, timeout=timeout_s, check=False
+        )
+        wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(f"smpirun failed ({proc.returncode}): {proc.stderr[-500:]}")
+    sim = [ln for ln in (proc.stdout + proc.stderr).splitlines() if "Simulation time" in ln]
+    usage = json.loads(proc.stdout.strip().splitlines()[-1])
+    return {
+        "wall_s": wall,
+        "cpu_s": usage["cpu_s"],
+        "maxrss_MiB": usage["maxrss_KiB"] / 1024,
+        "simulated": float(sim[-1].split()[-1]) if sim else float("nan"),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--traces", default=",".join(DEFAULT))
+    ap.add_argument("--no-simgrid", action="store_true")
+    ap.add_argument("--parse", action="store_true", help="also time an uncached parse")
+    ap.add_argument("--timeout", type=float, default=600.0, help="SimGrid time limit per trace, s")
+    ap.add_argument("--one", type=Path, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.one is not None:
+        print(json.dumps(one_replay(args.one)))
+        return
+    print(f"machine: {os.cpu_count()} CPUs; mpiuq model: analytic; SimGrid: smpirun -replay")
+    for name in args.traces.split(","):
+        trace_dir = DATA / name
+        if not trace_dir.is_dir():
+            print(f"{name}: not found under {DATA}, skipped")
+            continue
+        actions = count_actions(index_of(trace_dir, replayable=False))
+        r = run_child(trace_dir, warm=True)
+        busy = r["lower_s"] + r["simulate_s"]
+        ours = actions / busy
+        print(
+            f"{name}: {actions} actions, {int(r['trace_ops'])} trace ops -> "
+            f"{int(r['program_ops'])} lowered ops, {int(r['events'])} events\n"
+            f"  mpiuq   : read (cache) {r['read_s']:.2f} s, lower {r['lower_s']:.2f} s, "
+            f"simulate {r['simulate_s']:.2f} s -> {ours:,.0f} actions/s, "
+            f"{r['events'] / r['simulate_s']:,.0f} events/s; "
+            f"with cached read {actions / (busy + r['read_s']):,.0f} actions/s; "
+            f"peak RSS {r['maxrss_MiB']:.0f} MiB; simulated {r['simulated_time_s']:.6g} s; "
+            f"(one-off kernel load from the numba cache {r['kernel_load_s']:.2f} s)"
+        )
+        if args.parse:
+            parse = uncached_parse_s(trace_dir)
+            print(
+                f"  mpiuq   : uncached parse {parse:.2f} s -> end to end "
+                f"{actions / (parse + busy):,.0f} actions/s"
+            )
+        if args.no_simgrid:
+            continue
+        try:
+            sg = simgrid(trace_dir, args.timeout)
+        except (RuntimeError, subprocess.TimeoutExpired) as exc:
+            print(f"  SimGrid : failed: {exc}")
+            continue
+        if sg is None:
+            print("  SimGrid : smpirun not found (apt-get install libsimgrid-dev), skipped")
+            continue
+        sg_actions = count_actions(index_of(trace_dir, replayable=True))
+        theirs = sg_actions / sg["wall_s"]
+        print(
+            f"  SimGrid : {sg_actions} actions (SimGrid-replayable index) in {sg['wall_s']:.2f} s wall, "
+            f"{sg['cpu_s']:.2f} s CPU -> {theirs:,.0f} actions/s; peak RSS "
+            f"{sg['maxrss_MiB']:.0f} MiB; simulated {sg['simulated']:.6g} s\n"
+            f"  speed-up: {ours / theirs:.1f}x in actions/s (each counting the lines it replays); "
+            f"{sg['wall_s'] / busy:.1f}x in wall time, {sg['wall_s'] / (busy + r['read_s']):.1f}x "
+            f"with mpiuq's cached read"
+        )
+
+
+if __name__ == "__main__":
+    main()
