@@ -19,7 +19,7 @@ Examples
 >>> from mpiuq.simulator.trace.ir import OpKind
 >>> b = TraceBuilder("example", "<ring>", 2)
 >>> for r in (0, 1):
-...     b.add(r, OpKind.ALLREDUCE, b.call_id("MPI_Allreduce"), bytes_send=8, bytes_recv=8)
+...     _ = b.add(r, OpKind.ALLREDUCE, b.call_id("MPI_Allreduce"), bytes_send=8, bytes_recv=8)
 >>> res = replay(b.build(), setup=ReplaySetup(models=("compute-only",)))
 >>> res.models[0].decomposition.network_s
 0.0
