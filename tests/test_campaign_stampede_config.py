@@ -18,7 +18,7 @@ def test_stampede_campaign_loads_and_selects_six_sizes_per_protocol() -> None:
     assert c.name == "stampede-ib"
     assert set(c.parameters.names) == set(CONTINUOUS_PARAMETERS) - {"hop_latency_ns"}
     base = c.simulator.base_params()
-    assert (base.small_max_bytes, base.eager_max_bytes) == (4096, 17408)
+    assert (base.small_max_bytes, base.eager_max_bytes) == (150, 17408)
     obs = observations_for(c)
     protocols = [base.protocol_of(int(s)) for s in obs.sizes_bytes]
     assert [protocols.count(p) for p in ("small", "eager", "rendezvous")] == [6, 6, 6]
