@@ -45,7 +45,7 @@ EV_DATA = 4  # RDMA data arrived at the receiver
 EV_ACK_ISSUE = 5  # receiver's progress engine posted the ack: inject it
 EV_ACK = 6  # ack reached the sender: send request complete
 EV_PKT = 7  # packet network: inject the next packet of a flow (arg = flow id)
-N_EV = 8
+N_EV = 8  # event codes are arg * N_EV + type; decoded with & 7 and >> 3
 
 # flows: every message moves at most four transfers, flow id = message * 4 + stage
 STAGE_HDR = 0  # header or mailbox message, sender -> receiver, continues with EV_HDR
@@ -98,22 +98,27 @@ HEADER_BYTES = 64
 INF = np.inf
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True, inline="always", error_model="numpy")
 def _less(ta: float, sa: int, tb: float, sb: int) -> bool:
     return ta < tb or (ta == tb and sa < sb)
 
 
-@nb.njit(cache=True)
-def _heap_push(h_t, h_s, h_c, n, t, seq, code):  # type: ignore[no-untyped-def]
-    if n == h_t.shape[0]:
-        cap = 2 * n + 16
-        nt = np.empty(cap, np.float64)
-        ns = np.empty(cap, np.int64)
-        nc = np.empty(cap, np.int64)
-        nt[:n] = h_t[:n]
-        ns[:n] = h_s[:n]
-        nc[:n] = h_c[:n]
-        h_t, h_s, h_c = nt, ns, nc
+@nb.njit(cache=True, error_model="numpy")
+def _heap_grow(h_t, h_s, h_c, n):  # type: ignore[no-untyped-def]
+    """Double the heap's capacity (rare: keeps the push itself allocation-free)."""
+    cap = 2 * n + 16
+    nt = np.empty(cap, np.float64)
+    ns = np.empty(cap, np.int64)
+    nc = np.empty(cap, np.int64)
+    nt[:n] = h_t[:n]
+    ns[:n] = h_s[:n]
+    nc[:n] = h_c[:n]
+    return nt, ns, nc
+
+
+@nb.njit(cache=True, inline="always", error_model="numpy")
+def _sift_up(h_t, h_s, h_c, n, t, seq, code):  # type: ignore[no-untyped-def]
+    """Insert ``(t, seq, code)`` as element ``n`` (capacity must allow it)."""
     i = n
     while i > 0:
         parent = (i - 1) >> 1
@@ -127,10 +132,9 @@ def _heap_push(h_t, h_s, h_c, n, t, seq, code):  # type: ignore[no-untyped-def]
     h_t[i] = t
     h_s[i] = seq
     h_c[i] = code
-    return h_t, h_s, h_c
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always", error_model="numpy")
 def _heap_pop(h_t, h_s, h_c, n):  # type: ignore[no-untyped-def]
     """Remove the root; returns (time, code). ``n`` is the size before removal."""
     t0 = h_t[0]
@@ -162,13 +166,13 @@ def _heap_pop(h_t, h_s, h_c, n):  # type: ignore[no-untyped-def]
     return t0, c0
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True, inline="always", error_model="numpy")
 def _overlap(a: float, b: float, lo: float, hi: float) -> float:
     x = min(b, hi) - max(a, lo)
     return x if x > 0.0 else 0.0
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, error_model="numpy")
 def _switch_hops(a_switch, b_switch, next_link, link_dst):  # type: ignore[no-untyped-def]
     """Switch-to-switch links on the minimal route between two switches."""
     n = 0
@@ -179,20 +183,14 @@ def _switch_hops(a_switch, b_switch, next_link, link_dst):  # type: ignore[no-un
     return n
 
 
-@nb.njit(cache=True)
-def _net_send(  # type: ignore[no-untyped-def]
+@nb.njit(cache=True, inline="always", error_model="numpy")
+def _net_arrival(  # type: ignore[no-untyped-def]
     net_kind,
     t,
     src,
     dst,
     nbytes,
     flow,
-    cont,
-    h_t,
-    h_s,
-    h_c,
-    hn,
-    seq,
     node_of,
     inj_free,
     ej_free,
@@ -208,7 +206,8 @@ def _net_send(  # type: ignore[no-untyped-def]
 ):
     """Start moving ``nbytes`` from rank ``src`` to rank ``dst`` at time ``t``.
 
-    When the bytes have arrived, event ``cont`` fires. Ranks on the same node
+    Returns the arrival time, or -1 for the packet network, whose flow ``flow`` the
+    caller then starts with an EV_PKT event at ``t``. Ranks on the same node
     exchange through memory (no network time).
 
     * ``NET_ANALYTIC``: eq. (5), ``alpha + beta * N`` with ``beta = 1 / min(B_inj, B_link)``,
@@ -220,27 +219,24 @@ def _net_send(  # type: ignore[no-untyped-def]
     a = node_of[src]
     b = node_of[dst]
     if net_kind == NET_ZERO or a == b:
-        arrive = t
-    elif net_kind == NET_PACKET:
+        return t
+    if net_kind == NET_PACKET:
         flow_rem[flow] = nbytes
-        h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, t, seq, flow * N_EV + EV_PKT)
-        return h_t, h_s, h_c, hn + 1, seq + 1
-    else:
-        lat = alpha
-        if node_switch.shape[0] > 0:
-            lat = hop * (2 + _switch_hops(node_switch[a], node_switch[b], next_link, link_dst))
-        start = max(t, inj_free[a])
-        inj_free[a] = start + nbytes * inv_inj
-        arrive = start + lat + nbytes * inv_min
-        serial = ej_free[b] + nbytes * inv_link
-        if serial > arrive:
-            arrive = serial
-        ej_free[b] = arrive
-    h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, arrive, seq, cont)
-    return h_t, h_s, h_c, hn + 1, seq + 1
+        return -1.0
+    lat = alpha
+    if node_switch.shape[0] > 0:
+        lat = hop * (2 + _switch_hops(node_switch[a], node_switch[b], next_link, link_dst))
+    start = max(t, inj_free[a])
+    inj_free[a] = start + nbytes * inv_inj
+    arrive = start + lat + nbytes * inv_min
+    serial = ej_free[b] + nbytes * inv_link
+    if serial > arrive:
+        arrive = serial
+    ej_free[b] = arrive
+    return arrive
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, error_model="numpy")
 def _valiant_switch(flow, n_switches, seed):  # type: ignore[no-untyped-def]
     """Deterministic pseudo-random intermediate switch of a flow (splitmix64 hash)."""
     z = (flow * 4 + seed * 7919 + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
@@ -250,7 +246,7 @@ def _valiant_switch(flow, n_switches, seed):  # type: ignore[no-untyped-def]
     return z % n_switches
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, error_model="numpy")
 def run_program(  # type: ignore[no-untyped-def]
     rank_ptr,
     kind,
@@ -383,7 +379,9 @@ def run_program(  # type: ignore[no-untyped-def]
     hn = 0
     seq = 0
     for r in range(n_ranks):
-        h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, 0.0, seq, r * N_EV + EV_RANK)
+        if hn == h_t.shape[0]:
+            h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
+        _sift_up(h_t, h_s, h_c, hn, 0.0, seq, r * N_EV + EV_RANK)
         hn += 1
         seq += 1
     n_events = 0
@@ -391,8 +389,8 @@ def run_program(  # type: ignore[no-untyped-def]
         t, code = _heap_pop(h_t, h_s, h_c, hn)
         hn -= 1
         n_events += 1
-        ev = code % N_EV
-        arg = code // N_EV
+        ev = code & (N_EV - 1)  # N_EV is a power of two
+        arg = code >> 3
         if ev == EV_RANK:
             r = arg
             blocked[r] = False
@@ -416,9 +414,9 @@ def run_program(  # type: ignore[no-untyped-def]
                                 t = tn
                                 seq += 1
                                 continue
-                            h_t, h_s, h_c = _heap_push(
-                                h_t, h_s, h_c, hn, tn, seq, r * N_EV + EV_RANK
-                            )
+                            if hn == h_t.shape[0]:
+                                h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
+                            _sift_up(h_t, h_s, h_c, hn, tn, seq, r * N_EV + EV_RANK)
                             hn += 1
                             seq += 1
                             break
@@ -448,9 +446,9 @@ def run_program(  # type: ignore[no-untyped-def]
                                 t = tn
                                 seq += 1
                                 continue
-                            h_t, h_s, h_c = _heap_push(
-                                h_t, h_s, h_c, hn, tn, seq, r * N_EV + EV_RANK
-                            )
+                            if hn == h_t.shape[0]:
+                                h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
+                            _sift_up(h_t, h_s, h_c, hn, tn, seq, r * N_EV + EV_RANK)
                             hn += 1
                             seq += 1
                             break
@@ -471,19 +469,13 @@ def run_program(  # type: ignore[no-untyped-def]
                         wire += nb_
                     if m_proto[m] != PROTO_RDV:
                         rq_ready[m] = t  # eager sends complete locally
-                    h_t, h_s, h_c, hn, seq = _net_send(
+                    arr = _net_arrival(
                         net_kind,
                         t,
                         r,
                         dst,
                         wire,
                         m * 4 + STAGE_HDR,
-                        m * N_EV + EV_HDR,
-                        h_t,
-                        h_s,
-                        h_c,
-                        hn,
-                        seq,
                         node_of,
                         inj_free,
                         ej_free,
@@ -497,6 +489,14 @@ def run_program(  # type: ignore[no-untyped-def]
                         next_link,
                         link_dst,
                     )
+                    if hn == h_t.shape[0]:
+                        h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
+                    if arr < 0.0:
+                        _sift_up(h_t, h_s, h_c, hn, t, seq, (m * 4 + STAGE_HDR) * N_EV + EV_PKT)
+                    else:
+                        _sift_up(h_t, h_s, h_c, hn, arr, seq, m * N_EV + EV_HDR)
+                    hn += 1
+                    seq += 1
                 elif k == OP_IRECV:
                     q = req[i]
                     rq_rank[q] = r
@@ -555,9 +555,9 @@ def run_program(  # type: ignore[no-untyped-def]
                             rq_s1a[m] = start
                             rq_s1b[m] = start + cost
                             rq_sync[m] = t
-                            h_t, h_s, h_c = _heap_push(
-                                h_t, h_s, h_c, hn, start + cost, seq, m * N_EV + EV_GET_ISSUE
-                            )
+                            if hn == h_t.shape[0]:
+                                h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
+                            _sift_up(h_t, h_s, h_c, hn, start + cost, seq, m * N_EV + EV_GET_ISSUE)
                             hn += 1
                             seq += 1
                 elif k in (OP_WAIT, OP_WAITALL):
@@ -614,9 +614,9 @@ def run_program(  # type: ignore[no-untyped-def]
                                 t = tn
                                 seq += 1
                                 continue
-                            h_t, h_s, h_c = _heap_push(
-                                h_t, h_s, h_c, hn, tn, seq, r * N_EV + EV_RANK
-                            )
+                            if hn == h_t.shape[0]:
+                                h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
+                            _sift_up(h_t, h_s, h_c, hn, tn, seq, r * N_EV + EV_RANK)
                             hn += 1
                             seq += 1
                             break
@@ -639,9 +639,9 @@ def run_program(  # type: ignore[no-untyped-def]
                 prog_free[dst] = start + d_rdma
                 m_pa[m] = start
                 m_pb[m] = start + d_rdma
-                h_t, h_s, h_c = _heap_push(
-                    h_t, h_s, h_c, hn, start + d_rdma, seq, m * N_EV + EV_GET_ISSUE
-                )
+                if hn == h_t.shape[0]:
+                    h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
+                _sift_up(h_t, h_s, h_c, hn, start + d_rdma, seq, m * N_EV + EV_GET_ISSUE)
                 hn += 1
                 seq += 1
             # search the posted-receive queue in posting order
@@ -694,33 +694,29 @@ def run_program(  # type: ignore[no-untyped-def]
                     rq_s1a[m] = start
                     rq_s1b[m] = start + cost
                     rq_sync[m] = rq_post[q]
-                    h_t, h_s, h_c = _heap_push(
-                        h_t, h_s, h_c, hn, start + cost, seq, m * N_EV + EV_GET_ISSUE
-                    )
+                    if hn == h_t.shape[0]:
+                        h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
+                    _sift_up(h_t, h_s, h_c, hn, start + cost, seq, m * N_EV + EV_GET_ISSUE)
                     hn += 1
                     seq += 1
                 if ready < INF:
                     rq_ready[q] = ready
                     if blocked[dst]:
                         blocked[dst] = False
-                        h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, t, seq, dst * N_EV + EV_RANK)
+                        if hn == h_t.shape[0]:
+                            h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
+                        _sift_up(h_t, h_s, h_c, hn, t, seq, dst * N_EV + EV_RANK)
                         hn += 1
                         seq += 1
         elif ev == EV_GET_ISSUE:
             m = arg
-            h_t, h_s, h_c, hn, seq = _net_send(
+            arr = _net_arrival(
                 net_kind,
                 t,
                 m_dst[m],
                 m_src[m],
                 HEADER_BYTES,
                 m * 4 + STAGE_GET,
-                m * N_EV + EV_GET_ARRIVE,
-                h_t,
-                h_s,
-                h_c,
-                hn,
-                seq,
                 node_of,
                 inj_free,
                 ej_free,
@@ -734,21 +730,23 @@ def run_program(  # type: ignore[no-untyped-def]
                 next_link,
                 link_dst,
             )
+            if hn == h_t.shape[0]:
+                h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
+            if arr < 0.0:
+                _sift_up(h_t, h_s, h_c, hn, t, seq, (m * 4 + STAGE_GET) * N_EV + EV_PKT)
+            else:
+                _sift_up(h_t, h_s, h_c, hn, arr, seq, m * N_EV + EV_GET_ARRIVE)
+            hn += 1
+            seq += 1
         elif ev == EV_GET_ARRIVE:
             m = arg
-            h_t, h_s, h_c, hn, seq = _net_send(
+            arr = _net_arrival(
                 net_kind,
                 t,
                 m_src[m],
                 m_dst[m],
                 m_bytes[m],
                 m * 4 + STAGE_DATA,
-                m * N_EV + EV_DATA,
-                h_t,
-                h_s,
-                h_c,
-                hn,
-                seq,
                 node_of,
                 inj_free,
                 ej_free,
@@ -762,6 +760,14 @@ def run_program(  # type: ignore[no-untyped-def]
                 next_link,
                 link_dst,
             )
+            if hn == h_t.shape[0]:
+                h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
+            if arr < 0.0:
+                _sift_up(h_t, h_s, h_c, hn, t, seq, (m * 4 + STAGE_DATA) * N_EV + EV_PKT)
+            else:
+                _sift_up(h_t, h_s, h_c, hn, arr, seq, m * N_EV + EV_DATA)
+            hn += 1
+            seq += 1
         elif ev == EV_DATA:
             m = arg
             m_data[m] = t
@@ -773,33 +779,29 @@ def run_program(  # type: ignore[no-untyped-def]
                 prog_free[dst] = start + d_hdr
                 rq_s2a[m] = start
                 rq_s2b[m] = start + d_hdr
-                h_t, h_s, h_c = _heap_push(
-                    h_t, h_s, h_c, hn, start + d_hdr, seq, m * N_EV + EV_ACK_ISSUE
-                )
+                if hn == h_t.shape[0]:
+                    h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
+                _sift_up(h_t, h_s, h_c, hn, start + d_hdr, seq, m * N_EV + EV_ACK_ISSUE)
                 hn += 1
                 seq += 1
             if q >= 0:
                 rq_ready[q] = t
                 if blocked[dst]:
                     blocked[dst] = False
-                    h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, t, seq, dst * N_EV + EV_RANK)
+                    if hn == h_t.shape[0]:
+                        h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
+                    _sift_up(h_t, h_s, h_c, hn, t, seq, dst * N_EV + EV_RANK)
                     hn += 1
                     seq += 1
         elif ev == EV_ACK_ISSUE:
             m = arg
-            h_t, h_s, h_c, hn, seq = _net_send(
+            arr = _net_arrival(
                 net_kind,
                 t,
                 m_dst[m],
                 m_src[m],
                 HEADER_BYTES,
                 m * 4 + STAGE_ACK,
-                m * N_EV + EV_ACK,
-                h_t,
-                h_s,
-                h_c,
-                hn,
-                seq,
                 node_of,
                 inj_free,
                 ej_free,
@@ -813,6 +815,14 @@ def run_program(  # type: ignore[no-untyped-def]
                 next_link,
                 link_dst,
             )
+            if hn == h_t.shape[0]:
+                h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
+            if arr < 0.0:
+                _sift_up(h_t, h_s, h_c, hn, t, seq, (m * 4 + STAGE_ACK) * N_EV + EV_PKT)
+            else:
+                _sift_up(h_t, h_s, h_c, hn, arr, seq, m * N_EV + EV_ACK)
+            hn += 1
+            seq += 1
         elif ev == EV_PKT:
             f = arg
             m = f // 4
@@ -871,7 +881,9 @@ def run_program(  # type: ignore[no-untyped-def]
             flow_rem[f] = rem
             if rem > 0.0:
                 code = f * N_EV + EV_PKT
-                h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, first_tail, seq, code)
+                if hn == h_t.shape[0]:
+                    h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
+                _sift_up(h_t, h_s, h_c, hn, first_tail, seq, code)
             else:
                 if stage == STAGE_HDR:
                     code = m * N_EV + EV_HDR
@@ -881,7 +893,9 @@ def run_program(  # type: ignore[no-untyped-def]
                     code = m * N_EV + EV_DATA
                 else:
                     code = m * N_EV + EV_ACK
-                h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, arrive, seq, code)
+                if hn == h_t.shape[0]:
+                    h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
+                _sift_up(h_t, h_s, h_c, hn, arrive, seq, code)
             hn += 1
             seq += 1
         else:  # EV_ACK
@@ -890,13 +904,15 @@ def run_program(  # type: ignore[no-untyped-def]
             src = m_src[m]
             if blocked[src]:
                 blocked[src] = False
-                h_t, h_s, h_c = _heap_push(h_t, h_s, h_c, hn, t, seq, src * N_EV + EV_RANK)
+                if hn == h_t.shape[0]:
+                    h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
+                _sift_up(h_t, h_s, h_c, hn, t, seq, src * N_EV + EV_RANK)
                 hn += 1
                 seq += 1
     return end_s, acc, acc_call, marks, n_events, pc, rq_ready, m_match, link_bytes
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, error_model="numpy")
 def run_batch(  # type: ignore[no-untyped-def]
     rank_ptr,
     kind,
