@@ -299,12 +299,14 @@ def lower_trace(trace: Trace, options: LoweringOptions | None = None) -> Lowered
 
     # ---- collectives: expand with cached per-rank templates
     coll_ops = np.flatnonzero(kind >= OpKind.BARRIER)
-    templates, used, counted = _expand_collectives(trace, coll_ops, opts)
-    for j, i in enumerate(coll_ops.tolist()):
-        t = templates[j][0]
-        n_out[i] = t.rows.shape[0]
-        new_req[i] = t.n_req
-        new_wl[i] = t.wait_list.shape[0]
+    expanded, used, counted = _expand_collectives(trace, coll_ops, opts)
+    if coll_ops.size:
+        tmpl = expanded.templates
+        n_out[coll_ops] = np.array([t.rows.shape[0] for t in tmpl], dtype=np.int64)[expanded.tid]
+        new_req[coll_ops] = np.array([t.n_req for t in tmpl], dtype=np.int64)[expanded.tid]
+        new_wl[coll_ops] = np.array([t.wait_list.shape[0] for t in tmpl], dtype=np.int64)[
+            expanded.tid
+        ]
 
     out_start = np.cumsum(n_out) - n_out
     total = int(n_out.sum())
@@ -396,7 +398,7 @@ def lower_trace(trace: Trace, options: LoweringOptions | None = None) -> Lowered
 
     if coll_ops.size:
         _fill_collectives(
-            trace, coll_ops, templates, out_start, req_base, wl_base, opts, cols, wait_list
+            trace, coll_ops, expanded, out_start, req_base, wl_base, opts, cols, wait_list
         )
 
     cs = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(n_out)])
@@ -427,72 +429,129 @@ def lower_trace(trace: Trace, options: LoweringOptions | None = None) -> Lowered
     )
 
 
-_Entry = tuple[_Template, int, int, float]  # template, trace comm, tag, operator seconds
+@dataclass(frozen=True, slots=True)
+class _Expanded:
+    """Collective calls mapped to a small set of distinct schedule templates.
+
+    ``tid[j]`` is the template of collective ``j`` (in ``coll_ops`` order); ``comm``,
+    ``tag`` and ``op_s`` are its trace communicator, matching tag and trace operator
+    seconds.
+    """
+
+    templates: list[_Template]
+    tid: IntArray
+    comm: IntArray
+    tag: IntArray
+    op_s: npt.NDArray[np.float64]
 
 
 def _expand_collectives(
     trace: Trace, coll_ops: IntArray, opts: LoweringOptions
-) -> tuple[list[_Entry], dict[str, set[str]], dict[str, int]]:
-    """Template, member world ranks, tag, engine comm and operator seconds of each collective."""
+) -> tuple[_Expanded, dict[str, set[str]], dict[str, int]]:
+    """Template, tag, communicator and operator seconds of each collective call.
+
+    Vectorised over calls: each rank's position in the communicator, the root's
+    position and the per-(rank, communicator) sequence tags come from array
+    operations; schedules are built once per distinct (collective, rank position,
+    communicator size, root, sizes) key.
+    """
     chosen = dict(opts.algorithms)
+    n_coll = coll_ops.shape[0]
     rank_of = trace.rank_of_op()
-    members = [trace.comm_ranks(c) for c in range(trace.n_comms)]
-    local: list[dict[int, int] | None] = [None] * trace.n_comms
-    seq: dict[tuple[int, int], int] = {}
-    used: dict[str, set[str]] = {}
-    counted: dict[str, int] = {}
-    out: list[_Entry] = []
-    kinds = trace.kind[coll_ops].tolist()
-    ranks = rank_of[coll_ops].tolist()
-    comms = trace.comm[coll_ops].tolist()
-    peers = trace.peer[coll_ops].tolist()
-    bs = trace.bytes_send[coll_ops].tolist()
-    br = trace.bytes_recv[coll_ops].tolist()
-    secs = trace.seconds[coll_ops].tolist()
-    voff = trace.vcounts_offset[coll_ops].tolist()
-    vcnt = trace.count[coll_ops].tolist()
-    vpool = trace.vcounts
-    for j, i in enumerate(coll_ops.tolist()):
-        name = COLLECTIVE_NAMES[kinds[j]]
-        comm, rank = comms[j], ranks[j]
-        mem = members[comm]
-        pos = local[comm]
-        if pos is None:
-            if np.any(mem == UNKNOWN_PEER):
-                raise UnreplayableTraceError(
-                    f"trace {trace.source} cannot be replayed as a whole: communicator {comm} "
-                    f"has members the trace cannot name (UNKNOWN_PEER), used by {name} at "
-                    f"operation {i} of rank {rank}"
-                )
-            pos = {int(w): r for r, w in enumerate(mem.tolist())}
-            local[comm] = pos
-        p = len(mem)
-        me = pos.get(rank)
-        if me is None:
-            raise CollectiveError(
-                f"rank {rank} calls {name} (operation {i}) on communicator {comm}, "
-                f"which it is not a member of"
+    kinds = trace.kind[coll_ops].astype(np.int64)
+    ranks = rank_of[coll_ops].astype(np.int64)
+    comms = trace.comm[coll_ops].astype(np.int64)
+    peers = trace.peer[coll_ops].astype(np.int64)
+    me = np.full(n_coll, -1, dtype=np.int64)
+    root = np.zeros(n_coll, dtype=np.int64)
+    size = np.zeros(n_coll, dtype=np.int64)
+    rooted = np.isin(kinds, [k for k, v in COLLECTIVE_NAMES.items() if v in _ROOTED])
+    for c in np.unique(comms).tolist():
+        sel = np.flatnonzero(comms == c)
+        mem = trace.comm_ranks(c)
+        first = int(coll_ops[sel[0]])
+        if np.any(mem == UNKNOWN_PEER):
+            raise UnreplayableTraceError(
+                f"trace {trace.source} cannot be replayed as a whole: communicator {c} "
+                f"has members the trace cannot name (UNKNOWN_PEER), used by "
+                f"{COLLECTIVE_NAMES[int(kinds[sel[0]])]} at operation {first} of rank "
+                f"{int(ranks[sel[0]])}"
             )
-        root = 0
-        if name in _ROOTED:
-            root_w = peers[j]
-            if root_w not in pos:
-                raise CollectiveError(
-                    f"root {root_w} of {name} at operation {i} (rank {rank}) is not a member "
-                    f"of communicator {comm}"
-                )
-            root = pos[root_w]
-        sizes = _sizes(name, me, root, bs[j], br[j], voff[j], vcnt[j], vpool)
+        inv = np.full(trace.n_ranks, -1, dtype=np.int64)
+        inv[mem.astype(np.int64)] = np.arange(mem.shape[0], dtype=np.int64)
+        me[sel] = inv[ranks[sel]]
+        size[sel] = mem.shape[0]
+        rsel = sel[rooted[sel]]
+        ok = (peers[rsel] >= 0) & (peers[rsel] < trace.n_ranks)
+        root[rsel] = np.where(ok, inv[np.clip(peers[rsel], 0, trace.n_ranks - 1)], -1)
+        bad_root = rsel[root[rsel] < 0]
+        if bad_root.size:
+            j = int(bad_root[0])
+            raise CollectiveError(
+                f"root {int(peers[j])} of {COLLECTIVE_NAMES[int(kinds[j])]} at operation "
+                f"{int(coll_ops[j])} (rank {int(ranks[j])}) is not a member of communicator {c}"
+            )
+    outside = np.flatnonzero(me < 0)
+    if outside.size:
+        j = int(outside[0])
+        raise CollectiveError(
+            f"rank {int(ranks[j])} calls {COLLECTIVE_NAMES[int(kinds[j])]} (operation "
+            f"{int(coll_ops[j])}) on communicator {int(comms[j])}, which it is not a member of"
+        )
+    # matching tags: the call's sequence number per (rank, communicator), in trace order
+    key = ranks * (int(comms.max(initial=0)) + 1) + comms
+    order = np.argsort(key, kind="stable")
+    sk = key[order]
+    starts = np.flatnonzero(np.r_[True, sk[1:] != sk[:-1]])
+    run = np.arange(n_coll, dtype=np.int64) - np.repeat(starts, np.diff(np.r_[starts, n_coll]))
+    tag = np.empty(n_coll, dtype=np.int64)
+    tag[order] = run & 0x3FFFFFFF
+    # sizes: the buffer size of non-v collectives; v-collectives get an id per count list
+    bs = trace.bytes_send[coll_ops].astype(np.int64)
+    br = trace.bytes_recv[coll_ops].astype(np.int64)
+    scatter = np.isin(
+        kinds, [k for k, v in COLLECTIVE_NAMES.items() if v in ("scatter", "scatterv")]
+    )
+    nb = np.where(scatter, np.where(br != 0, br, bs), np.where(bs != 0, bs, br))
+    nb[kinds == OpKind.BARRIER] = 0
+    reducing = np.isin(kinds, [k for k, v in COLLECTIVE_NAMES.items() if v in REDUCING])
+    op_s = np.where(reducing, trace.seconds[coll_ops] * opts.compute_scale, 0.0)
+    vid = np.full(n_coll, -1, dtype=np.int64)
+    v_sizes: list[CollSizes] = []
+    v_index: dict[CollSizes, int] = {}
+    voff = trace.vcounts_offset[coll_ops]
+    vcnt = trace.count[coll_ops]
+    for j in np.flatnonzero(
+        np.isin(kinds, [k for k, v in COLLECTIVE_NAMES.items() if v in _VCOUNTED])
+    ).tolist():
+        name = COLLECTIVE_NAMES[int(kinds[j])]
+        sz = _sizes(
+            name,
+            int(me[j]),
+            int(root[j]),
+            int(bs[j]),
+            int(br[j]),
+            int(voff[j]),
+            int(vcnt[j]),
+            trace.vcounts,
+        )
+        vid[j] = v_index.setdefault(sz, len(v_sizes))
+        if vid[j] == len(v_sizes):
+            v_sizes.append(sz)
+    keys = np.column_stack([kinds, size, me, root, nb, vid, (op_s == 0.0).astype(np.int64)])
+    uniq, tid = np.unique(keys, axis=0, return_inverse=True)
+    templates: list[_Template] = []
+    used: dict[str, set[str]] = {}
+    for k, p, m, rt, nbytes, v, with_combine in uniq.tolist():
+        name = COLLECTIVE_NAMES[k]
+        sizes = v_sizes[v] if v >= 0 else (CollSizes() if name == "barrier" else CollSizes(nbytes))
         alg = chosen.get(name) or default_algorithm(name, p, sizes)
-        trace_op_s = secs[j] * opts.compute_scale if name in REDUCING else 0.0
-        tmpl = _template(name, alg, me, p, root, sizes, trace_op_s == 0.0)
-        key = (rank, comm)
-        tag = seq.get(key, 0)
-        seq[key] = tag + 1
-        out.append((tmpl, comm, tag & 0x3FFFFFFF, trace_op_s))
+        templates.append(_template(name, alg, m, p, rt, sizes, bool(with_combine)))
         used.setdefault(name, set()).add(alg)
-        counted[name] = counted.get(name, 0) + 1
-    return out, used, counted
+    counts = np.bincount(kinds, minlength=max(COLLECTIVE_NAMES) + 1)
+    counted = {COLLECTIVE_NAMES[k]: int(counts[k]) for k in COLLECTIVE_NAMES if counts[k]}
+    expanded = _Expanded(templates, tid.reshape(-1).astype(np.int64), comms, tag, op_s)
+    return expanded, used, counted
 
 
 def _sizes(
@@ -513,7 +572,7 @@ def _sizes(
 def _fill_collectives(
     trace: Trace,
     coll_ops: IntArray,
-    entries: list[_Entry],
+    ex: _Expanded,
     out_start: IntArray,
     req_base: IntArray,
     wl_base: IntArray,
@@ -522,15 +581,20 @@ def _fill_collectives(
     wait_list: IntArray,
 ) -> None:
     """Write the expanded collectives into the program columns ``cols`` and ``wait_list``."""
-    lens = np.array([e[0].rows.shape[0] for e in entries], dtype=np.int64)
+    t_len = np.array([t.rows.shape[0] for t in ex.templates], dtype=np.int64)
+    t_first = np.cumsum(t_len) - t_len
+    rows_pool = np.concatenate([t.rows for t in ex.templates])
+    combine_pool = np.concatenate([t.combine for t in ex.templates])
+    lens = t_len[ex.tid]
     total = int(lens.sum())
     first = np.cumsum(lens) - lens
     local = np.arange(total, dtype=np.int64) - np.repeat(first, lens)
+    src = np.repeat(t_first[ex.tid], lens) + local
     at = np.repeat(out_start[coll_ops], lens) + local
-    rows = np.concatenate([e[0].rows for e in entries])
-    combine = np.concatenate([e[0].combine for e in entries])
+    rows = rows_pool[src]
+    combine = combine_pool[src]
     kind = rows[:, 0]
-    comm = np.repeat(np.array([e[1] for e in entries], dtype=np.int64), lens)
+    comm = np.repeat(ex.comm, lens)
     is_msg = (kind == Op.ISEND) | (kind == Op.IRECV)
     is_wa = kind == Op.WAITALL
     is_comp = kind == Op.COMPUTE
@@ -539,7 +603,7 @@ def _fill_collectives(
     cols["peer"][at] = np.where(
         is_msg, trace.comm_members[trace.comm_ptr[comm] + np.maximum(peer_c, 0)], -2
     )
-    tags = np.repeat(np.array([e[2] for e in entries], dtype=np.int64), lens)
+    tags = np.repeat(ex.tag, lens)
     cols["tag"][at] = np.where(is_msg, tags, 0)
     cols["comm"][at] = np.where(is_msg, COLL_COMM_BASE + comm, 0)
     cols["nbytes"][at] = rows[:, 2]
@@ -547,19 +611,22 @@ def _fill_collectives(
     wb = np.repeat(wl_base[coll_ops], lens)
     cols["req"][at] = np.where(is_msg, rows[:, 3] + rb, np.where(is_wa, rows[:, 3] + wb, -1))
     cols["count"][at] = rows[:, 4]
-    op_s = np.repeat(np.array([e[3] for e in entries], dtype=np.float64), lens)
+    op_s = np.repeat(ex.op_s, lens)
     cols["seconds"][at] = np.where(
         is_comp, np.where(combine >= 0, combine / opts.reduce_rate_Bps, op_s), 0.0
     )
-    wl_lens = np.array([e[0].wait_list.shape[0] for e in entries], dtype=np.int64)
+    w_len = np.array([t.wait_list.shape[0] for t in ex.templates], dtype=np.int64)
+    w_first = np.cumsum(w_len) - w_len
+    wl_lens = w_len[ex.tid]
     n_wl = int(wl_lens.sum())
     if n_wl:
-        wl_local = np.concatenate([e[0].wait_list for e in entries])
-        wl_first = np.cumsum(wl_lens) - wl_lens
-        wl_at = np.repeat(wl_base[coll_ops], wl_lens) + (
-            np.arange(n_wl, dtype=np.int64) - np.repeat(wl_first, wl_lens)
+        w_pool = np.concatenate([t.wait_list for t in ex.templates])
+        wl_start = np.cumsum(wl_lens) - wl_lens
+        w_local = np.arange(n_wl, dtype=np.int64) - np.repeat(wl_start, wl_lens)
+        wl_at = np.repeat(wl_base[coll_ops], wl_lens) + w_local
+        wait_list[wl_at] = w_pool[np.repeat(w_first[ex.tid], wl_lens) + w_local] + np.repeat(
+            req_base[coll_ops], wl_lens
         )
-        wait_list[wl_at] = wl_local + np.repeat(req_base[coll_ops], wl_lens)
 
 
 def check_program(program: Program) -> None:
