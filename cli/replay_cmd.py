@@ -184,6 +184,19 @@ def format_table(result: ReplayResult) -> str:
             )
         if m.n_unmatched:
             lines.append(f"  warning: {m.n_unmatched} message(s) never received")
+        for u in m.hot_links[:3]:
+            lines.append(
+                f"  hot link {u.link} ({u.link_class}, {u.src} -> {u.dst}): "
+                f"{u.bytes / 1e6:.3g} MB, utilisation {u.utilisation:.1%}"
+            )
+    congestion = result.congestion_s
+    if congestion is not None:
+        packet_net = result.model("packet").decomposition.network_s
+        share = congestion / packet_net if packet_net > 0 else 0.0
+        lines.append(
+            f"congestion (packet minus analytic network time): {congestion:.6g} s summed over "
+            f"ranks ({share:.1%} of the packet model's network time)"
+        )
     if result.collectives:
         algs = ", ".join(f"{k}: {'/'.join(v)}" for k, v in sorted(result.algorithms.items()))
         lines.append(f"collective algorithms: {algs}")

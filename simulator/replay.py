@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -37,8 +37,9 @@ import numpy.typing as npt
 
 from mpiuq.simulator.engine import CATEGORIES, Decomposition, RunResult, simulate
 from mpiuq.simulator.errors import DeadlockError, SettingError, SimulatorError
+from mpiuq.simulator.link_report import LinkUsage, hottest_links
 from mpiuq.simulator.lowering import Lowered, LoweringOptions, lower_trace
-from mpiuq.simulator.network import NETWORK_MODELS, NetworkModel, network_by_name
+from mpiuq.simulator.network import NETWORK_MODELS, NetworkModel, PacketNetwork, network_by_name
 from mpiuq.simulator.parameters import SimParams
 from mpiuq.simulator.trace.ir import Trace
 
@@ -152,6 +153,7 @@ class ModelReplay:
     wall_s: float
     n_unmatched: int = 0
     unmatched: tuple[tuple[int, int, str], ...] = ()
+    hot_links: tuple[LinkUsage, ...] = ()
 
     @property
     def decomposition(self) -> Decomposition:
@@ -174,6 +176,7 @@ class ModelReplay:
             "unmatched_first": [
                 {"rank": r, "trace_op": i, "call": c} for r, i, c in self.unmatched
             ],
+            "hottest_links": [asdict(u) for u in self.hot_links],
         }
 
 
@@ -195,6 +198,20 @@ class ReplayResult:
     nonblocking_collectives: int = 0
     unsupported: dict[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+
+    @property
+    def congestion_s(self) -> float | None:
+        """Network seconds (summed over ranks) due to congestion: packet minus analytic.
+
+        ``None`` unless both models were replayed.
+        """
+        names = {m.model for m in self.models}
+        if not {"packet", "analytic"} <= names:
+            return None
+        return (
+            self.model("packet").decomposition.network_s
+            - self.model("analytic").decomposition.network_s
+        )
 
     def model(self, name: str) -> ModelReplay:
         """The replay under network model ``name``."""
@@ -228,6 +245,7 @@ class ReplayResult:
             },
             "params": self.params.as_dict(),
             "lowering_s": self.lowering_s,
+            "congestion_network_s": self.congestion_s,
             "models": {m.model: m.as_dict() for m in self.models},
         }
 
@@ -313,7 +331,12 @@ def replay(
         except DeadlockError as exc:
             raise _deadlock(name, exc, low, trace) from exc
         wall = time.perf_counter() - t1
-        runs.append(_model_replay(name, run, wall, low, trace))
+        hot: tuple[LinkUsage, ...] = ()
+        if isinstance(network, PacketNetwork):
+            hot = tuple(
+                hottest_links(run.link_bytes, network.topology, params, run.simulated_time_s, top=5)
+            )
+        runs.append(_model_replay(name, run, wall, low, trace, hot))
     return ReplayResult(
         source=trace.source,
         format=trace.format,
@@ -350,7 +373,12 @@ def _deadlock(name: str, exc: DeadlockError, low: Lowered, trace: Trace) -> Repl
 
 
 def _model_replay(
-    name: str, run: RunResult, wall: float, low: Lowered, trace: Trace
+    name: str,
+    run: RunResult,
+    wall: float,
+    low: Lowered,
+    trace: Trace,
+    hot_links: tuple[LinkUsage, ...] = (),
 ) -> ModelReplay:
     unmatched = tuple(
         (r, *_trace_position(low, trace, r, i)) for r, i in run.unmatched_sends[:MAX_LISTED]
@@ -366,4 +394,5 @@ def _model_replay(
         wall_s=wall,
         n_unmatched=len(run.unmatched_sends),
         unmatched=unmatched,
+        hot_links=hot_links,
     )

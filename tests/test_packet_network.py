@@ -135,3 +135,23 @@ def test_packet_network_settings_are_validated() -> None:
     b.compute(2, 1.0)
     with pytest.raises(SettingError, match="nodes 0..1"):
         simulate(b.build(), P, PacketNetwork(topo))
+
+
+def test_replay_reports_congestion_and_hot_links() -> None:
+    from mpiuq.simulator.motifs import MotifSpec, synthesize
+    from mpiuq.simulator.replay import ReplaySetup, replay
+
+    trace = synthesize(MotifSpec("alltoall", n_ranks=16, iterations=2, message_bytes=65536))
+    setup = ReplaySetup(
+        models=("packet", "analytic", "compute-only"), topology="fattree:k=2,levels=4"
+    )
+    result = replay(trace, SimParams(), setup)
+    packet, analytic = result.model("packet"), result.model("analytic")
+    assert result.congestion_s == pytest.approx(
+        packet.decomposition.network_s - analytic.decomposition.network_s
+    )
+    assert len(packet.hot_links) == 5 and not analytic.hot_links
+    assert packet.hot_links[0].utilisation >= packet.hot_links[-1].utilisation
+    doc = result.as_dict()
+    assert doc["congestion_network_s"] == result.congestion_s
+    assert len(doc["models"]["packet"]["hottest_links"]) == 5
