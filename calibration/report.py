@@ -102,7 +102,7 @@ def summary_dict(result: CampaignResult) -> dict[str, Any]:
     pred = result.predictive
     lo_design = result.design_outputs.min(axis=0)
     hi_design = result.design_outputs.max(axis=0)
-    predictive = []
+    predictive: list[dict[str, Any]] = []
     for i, s in enumerate(obs.sizes_bytes.tolist()):
         within = abs(pred.post_mean[i] - obs.mean[i]) <= obs.sd[i]
         q05, q95 = (float(v) for v in np.quantile(obs.replicas[i], [0.05, 0.95]))

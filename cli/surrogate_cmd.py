@@ -16,7 +16,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -55,7 +55,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
     d = actions.add_parser("design", help="write a design CSV (and its .json box sidecar)")
     d.add_argument(
-        "--param", action="append", default=[], metavar="NAME=LOW:HIGH", required=True,
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=LOW:HIGH",
+        required=True,
         help="a parameter and its range (repeat for each parameter, in column order)",
     )
     kind = d.add_mutually_exclusive_group(required=True)
@@ -63,7 +67,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     kind.add_argument("--random", type=int, metavar="N", help="N random validation points")
     d.add_argument("--seed", type=int, default=0, help="seed of --random (default 0)")
     d.add_argument(
-        "--method", choices=RANDOM_METHODS, default="sobol",
+        "--method",
+        choices=RANDOM_METHODS,
+        default="sobol",
         help="random design: scrambled Sobol', Latin hypercube or i.i.d. uniform",
     )
     d.add_argument("--csv", type=Path, required=True, help="output design CSV")
@@ -73,7 +79,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "run", help="evaluate a Python model over a design CSV (restartable, with progress)"
     )
     r.add_argument(
-        "--model", required=True, metavar="MODULE:FUNC",
+        "--model",
+        required=True,
+        metavar="MODULE:FUNC",
         help="batched model f(X[n, d]) -> Y[n, m]: 'package.module:func' or 'path/file.py:func'",
     )
     r.add_argument("--design", type=Path, required=True, help="design CSV (header = parameters)")
@@ -91,17 +99,23 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     f = actions.add_parser("fit", help="fit a Legendre chaos to a design and its outputs")
     f.add_argument("--design", type=Path, required=True, help="design CSV (header = parameters)")
     f.add_argument(
-        "--outputs", type=Path, required=True,
+        "--outputs",
+        type=Path,
+        required=True,
         help="outputs CSV: one row per design row, header = output names",
     )
     f.add_argument("--order", type=int, required=True, help="total polynomial order (e.g. 4)")
     f.add_argument("--out", type=Path, required=True, help="output directory")
     f.add_argument(
-        "--param", action="append", default=[], metavar="NAME=LOW:HIGH",
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=LOW:HIGH",
         help="parameter ranges (override the design's .json sidecar)",
     )
     f.add_argument(
-        "--allow-rank-deficient", action="store_true",
+        "--allow-rank-deficient",
+        action="store_true",
         help="warn instead of failing when the design matrix is rank deficient",
     )
     f.add_argument("--no-plot", action="store_true", help="skip sensitivity.png")
@@ -282,7 +296,7 @@ def run_fit_cmd(args: argparse.Namespace) -> int:
             f"expected one output row per design row"
         )
     box = resolve_box(args.design, pnames, args.param)
-    policy = "warn" if args.allow_rank_deficient else "raise"
+    policy: Literal["raise", "warn"] = "warn" if args.allow_rank_deficient else "raise"
     pce = fit_pce(x, y, box, args.order, onames, on_rank_deficiency=policy)
     args.out.mkdir(parents=True, exist_ok=True)
     save_pce(pce, args.out / "surrogate.h5")

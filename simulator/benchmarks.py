@@ -263,7 +263,7 @@ def evaluate_batch(
 
     def work(j: int, rows: npt.NDArray[np.int64]) -> int:
         program = benchmark_program(setup, sizes[j])
-        marks, _acc, _end, unfinished, n_ev = _kernel.run_batch(
+        marks, _acc, _end, unfinished, n_ev = _kernel.run_batch(  # type: ignore[call-arg]
             *program_arrays(program),
             matrix[rows[0] : rows[-1] + 1],
             nodes,

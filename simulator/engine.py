@@ -241,7 +241,7 @@ def simulate(
         packet = (routing, float(network.packet_bytes), int(network.seed))
     else:
         packet = (_kernel.ROUTE_MINIMAL, 1.0, 0)
-    end, acc, acc_call, marks, n_events, pc, _ready, match, link_bytes = _kernel.run_program(
+    end, acc, acc_call, marks, n_events, pc, _ready, match, link_bytes = _kernel.run_program(  # type: ignore[call-arg]
         *program_arrays(program),
         params_vector(params),
         nodes,

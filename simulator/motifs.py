@@ -225,7 +225,7 @@ def _assemble(spec: MotifSpec, slots: list[Slot], notes: tuple[str, ...]) -> Tra
         call_names=CALL_NAMES,
         n_requests=n_posts,
         notes=notes,
-        **cols,
+        **cols,  # type: ignore[arg-type]
     )
 
 
@@ -289,7 +289,10 @@ def _halo3d(spec: MotifSpec) -> Trace:
 def _collective(kind: OpKind) -> Callable[[MotifSpec], Trace]:
     def build(spec: MotifSpec) -> Trace:
         nbytes = spec.nbytes
-        slots = [*_compute(spec), {"kind": kind, "bytes_send": nbytes, "bytes_recv": nbytes}]
+        slots: list[Slot] = [
+            *_compute(spec),
+            {"kind": kind, "bytes_send": nbytes, "bytes_recv": nbytes},
+        ]
         note = f"{spec.motif}: one {kind.name} of {nbytes} B per rank and iteration"
         return _assemble(spec, slots, (note,))
 
@@ -367,7 +370,7 @@ def _random(spec: MotifSpec) -> Trace:
         preimage[perm, it] = np.arange(n)
     tag = np.arange(k, dtype=np.int32)[None, :]
     nbytes = spec.nbytes
-    slots = [
+    slots: list[Slot] = [
         *_compute(spec),
         {"kind": OpKind.IRECV, "peer": preimage, "tag": tag, "bytes_recv": nbytes},
         {"kind": OpKind.ISEND, "peer": image, "tag": tag, "bytes_send": nbytes},

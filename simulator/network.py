@@ -37,16 +37,26 @@ from mpiuq.simulator.errors import SettingError
 class TopologyArrays(Protocol):
     """What the kernel needs of a topology (see :mod:`mpiuq.simulator.topology`)."""
 
-    name: str
-    n_nodes: int
-    n_switches: int
-    link_class: npt.NDArray[np.int8]
-    link_src: npt.NDArray[np.int32]
-    link_dst: npt.NDArray[np.int32]
-    node_switch: npt.NDArray[np.int32]
-    inj_link: npt.NDArray[np.int32]
-    ej_link: npt.NDArray[np.int32]
-    next_link: npt.NDArray[np.int32]
+    @property
+    def name(self) -> str: ...
+    @property
+    def n_nodes(self) -> int: ...
+    @property
+    def n_switches(self) -> int: ...
+    @property
+    def link_class(self) -> npt.NDArray[np.int8]: ...
+    @property
+    def link_src(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def link_dst(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def node_switch(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def inj_link(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def ej_link(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def next_link(self) -> npt.NDArray[np.int32]: ...
 
 
 ROUTINGS: tuple[str, ...] = ("minimal", "valiant")

@@ -103,9 +103,7 @@ def _validate_design(design: ArrayLike) -> np.ndarray:
     return np.ascontiguousarray(arr)
 
 
-def _open_store(
-    path: Path, design: np.ndarray, fingerprint: str, identity: str
-) -> h5py.File:
+def _open_store(path: Path, design: np.ndarray, fingerprint: str, identity: str) -> h5py.File:
     if path.exists():
         f = h5py.File(path, "a")
         stored = f.attrs.get("fingerprint")
@@ -173,7 +171,10 @@ def _store_outputs(
             )
         n = f["design"].shape[0]
         f.create_dataset(
-            "outputs", shape=(n, y.shape[1]), dtype=float, fillvalue=np.nan,
+            "outputs",
+            shape=(n, y.shape[1]),
+            dtype=float,
+            fillvalue=np.nan,
             chunks=(min(n, 1024), y.shape[1]),
         )
         f.create_dataset("output_names", data=np.array(names, dtype=h5py.string_dtype()))

@@ -269,8 +269,7 @@ def make_executor(workers: int | None = None, scheduler: str | None = None) -> E
     if _ADDRESS.match(scheduler):
         return DaskExecutor(address=scheduler)
     raise ExecutorConfigError(
-        f"unknown scheduler {scheduler!r}: expected 'local', 'dask' or an address "
-        f"tcp://HOST:PORT"
+        f"unknown scheduler {scheduler!r}: expected 'local', 'dask' or an address tcp://HOST:PORT"
     )
 
 

@@ -42,7 +42,12 @@ def save_sensitivity_heatmap(
         for i in range(n_out):
             for j in range(dim):
                 ax.text(
-                    j, i, f"{data[i, j]:.2f}", ha="center", va="center", fontsize=7,
+                    j,
+                    i,
+                    f"{data[i, j]:.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=7,
                     color="white" if data[i, j] < 0.5 else "black",
                 )
     ax.set_title(title)

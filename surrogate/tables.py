@@ -29,9 +29,7 @@ def sidecar_path(csv_path: str | os.PathLike[str]) -> Path:
     return p.with_name(p.name + ".json")
 
 
-def write_table_csv(
-    path: str | os.PathLike[str], names: Sequence[str], values: np.ndarray
-) -> None:
+def write_table_csv(path: str | os.PathLike[str], names: Sequence[str], values: np.ndarray) -> None:
     """Write a header of ``names`` and one row per line of ``values`` (full precision)."""
     arr = np.asarray(values, dtype=float)
     if arr.ndim != 2 or arr.shape[1] != len(names):

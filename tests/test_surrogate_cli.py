@@ -47,13 +47,31 @@ def test_design_then_fit_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixtur
 
     write_outputs(tmp_path / "outputs.csv", external_simulator(x))
     out = tmp_path / "fit"
-    argv = ["surrogate", "fit", "--design", str(design), "--outputs",
-            str(tmp_path / "outputs.csv"), "--order", "4", "--out", str(out)]
+    argv = [
+        "surrogate",
+        "fit",
+        "--design",
+        str(design),
+        "--outputs",
+        str(tmp_path / "outputs.csv"),
+        "--order",
+        "4",
+        "--out",
+        str(out),
+    ]
     assert main(argv) == 0
     assert "LOO error / std" in capsys.readouterr().out
     doc = json.loads((out / "surrogate.json").read_text())
-    for key in ("parameters", "n_train", "n_terms", "order", "outputs", "loo_rel_error",
-                "sobol_first", "sobol_total"):
+    for key in (
+        "parameters",
+        "n_train",
+        "n_terms",
+        "order",
+        "outputs",
+        "loo_rel_error",
+        "sobol_first",
+        "sobol_total",
+    ):
         assert key in doc
     assert (doc["n_train"], doc["n_terms"], doc["order"]) == (69, 35, 4)
     assert doc["outputs"] == ["t_1MB_us", "latency_x2"]
@@ -71,8 +89,19 @@ def test_design_then_fit_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 def test_random_design_and_param_override(tmp_path: Path) -> None:
     design = tmp_path / "val.csv"
-    argv = ["surrogate", "design", *PARAMS, "--random", "64", "--seed", "5", "--method", "lhs",
-            "--csv", str(design)]
+    argv = [
+        "surrogate",
+        "design",
+        *PARAMS,
+        "--random",
+        "64",
+        "--seed",
+        "5",
+        "--method",
+        "lhs",
+        "--csv",
+        str(design),
+    ]
     assert main(argv) == 0
     _, x = read_csv(design)
     assert x.shape == (64, 3)
@@ -80,8 +109,19 @@ def test_random_design_and_param_override(tmp_path: Path) -> None:
     np.testing.assert_array_equal(read_csv(tmp_path / "again.csv")[1], x)
     (tmp_path / "val.csv.json").unlink()
     write_outputs(tmp_path / "y.csv", external_simulator(x))
-    fit = ["surrogate", "fit", "--design", str(design), "--outputs", str(tmp_path / "y.csv"),
-           "--order", "2", "--out", str(tmp_path / "o"), "--no-plot"]
+    fit = [
+        "surrogate",
+        "fit",
+        "--design",
+        str(design),
+        "--outputs",
+        str(tmp_path / "y.csv"),
+        "--order",
+        "2",
+        "--out",
+        str(tmp_path / "o"),
+        "--no-plot",
+    ]
     assert main(fit) == 2  # no sidecar and no --param: clear error
     assert main([*fit, *PARAMS]) == 0
     assert json.loads((tmp_path / "o" / "surrogate.json").read_text())["n_train"] == 64
@@ -106,14 +146,14 @@ def test_fit_errors_are_clear(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "expected NAME=LOW:HIGH" in capsys.readouterr().err
 
 
-MODEL_FILE = '''
+MODEL_FILE = """
 import numpy as np
 
 
 def simulator(x):
     t_us = x[:, 0] + 1e6 / (x[:, 1] * 1e3) + 0.01 * x[:, 2]
     return np.stack([t_us, 2.0 * x[:, 0]], axis=1)
-'''
+"""
 
 
 @pytest.mark.parametrize("workers", [None, 2])
@@ -123,10 +163,22 @@ def test_run_model_file_over_design_then_resume(
     (tmp_path / "ext_model.py").write_text(MODEL_FILE)
     design = tmp_path / "d.csv"
     assert main(["surrogate", "design", *PARAMS, "--level", "2", "--csv", str(design)]) == 0
-    argv = ["surrogate", "run", "--model", f"{tmp_path / 'ext_model.py'}:simulator",
-            "--design", str(design), "--store", str(tmp_path / "runs.h5"),
-            "--outputs", str(tmp_path / "y.csv"), "--output-names", "t_1MB_us,latency_x2",
-            "--chunk-size", "8"]
+    argv = [
+        "surrogate",
+        "run",
+        "--model",
+        f"{tmp_path / 'ext_model.py'}:simulator",
+        "--design",
+        str(design),
+        "--store",
+        str(tmp_path / "runs.h5"),
+        "--outputs",
+        str(tmp_path / "y.csv"),
+        "--output-names",
+        "t_1MB_us,latency_x2",
+        "--chunk-size",
+        "8",
+    ]
     if workers:
         argv += ["--workers", str(workers)]
     assert main(argv) == 0

@@ -138,7 +138,10 @@ def test_killed_process_loses_nothing_and_resume_computes_the_rest(tmp_path: Pat
     store = tmp_path / "killed.h5"
     proc = subprocess.run(
         [sys.executable, "-c", script, str(tmp_path / "design.npy"), str(store)],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert proc.returncode == 17, proc.stderr
     assert design_status(store) == (60, 120)

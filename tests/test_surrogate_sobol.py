@@ -68,8 +68,10 @@ def test_indices_equal_chaospy_on_a_small_problem() -> None:
     box = ParameterBox.from_bounds({"a": (0.0, 2.0), "b": (-1.0, 3.0), "c": (10.0, 11.0)})
     x = random_design(box, 200, 3)
     y = np.stack(
-        [np.exp(0.5 * x[:, 0]) * x[:, 1] + np.sin(3 * x[:, 2]) * x[:, 0],
-         x[:, 1] ** 2 * np.cos(x[:, 2])],
+        [
+            np.exp(0.5 * x[:, 0]) * x[:, 1] + np.sin(3 * x[:, 2]) * x[:, 0],
+            x[:, 1] ** 2 * np.cos(x[:, 2]),
+        ],
         axis=1,
     )
     pce = fit_pce(x, y, box, order=3)
@@ -105,9 +107,7 @@ def test_additive_function_has_equal_first_and_total_indices() -> None:
 def test_index_invariants(dim: int, order: int, data: st.DataObject) -> None:
     """0 <= S_j <= T_j <= 1, sum_j S_j <= 1 <= sum_j T_j (for non-constant outputs)."""
     mi = total_order_indices(dim, order)
-    coef = data.draw(
-        arrays(np.float64, (mi.shape[0], 2), elements=st.floats(-1e3, 1e3, width=64))
-    )
+    coef = data.draw(arrays(np.float64, (mi.shape[0], 2), elements=st.floats(-1e3, 1e3, width=64)))
     first, total = sobol_first_order(mi, coef), sobol_total(mi, coef)
     tol = 1e-12
     assert np.all(first >= 0.0) and np.all(first <= total + tol) and np.all(total <= 1.0 + tol)

@@ -13,8 +13,15 @@ from mpiuq.simulator.trace import OpKind, read_dumpi, read_otf2, read_ti
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "traces"
 pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason="shared trace data absent")
 
-_COMPARED = (OpKind.ISEND, OpKind.IRECV, OpKind.WAIT, OpKind.WAITALL, OpKind.ALLREDUCE,
-             OpKind.REDUCE, OpKind.BARRIER)
+_COMPARED = (
+    OpKind.ISEND,
+    OpKind.IRECV,
+    OpKind.WAIT,
+    OpKind.WAITALL,
+    OpKind.ALLREDUCE,
+    OpKind.REDUCE,
+    OpKind.BARRIER,
+)
 
 
 def per_rank_counts(t) -> np.ndarray:
@@ -26,10 +33,26 @@ def p2p(t):
     r = t.rank_of_op()
     s = t.kind == OpKind.ISEND
     v = t.kind == OpKind.IRECV
-    return (Counter(zip(r[s].tolist(), t.peer[s].tolist(), t.tag[s].tolist(),
-                        t.bytes_send[s].tolist(), strict=True)),
-            Counter(zip(t.peer[v].tolist(), r[v].tolist(), t.tag[v].tolist(),
-                        t.bytes_recv[v].tolist(), strict=True)))
+    return (
+        Counter(
+            zip(
+                r[s].tolist(),
+                t.peer[s].tolist(),
+                t.tag[s].tolist(),
+                t.bytes_send[s].tolist(),
+                strict=True,
+            )
+        ),
+        Counter(
+            zip(
+                t.peer[v].tolist(),
+                r[v].tolist(),
+                t.tag[v].tolist(),
+                t.bytes_recv[v].tolist(),
+                strict=True,
+            )
+        ),
+    )
 
 
 @pytest.mark.parametrize(

@@ -26,10 +26,26 @@ def p2p_multisets(t):
     r = t.rank_of_op()
     s = np.isin(t.kind, [OpKind.SEND, OpKind.ISEND])
     v = np.isin(t.kind, [OpKind.RECV, OpKind.IRECV])
-    sends = Counter(zip(r[s].tolist(), t.peer[s].tolist(), t.comm[s].tolist(),
-                        t.tag[s].tolist(), t.bytes_send[s].tolist(), strict=True))
-    recvs = Counter(zip(t.peer[v].tolist(), r[v].tolist(), t.comm[v].tolist(),
-                        t.tag[v].tolist(), t.bytes_recv[v].tolist(), strict=True))
+    sends = Counter(
+        zip(
+            r[s].tolist(),
+            t.peer[s].tolist(),
+            t.comm[s].tolist(),
+            t.tag[s].tolist(),
+            t.bytes_send[s].tolist(),
+            strict=True,
+        )
+    )
+    recvs = Counter(
+        zip(
+            t.peer[v].tolist(),
+            r[v].tolist(),
+            t.comm[v].tolist(),
+            t.tag[v].tolist(),
+            t.bytes_recv[v].tolist(),
+            strict=True,
+        )
+    )
     return sends, recvs
 
 
@@ -39,7 +55,12 @@ def test_testtrace_rank0_matches_dumpi2ascii() -> None:
     o = t.ops_of(0)
     mpi = [i for i, k in enumerate(o.kind) if k != OpKind.COMPUTE]
     assert [OpKind(int(o.kind[i])).name for i in mpi] == [
-        "BARRIER", "ISEND", "RECV", "WAIT", "ALLREDUCE"]
+        "BARRIER",
+        "ISEND",
+        "RECV",
+        "WAIT",
+        "ALLREDUCE",
+    ]
     i_send, i_recv, i_wait = mpi[1], mpi[2], mpi[3]
     assert (int(o.peer[i_send]), int(o.tag[i_send]), int(o.bytes_send[i_send])) == (1, 1337, 4)
     assert int(o.peer[i_recv]) == 3
@@ -53,7 +74,12 @@ def test_testbgp_comm_create_and_matching() -> None:
     t = read_dumpi(DATA / "dumpi_sstmac_testbgp_7r")
     k = kinds(t)
     assert (k["ISEND"], k["IRECV"], k["WAITALL"], k["ALLTOALL"], k["BARRIER"]) == (
-        588, 588, 98, 49, 21)
+        588,
+        588,
+        98,
+        49,
+        21,
+    )
     sends, recvs = p2p_multisets(t)
     assert sends == recvs
     comms = {c for c, *_ in ((x[2],) for x in sends)}
@@ -78,15 +104,38 @@ def test_anacinx_runs(run: str) -> None:
 # WAIT or WAITALL; send-like = send + rsend)
 _DF = {
     "AMG.bin": {"IRECV": 386, "ISEND": 386, "WAITALL": 56},
-    "MultiGrid.bin": {"IRECV": 1144, "SEND": 1144, "ALLREDUCE": 12, "REDUCE": 5,
-                      "BARRIER": 1, "ALLGATHER": 1},
+    "MultiGrid.bin": {
+        "IRECV": 1144,
+        "SEND": 1144,
+        "ALLREDUCE": 12,
+        "REDUCE": 5,
+        "BARRIER": 1,
+        "ALLGATHER": 1,
+    },
     "CrystalRouter.bin": {"IRECV": 16000, "ISEND": 16000, "WAITALL": 16000},
-    "MiniDFT_small.bin": {"RECV": 2240, "SEND": 220 + 360, "BCAST": 1323, "BARRIER": 845,
-                          "ALLTOALLV": 761, "ALLREDUCE": 219, "REDUCE": 34, "SENDRECV": 36,
-                          "ISEND": 25},
-    "MiniDFT_large.bin": {"RECV": 7995, "SEND": 611 + 1236, "BCAST": 3028, "BARRIER": 1078,
-                          "ALLTOALLV": 1811, "ALLREDUCE": 473, "REDUCE": 97, "SENDRECV": 90,
-                          "ISEND": 349, "ALLGATHERV": 4},
+    "MiniDFT_small.bin": {
+        "RECV": 2240,
+        "SEND": 220 + 360,
+        "BCAST": 1323,
+        "BARRIER": 845,
+        "ALLTOALLV": 761,
+        "ALLREDUCE": 219,
+        "REDUCE": 34,
+        "SENDRECV": 36,
+        "ISEND": 25,
+    },
+    "MiniDFT_large.bin": {
+        "RECV": 7995,
+        "SEND": 611 + 1236,
+        "BCAST": 3028,
+        "BARRIER": 1078,
+        "ALLTOALLV": 1811,
+        "ALLREDUCE": 473,
+        "REDUCE": 97,
+        "SENDRECV": 90,
+        "ISEND": 349,
+        "ALLGATHERV": 4,
+    },
     "BigFFT.bin": {"ALLTOALLV": 4, "BARRIER": 5},
 }
 

@@ -22,8 +22,10 @@ from mpiuq.simulator.trace import (
 from mpiuq.simulator.trace.builder import TraceBuilder
 from mpiuq.simulator.trace.cache import cache_key
 
-TI = "0 init\n1 init\n0 compute 1e9\n0 isend 1 0 3 0\n1 irecv 0 0 3 0\n0 wait 0 1 0\n" \
-     "1 wait 0 1 0\n0 allreduce 2 0 0\n1 allreduce 2 0 0\n0 finalize\n1 finalize\n"
+TI = (
+    "0 init\n1 init\n0 compute 1e9\n0 isend 1 0 3 0\n1 irecv 0 0 3 0\n0 wait 0 1 0\n"
+    "1 wait 0 1 0\n0 allreduce 2 0 0\n1 allreduce 2 0 0\n0 finalize\n1 finalize\n"
+)
 
 
 def small_trace() -> Trace:
@@ -34,8 +36,9 @@ def small_trace() -> Trace:
     rid = b.new_request()
     b.add(0, OpKind.ISEND, c, peer=1, tag=3, bytes_send=24, request=rid)
     b.add_waitall(0, b.call_id("MPI_Waitall"), [rid])
-    b.add_vcollective(1, OpKind.ALLTOALLV, b.call_id("MPI_Alltoallv"), [1, 2, 3, 4],
-                      bytes_send=3, bytes_recv=7)
+    b.add_vcollective(
+        1, OpKind.ALLTOALLV, b.call_id("MPI_Alltoallv"), [1, 2, 3, 4], bytes_send=3, bytes_recv=7
+    )
     b.unsupported["MPI_Wtime"] += 2
     b.note("hand-made")
     return b.build()

@@ -23,17 +23,40 @@ def p2p(t):
     r = t.rank_of_op()
     s = np.isin(t.kind, [OpKind.SEND, OpKind.ISEND])
     v = np.isin(t.kind, [OpKind.RECV, OpKind.IRECV])
-    return (Counter(zip(r[s].tolist(), t.peer[s].tolist(), t.comm[s].tolist(),
-                        t.tag[s].tolist(), t.bytes_send[s].tolist(), strict=True)),
-            Counter(zip(t.peer[v].tolist(), r[v].tolist(), t.comm[v].tolist(),
-                        t.tag[v].tolist(), t.bytes_recv[v].tolist(), strict=True)))
+    return (
+        Counter(
+            zip(
+                r[s].tolist(),
+                t.peer[s].tolist(),
+                t.comm[s].tolist(),
+                t.tag[s].tolist(),
+                t.bytes_send[s].tolist(),
+                strict=True,
+            )
+        ),
+        Counter(
+            zip(
+                t.peer[v].tolist(),
+                r[v].tolist(),
+                t.comm[v].tolist(),
+                t.tag[v].tolist(),
+                t.bytes_recv[v].tolist(),
+                strict=True,
+            )
+        ),
+    )
 
 
 def test_coverage_trace_comm_self_and_split_comms() -> None:
     t = read_otf2(DATA / "otf2_sstmac_mpi_coverage_10r")
     k = kinds(t)
     assert (k["ISEND"], k["IRECV"], k["ALLGATHER"], k["ALLTOALL"], k["ALLREDUCE"]) == (
-        1440, 1440, 360, 360, 360)
+        1440,
+        1440,
+        360,
+        360,
+        360,
+    )
     assert (k["GATHER"], k["SCATTER"], k["REDUCE"], k["BCAST"]) == (30, 30, 30, 30)
     sends, recvs = p2p(t)
     assert sends == recvs and sum(sends.values()) == 1440  # FORMATS.md: exact match

@@ -26,26 +26,46 @@ def _write(tmp: Path, name: str, text: str) -> Path:
 
 def _ops(trace, rank):  # (kind name, peer, tag, bytes_send, bytes_recv) per op
     o = trace.ops_of(rank)
-    return [(OpKind(int(k)).name, int(p), int(t), int(s), int(r))
-            for k, p, t, s, r in zip(o.kind, o.peer, o.tag, o.bytes_send, o.bytes_recv,
-                                     strict=True)]
+    return [
+        (OpKind(int(k)).name, int(p), int(t), int(s), int(r))
+        for k, p, t, s, r in zip(o.kind, o.peer, o.tag, o.bytes_send, o.bytes_recv, strict=True)
+    ]
 
 
 def test_current_dialect_sizes_and_computes(tmp_path: Path) -> None:
     # init without argument -> MPI_BYTE default; dt 0 = MPI_DOUBLE (8 B), 1 = MPI_INT (4 B)
-    f = _write(tmp_path, "t.txt", "\n".join([
-        "0 init", "1 init",
-        "0 compute 2e9", "0 compute 5e8",          # merged: 2.5 s at 1 Gflop/s
-        "0 isend 1 7 10 0", "1 irecv 0 7 10 0",
-        "0 send 1 3 5", "1 recv 0 3 5 1",
-        "0 wait 0 1 7", "1 wait 0 1 7",
-        "0 allreduce 4 1e6 0", "1 allreduce 4 1e6 0",
-        "0 finalize", "1 finalize", ""]))
+    f = _write(
+        tmp_path,
+        "t.txt",
+        "\n".join(
+            [
+                "0 init",
+                "1 init",
+                "0 compute 2e9",
+                "0 compute 5e8",  # merged: 2.5 s at 1 Gflop/s
+                "0 isend 1 7 10 0",
+                "1 irecv 0 7 10 0",
+                "0 send 1 3 5",
+                "1 recv 0 3 5 1",
+                "0 wait 0 1 7",
+                "1 wait 0 1 7",
+                "0 allreduce 4 1e6 0",
+                "1 allreduce 4 1e6 0",
+                "0 finalize",
+                "1 finalize",
+                "",
+            ]
+        ),
+    )
     t = read_ti(f)
     assert t.n_ranks == 2
     assert _ops(t, 0) == [
-        ("COMPUTE", -2, 0, 0, 0), ("ISEND", 1, 7, 80, 0), ("SEND", 1, 3, 5, 0),
-        ("WAIT", -2, 0, 0, 0), ("ALLREDUCE", -2, 0, 32, 32)]
+        ("COMPUTE", -2, 0, 0, 0),
+        ("ISEND", 1, 7, 80, 0),
+        ("SEND", 1, 3, 5, 0),
+        ("WAIT", -2, 0, 0, 0),
+        ("ALLREDUCE", -2, 0, 32, 32),
+    ]
     assert _ops(t, 1)[1] == ("RECV", 0, 3, 0, 20)
     assert t.ops_of(0).seconds[0] == pytest.approx(2.5)
     assert t.ops_of(0).seconds[4] == pytest.approx(1e-3)  # 1e6 reduction flops / 1e9
@@ -69,13 +89,31 @@ def test_flop_rate_option(tmp_path: Path) -> None:
 
 def test_waitall_covers_only_requests_not_waited_later(tmp_path: Path) -> None:
     # SMPI's recorder: waitall over the 2 sends; the 2 receives are waited explicitly later
-    f = _write(tmp_path, "t.txt", "\n".join([
-        "0 init", "1 init",
-        "0 irecv 1 1 4 1", "0 irecv 1 2 4 1", "0 isend 1 1 4 1", "0 isend 1 2 4 1",
-        "0 waitall 4", "0 wait 1 0 1", "0 wait 1 0 2",
-        "1 irecv 0 1 4 1", "1 irecv 0 2 4 1", "1 isend 0 1 4 1", "1 isend 0 2 4 1",
-        "1 waitall 4",
-        "0 finalize", "1 finalize", ""]))
+    f = _write(
+        tmp_path,
+        "t.txt",
+        "\n".join(
+            [
+                "0 init",
+                "1 init",
+                "0 irecv 1 1 4 1",
+                "0 irecv 1 2 4 1",
+                "0 isend 1 1 4 1",
+                "0 isend 1 2 4 1",
+                "0 waitall 4",
+                "0 wait 1 0 1",
+                "0 wait 1 0 2",
+                "1 irecv 0 1 4 1",
+                "1 irecv 0 2 4 1",
+                "1 isend 0 1 4 1",
+                "1 isend 0 2 4 1",
+                "1 waitall 4",
+                "0 finalize",
+                "1 finalize",
+                "",
+            ]
+        ),
+    )
     t = read_ti(f)
     o0 = t.ops_of(0)
     wa = int(np.flatnonzero(o0.kind == OpKind.WAITALL)[0]) + int(t.rank_ptr[0])
@@ -91,12 +129,26 @@ def test_waitall_covers_only_requests_not_waited_later(tmp_path: Path) -> None:
 
 
 def test_failed_test_is_dropped_successful_test_completes(tmp_path: Path) -> None:
-    f = _write(tmp_path, "t.txt", "\n".join([
-        "0 init", "1 init",
-        "1 irecv 0 0 8", "1 test 0 1 0", "1 wait 0 1 0",    # failed test: dropped
-        "1 irecv 0 1 8", "1 test 0 1 1",                     # successful test: the completion
-        "0 send 1 0 8", "0 send 1 1 8",
-        "0 finalize", "1 finalize", ""]))
+    f = _write(
+        tmp_path,
+        "t.txt",
+        "\n".join(
+            [
+                "0 init",
+                "1 init",
+                "1 irecv 0 0 8",
+                "1 test 0 1 0",
+                "1 wait 0 1 0",  # failed test: dropped
+                "1 irecv 0 1 8",
+                "1 test 0 1 1",  # successful test: the completion
+                "0 send 1 0 8",
+                "0 send 1 1 8",
+                "0 finalize",
+                "1 finalize",
+                "",
+            ]
+        ),
+    )
     t = read_ti(f)
     kinds = [k for k, *_ in _ops(t, 1)]
     assert kinds == ["IRECV", "WAIT", "IRECV", "WAIT"]
@@ -104,8 +156,12 @@ def test_failed_test_is_dropped_successful_test_completes(tmp_path: Path) -> Non
 
 
 def test_any_source_receive(tmp_path: Path) -> None:
-    f = _write(tmp_path, "t.txt", "0 init\n1 init\n1 irecv -333 5 2 0\n0 send 1 5 2 0\n"
-               "1 wait -333 1 5\n0 finalize\n1 finalize\n")
+    f = _write(
+        tmp_path,
+        "t.txt",
+        "0 init\n1 init\n1 irecv -333 5 2 0\n0 send 1 5 2 0\n"
+        "1 wait -333 1 5\n0 finalize\n1 finalize\n",
+    )
     t = read_ti(f)
     o = t.ops_of(1)
     assert int(o.peer[0]) == ANY_SOURCE and int(o.bytes_recv[0]) == 16
@@ -114,13 +170,16 @@ def test_any_source_receive(tmp_path: Path) -> None:
 
 def test_msg_dialect_and_index_with_gzip(tmp_path: Path) -> None:
     (tmp_path / "r").mkdir()
-    _write(tmp_path / "r", "a0.txt", "p0 init\np0 send p1 5760\np0 Irecv p1\np0 wait\n"
-           "p0 allReduce 40 86\np0 finalize\n")
+    _write(
+        tmp_path / "r",
+        "a0.txt",
+        "p0 init\np0 send p1 5760\np0 Irecv p1\np0 wait\np0 allReduce 40 86\np0 finalize\n",
+    )
     with gzip.open(tmp_path / "r" / "a1.txt.gz", "wt") as fh:
         fh.write("p1 init\np1 recv p0\np1 send p0 12\np1 allReduce 40 86\np1 finalize\n")
     idx = _write(tmp_path, "index", "r/a0.txt\nr/a1.txt\n")  # .gz found transparently
     t = read_ti(idx)
-    assert _ops(t, 1)[0] == ("RECV", 0, 0, 0, 5760)          # size from the matching send
+    assert _ops(t, 1)[0] == ("RECV", 0, 0, 0, 5760)  # size from the matching send
     assert _ops(t, 0)[1] == ("IRECV", 1, 0, 0, 12)
     assert int(t.ops_of(0).kind[2]) == OpKind.WAIT
     assert t.ops_of(0).seconds[3] == pytest.approx(86e-9)
@@ -128,11 +187,20 @@ def test_msg_dialect_and_index_with_gzip(tmp_path: Path) -> None:
 
 def test_collectives_vcounts(tmp_path: Path) -> None:
     # lines from SimGrid's actions_alltoallv.txt / actions_allgatherv.txt (3 and 4 ranks)
-    f = _write(tmp_path, "t.txt", "\n".join(
-        [f"{r} init" for r in range(3)]
-        + ["0 alltoallv 100 1 40 30 1000 1 80 100", "1 alltoallv 1000 80 1 40 1000 40 1 30",
-           "2 alltoallv 1000 100 30 1 1000 30 40 1"]
-        + [f"{r} finalize" for r in range(3)]) + "\n")
+    f = _write(
+        tmp_path,
+        "t.txt",
+        "\n".join(
+            [f"{r} init" for r in range(3)]
+            + [
+                "0 alltoallv 100 1 40 30 1000 1 80 100",
+                "1 alltoallv 1000 80 1 40 1000 40 1 30",
+                "2 alltoallv 1000 100 30 1 1000 30 40 1",
+            ]
+            + [f"{r} finalize" for r in range(3)]
+        )
+        + "\n",
+    )
     t = read_ti(f)
     assert t.op_vcounts(0).tolist() == [1, 40, 30, 1, 80, 100]
     assert int(t.bytes_send[0]) == 71 and int(t.bytes_recv[0]) == 181
@@ -149,8 +217,9 @@ def test_collectives_vcounts(tmp_path: Path) -> None:
         ("0 init\n0 send 0 0 1 99\n0 finalize\n", "unknown SimGrid datatype", 2),
     ],
 )
-def test_malformed_lines_raise_typed_error(tmp_path: Path, text: str, match: str,
-                                           record: int) -> None:
+def test_malformed_lines_raise_typed_error(
+    tmp_path: Path, text: str, match: str, record: int
+) -> None:
     f = _write(tmp_path, "bad.txt", text)
     with pytest.raises(TraceFormatError, match=match) as info:
         read_ti(f)
@@ -180,22 +249,49 @@ def _readme_counts(readme: Path) -> tuple[dict[str, int], int | None, float | No
             counts[name.lower()] = int(n.replace(",", ""))
     follow = re.search(r"of which ([\d,]+) directly follow", text)
     flops = re.search(r"\*\*Computation:\*\* ([\d.e+]+) flops in total", text)
-    return (counts, int(follow.group(1).replace(",", "")) if follow else None,
-            float(flops.group(1)) if flops else None)
+    return (
+        counts,
+        int(follow.group(1).replace(",", "")) if follow else None,
+        float(flops.group(1)) if flops else None,
+    )
 
 
-_ACTION_KIND = {"isend": OpKind.ISEND, "irecv": OpKind.IRECV, "send": OpKind.SEND,
-                "recv": OpKind.RECV, "wait": OpKind.WAIT, "waitall": OpKind.WAITALL,
-                "sendrecv": OpKind.SENDRECV, "barrier": OpKind.BARRIER, "bcast": OpKind.BCAST,
-                "reduce": OpKind.REDUCE, "allreduce": OpKind.ALLREDUCE,
-                "alltoall": OpKind.ALLTOALL, "alltoallv": OpKind.ALLTOALLV,
-                "gather": OpKind.GATHER, "allgather": OpKind.ALLGATHER,
-                "allgatherv": OpKind.ALLGATHERV, "reducescatter": OpKind.REDUCE_SCATTER}
-_BIG = {"ti_hpcg_16r", "ti_lulesh_216r", "ti_lulesh_512r", "ti_lulesh_64r", "ti_minife_64r",
-        "ti_nas_mg_A_256r", "ti_nekbone_64r", "ti_comd_256r"}
-_TI_SETS = sorted(
-    p.name for p in DATA.glob("*ti_*") if p.is_dir() and p.name != "ti_simgrid_replay_examples"
-) if DATA.is_dir() else []
+_ACTION_KIND = {
+    "isend": OpKind.ISEND,
+    "irecv": OpKind.IRECV,
+    "send": OpKind.SEND,
+    "recv": OpKind.RECV,
+    "wait": OpKind.WAIT,
+    "waitall": OpKind.WAITALL,
+    "sendrecv": OpKind.SENDRECV,
+    "barrier": OpKind.BARRIER,
+    "bcast": OpKind.BCAST,
+    "reduce": OpKind.REDUCE,
+    "allreduce": OpKind.ALLREDUCE,
+    "alltoall": OpKind.ALLTOALL,
+    "alltoallv": OpKind.ALLTOALLV,
+    "gather": OpKind.GATHER,
+    "allgather": OpKind.ALLGATHER,
+    "allgatherv": OpKind.ALLGATHERV,
+    "reducescatter": OpKind.REDUCE_SCATTER,
+}
+_BIG = {
+    "ti_hpcg_16r",
+    "ti_lulesh_216r",
+    "ti_lulesh_512r",
+    "ti_lulesh_64r",
+    "ti_minife_64r",
+    "ti_nas_mg_A_256r",
+    "ti_nekbone_64r",
+    "ti_comd_256r",
+}
+_TI_SETS = (
+    sorted(
+        p.name for p in DATA.glob("*ti_*") if p.is_dir() and p.name != "ti_simgrid_replay_examples"
+    )
+    if DATA.is_dir()
+    else []
+)
 
 
 @needs_data
@@ -216,7 +312,8 @@ def test_real_ti_trace_matches_readme_counts(name: str) -> None:
         assert kinds["COMPUTE"] == counts["compute"] - follow  # consecutive computes merge
     if flops is not None:  # README gives 4 significant digits
         assert float(t.seconds[t.kind == OpKind.COMPUTE].sum()) * 1e9 == pytest.approx(
-            flops, rel=1e-3)
+            flops, rel=1e-3
+        )
     assert t.summary().n_uncompleted_requests == 0
     assert elapsed < 30.0
 
@@ -243,16 +340,19 @@ def test_nas_lu_msg_dialect_sends_match_receives() -> None:
     ranks = t.rank_of_op()
     send = np.isin(t.kind, [OpKind.SEND, OpKind.ISEND])
     recv = np.isin(t.kind, [OpKind.RECV, OpKind.IRECV])
-    s = Counter(zip(ranks[send].tolist(), t.peer[send].tolist(), t.bytes_send[send].tolist(),
-                    strict=True))
-    r = Counter(zip(t.peer[recv].tolist(), ranks[recv].tolist(), t.bytes_recv[recv].tolist(),
-                    strict=True))
+    s = Counter(
+        zip(ranks[send].tolist(), t.peer[send].tolist(), t.bytes_send[send].tolist(), strict=True)
+    )
+    r = Counter(
+        zip(t.peer[recv].tolist(), ranks[recv].tolist(), t.bytes_recv[recv].tolist(), strict=True)
+    )
     assert s == r and sum(s.values()) == 4408
 
 
 @needs_data
-@pytest.mark.parametrize("name", ["ti_minife_16r", pytest.param("ti_lulesh_64r",
-                                                                 marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    "name", ["ti_minife_16r", pytest.param("ti_lulesh_64r", marks=pytest.mark.slow)]
+)
 def test_raw_recording_equals_replayable_variant(name: str) -> None:
     """The raw SMPI recording (partial waitall, -333 sources) read correctly completes the
     same requests as the rewritten *_replayable variant SimGrid accepts."""
@@ -263,9 +363,18 @@ def test_raw_recording_equals_replayable_variant(name: str) -> None:
 
     def completed(t):  # per rank: sorted (kind, peer, tag, bytes) of completed requests
         post = np.isin(t.kind, [OpKind.ISEND, OpKind.IRECV])
-        info = {int(q): (int(k), int(p), int(g), int(s + r)) for q, k, p, g, s, r in zip(
-            t.request[post], t.kind[post], t.peer[post], t.tag[post], t.bytes_send[post],
-            t.bytes_recv[post], strict=True)}
+        info = {
+            int(q): (int(k), int(p), int(g), int(s + r))
+            for q, k, p, g, s, r in zip(
+                t.request[post],
+                t.kind[post],
+                t.peer[post],
+                t.tag[post],
+                t.bytes_send[post],
+                t.bytes_recv[post],
+                strict=True,
+            )
+        }
         out = []
         for rank in range(t.n_ranks):
             o = t.ops_of(rank)

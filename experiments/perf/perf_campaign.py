@@ -58,19 +58,25 @@ def main() -> int:
             prof.disable()
     finally:
         executor.close()
-    print(f"campaign {campaign.name}: {result.surrogate.train_x.shape[0]} design points x "
-          f"{result.observations.sizes_bytes.size} sizes, {result.surrogate.n_terms} PCE terms, "
-          f"{len(result.grouping.groups)} groups, converged={result.posterior.converged}")
+    print(
+        f"campaign {campaign.name}: {result.surrogate.train_x.shape[0]} design points x "
+        f"{result.observations.sizes_bytes.size} sizes, {result.surrogate.n_terms} PCE terms, "
+        f"{len(result.grouping.groups)} groups, converged={result.posterior.converged}"
+    )
     for stage, seconds in result.timings_s:
         print(f"  {stage:<14}{seconds:8.2f} s")
     print(f"  {'plots':<14}{t_end - t_plots:8.2f} s")
     print(f"  {'total':<14}{t_end - t0:8.2f} s   (target <= 120 s)")
     for g, gp in enumerate(result.posterior.groups):
-        print(f"  group {g}: {gp.samples.total_steps} steps x {campaign.calibration.ensembles} "
-              f"ensembles x {campaign.calibration.walkers} walkers")
+        print(
+            f"  group {g}: {gp.samples.total_steps} steps x {campaign.calibration.ensembles} "
+            f"ensembles x {campaign.calibration.walkers} walkers"
+        )
     if result.joint is not None:
-        print(f"  joint: {result.joint.groups[0].samples.total_steps} steps, "
-              f"converged={result.joint.converged}")
+        print(
+            f"  joint: {result.joint.groups[0].samples.total_steps} steps, "
+            f"converged={result.joint.converged}"
+        )
     if prof is not None:
         pstats.Stats(prof).sort_stats("cumulative").print_stats(15)
     if tmp is not None:

@@ -76,10 +76,7 @@ def main() -> None:
 
     xs = np.random.default_rng(1).uniform(box.lower, box.upper, (1_000_000, 7))
     t_pred, _ = best_of(lambda: pce.predict(xs))
-    print(
-        f"predict 10^6 points x {N_OUT} outputs: {t_pred:.2f} s "
-        f"({t_pred:.2f} us per point)"
-    )
+    print(f"predict 10^6 points x {N_OUT} outputs: {t_pred:.2f} s ({t_pred:.2f} us per point)")
     t_grad, _ = best_of(lambda: pce.gradient(xs[:10_000]))
     print(f"gradient at 10^4 points (x 7 parameters x {N_OUT} outputs): {t_grad:.3f} s")
 

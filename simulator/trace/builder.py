@@ -154,7 +154,7 @@ class TraceBuilder:
         return idx
 
     def add_vcollective(
-        self, rank: int, kind: int, call: int, vcounts: list[int], **cols: int
+        self, rank: int, kind: int, call: int, vcounts: list[int], **cols: int | float
     ) -> int:
         """Append a v-collective whose per-rank byte counts are ``vcounts``."""
         idx = self.add(rank, kind, call, **cols)  # type: ignore[arg-type]

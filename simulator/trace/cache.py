@@ -38,9 +38,7 @@ def _fingerprint(files: list[Path]) -> list[tuple[str, int, int]]:
     return out
 
 
-def cache_key(
-    path: str | Path, options: dict[str, object], files: list[Path] | None = None
-) -> str:
+def cache_key(path: str | Path, options: dict[str, object], files: list[Path] | None = None) -> str:
     """Hex digest of a trace path, its files' sizes and mtimes, and the reader options.
 
     ``files`` are the files the reader consumes (default: ``path`` itself if it is a

@@ -617,8 +617,8 @@ def _lower_call(lw: _Lowering, call: RawCall) -> None:
     elif name in ("waitall", "testall"):
         if name == "testall" and not a[1]:
             return
-        done = [lw.complete(r, _mpi_name(name)) for r in a[0]]
-        b.add_waitall(rank, cid, [r for r in done if r is not None])
+        completed = [lw.complete(r, _mpi_name(name)) for r in a[0]]
+        b.add_waitall(rank, cid, [r for r in completed if r is not None])
     elif name in ("waitany", "testany", "waitsome", "testsome"):
         reqs = a[0]
         if name in ("waitany", "testany"):
@@ -626,7 +626,9 @@ def _lower_call(lw: _Lowering, call: RawCall) -> None:
             picked = [a[1]] if ok and 0 <= a[1] < len(reqs) else []
         else:
             picked = [i for i in a[1] if 0 <= i < len(reqs)]
-        done = [r for r in (lw.complete(reqs[i], _mpi_name(name)) for i in picked) if r is not None]
+        done: list[int] = [
+            r for r in (lw.complete(reqs[i], _mpi_name(name)) for i in picked) if r is not None
+        ]
         if len(done) == 1:
             b.add(rank, OpKind.WAIT, cid, request=done[0])
         elif done:
