@@ -97,6 +97,9 @@ HEADER_BYTES = 64
 
 INF = np.inf
 
+#: Free heap slots guaranteed before each handler or rank step (each pushes at most 2).
+HEAP_SLACK = 4
+
 
 @nb.njit(cache=True, inline="always", error_model="numpy")
 def _less(ta: float, sa: int, tb: float, sb: int) -> bool:
@@ -236,6 +239,134 @@ def _net_arrival(  # type: ignore[no-untyped-def]
     return arrive
 
 
+@nb.njit(cache=True, inline="always", error_model="numpy")
+def _enqueue(head, tail, nxt, owner, item):  # type: ignore[no-untyped-def]
+    """Append ``item`` to the linked-list queue of ``owner`` (FIFO: MPI posting order)."""
+    if tail[owner] < 0:
+        head[owner] = item
+    else:
+        nxt[tail[owner]] = item
+    tail[owner] = item
+    nxt[item] = -1
+
+
+@nb.njit(cache=True, inline="always", error_model="numpy")
+def _unlink(head, tail, nxt, owner, prev, item):  # type: ignore[no-untyped-def]
+    """Remove ``item`` (whose predecessor is ``prev``, -1 at the head) from ``owner``'s queue."""
+    if prev < 0:
+        head[owner] = nxt[item]
+    else:
+        nxt[prev] = nxt[item]
+    if tail[owner] == item:
+        tail[owner] = prev
+    nxt[item] = -1
+
+
+@nb.njit(cache=True, inline="always", error_model="numpy")
+def _stage_event(stage):  # type: ignore[no-untyped-def]
+    """Event that continues a message when the transfer of ``stage`` has arrived."""
+    if stage == STAGE_HDR:
+        return EV_HDR
+    if stage == STAGE_GET:
+        return EV_GET_ARRIVE
+    if stage == STAGE_DATA:
+        return EV_DATA
+    return EV_ACK
+
+
+@nb.njit(cache=True, inline="always", error_model="numpy")
+def _transfer_event(net_kind, t, src, dst, nbytes, m, stage, node_of, net_state, net_scalars, topo):  # type: ignore[no-untyped-def]
+    """``(time, code)`` of the event that a transfer of message ``m`` starts at ``t``.
+
+    The arrival event of ``stage`` for the analytic and compute-only networks, or the
+    first packet injection (EV_PKT) of the flow for the packet network.
+    """
+    inj_free, ej_free, flow_rem = net_state
+    alpha, hop, inv_inj, inv_link, inv_min = net_scalars
+    node_switch, next_link, link_dst = topo
+    flow = m * 4 + stage
+    arr = _net_arrival(
+        net_kind,
+        t,
+        src,
+        dst,
+        nbytes,
+        flow,
+        node_of,
+        inj_free,
+        ej_free,
+        flow_rem,
+        alpha,
+        hop,
+        inv_inj,
+        inv_link,
+        inv_min,
+        node_switch,
+        next_link,
+        link_dst,
+    )
+    if arr < 0.0:
+        return t, flow * N_EV + EV_PKT
+    return arr, m * N_EV + _stage_event(stage)
+
+
+@nb.njit(cache=True, inline="always", error_model="numpy")
+def _match(  # type: ignore[no-untyped-def]
+    m,
+    q,
+    t,
+    prog_free,
+    rq_ready,
+    rq_sync,
+    rq_s1a,
+    rq_s1b,
+    rq_copy,
+    rq_post,
+    m_match,
+    m_proto,
+    m_bytes,
+    m_dst,
+    m_tsend,
+    m_pa,
+    m_pb,
+    m_data,
+    costs,
+):
+    """Match message ``m`` with receive ``q`` at time ``t`` (the later of arrival and post).
+
+    Sets what the receive waits for (eq. 2: the partner is ready at TSend; stack
+    intervals on its critical path; the copy-out) and, for rendezvous, the sender's
+    sync boundary (eq. 1: TPostRecv). Returns when the receiver's progress engine has
+    pinned and posted the RDMA get (rendezvous), or -1.
+    """
+    inv_mem, pin_lat, pin_page, page, d_rdma = costs
+    m_match[m] = q
+    rq_sync[q] = m_tsend[m]
+    p = m_proto[m]
+    if p == PROTO_SMALL:
+        rq_copy[q] = m_bytes[m] * inv_mem
+        rq_ready[q] = t
+        return -1.0
+    if p == PROTO_EAGER:
+        # the get was posted when the header arrived (Fig. 2); done if the data is in
+        rq_copy[q] = m_bytes[m] * inv_mem
+        rq_s1a[q] = m_pa[m]
+        rq_s1b[q] = m_pb[m]
+        if m_data[m] <= t:
+            rq_ready[q] = t
+        return -1.0
+    dst = m_dst[m]
+    start = max(t, prog_free[dst])
+    end = start + pin_lat + np.ceil(m_bytes[m] / page) * pin_page + d_rdma
+    prog_free[dst] = end
+    rq_s1a[q] = start
+    rq_s1b[q] = end
+    rq_s1a[m] = start
+    rq_s1b[m] = end
+    rq_sync[m] = rq_post[q]
+    return end
+
+
 @nb.njit(cache=True, error_model="numpy")
 def _valiant_switch(flow, n_switches, seed):  # type: ignore[no-untyped-def]
     """Deterministic pseudo-random intermediate switch of a flow (splitmix64 hash)."""
@@ -371,16 +502,18 @@ def run_program(  # type: ignore[no-untyped-def]
     for lk in range(n_links):
         link_inv[lk] = inv_inj if link_class[lk] == LINK_INJECTION else inv_link
     flow_rem = np.zeros(4 * n_requests if net_kind == NET_PACKET else 0, np.float64)
+    net_state = (inj_free, ej_free, flow_rem)
+    net_scalars = (alpha, hop, inv_inj, inv_link, inv_min)
+    topo = (node_switch, next_link, link_dst)
+    costs = (inv_mem, pin_lat, pin_page, page, d_rdma)
     # ---- event heap
-    cap = 4 * n_ranks + 64
+    cap = 4 * n_ranks + 64 + HEAP_SLACK
     h_t = np.empty(cap, np.float64)
     h_s = np.empty(cap, np.int64)
     h_c = np.empty(cap, np.int64)
     hn = 0
     seq = 0
     for r in range(n_ranks):
-        if hn == h_t.shape[0]:
-            h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
         _sift_up(h_t, h_s, h_c, hn, 0.0, seq, r * N_EV + EV_RANK)
         hn += 1
         seq += 1
@@ -388,6 +521,9 @@ def run_program(  # type: ignore[no-untyped-def]
     while hn > 0:
         t, code = _heap_pop(h_t, h_s, h_c, hn)
         hn -= 1
+        # every handler below pushes at most HEAP_SLACK events before the next check
+        if hn + HEAP_SLACK > h_t.shape[0]:
+            h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
         n_events += 1
         ev = code & (N_EV - 1)  # N_EV is a power of two
         arg = code >> 3
@@ -395,6 +531,8 @@ def run_program(  # type: ignore[no-untyped-def]
             r = arg
             blocked[r] = False
             while True:
+                if hn + HEAP_SLACK > h_t.shape[0]:
+                    h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
                 i = pc[r]
                 if i >= rank_ptr[r + 1]:
                     end_s[r] = t
@@ -414,8 +552,6 @@ def run_program(  # type: ignore[no-untyped-def]
                                 t = tn
                                 seq += 1
                                 continue
-                            if hn == h_t.shape[0]:
-                                h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
                             _sift_up(h_t, h_s, h_c, hn, tn, seq, r * N_EV + EV_RANK)
                             hn += 1
                             seq += 1
@@ -446,8 +582,6 @@ def run_program(  # type: ignore[no-untyped-def]
                                 t = tn
                                 seq += 1
                                 continue
-                            if hn == h_t.shape[0]:
-                                h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
                             _sift_up(h_t, h_s, h_c, hn, tn, seq, r * N_EV + EV_RANK)
                             hn += 1
                             seq += 1
@@ -469,32 +603,20 @@ def run_program(  # type: ignore[no-untyped-def]
                         wire += nb_
                     if m_proto[m] != PROTO_RDV:
                         rq_ready[m] = t  # eager sends complete locally
-                    arr = _net_arrival(
+                    te, tc = _transfer_event(
                         net_kind,
                         t,
                         r,
                         dst,
                         wire,
-                        m * 4 + STAGE_HDR,
+                        m,
+                        STAGE_HDR,
                         node_of,
-                        inj_free,
-                        ej_free,
-                        flow_rem,
-                        alpha,
-                        hop,
-                        inv_inj,
-                        inv_link,
-                        inv_min,
-                        node_switch,
-                        next_link,
-                        link_dst,
+                        net_state,
+                        net_scalars,
+                        topo,
                     )
-                    if hn == h_t.shape[0]:
-                        h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
-                    if arr < 0.0:
-                        _sift_up(h_t, h_s, h_c, hn, t, seq, (m * 4 + STAGE_HDR) * N_EV + EV_PKT)
-                    else:
-                        _sift_up(h_t, h_s, h_c, hn, arr, seq, m * N_EV + EV_HDR)
+                    _sift_up(h_t, h_s, h_c, hn, te, seq, tc)
                     hn += 1
                     seq += 1
                 elif k == OP_IRECV:
@@ -519,45 +641,32 @@ def run_program(  # type: ignore[no-untyped-def]
                         prev = m
                         m = nxt[m]
                     if m < 0:
-                        if pq_tail[r] < 0:
-                            pq_head[r] = q
-                        else:
-                            nxt[pq_tail[r]] = q
-                        pq_tail[r] = q
-                        nxt[q] = -1
+                        _enqueue(pq_head, pq_tail, nxt, r, q)
                     else:
-                        if prev < 0:
-                            uq_head[r] = nxt[m]
-                        else:
-                            nxt[prev] = nxt[m]
-                        if uq_tail[r] == m:
-                            uq_tail[r] = prev
-                        nxt[m] = -1
-                        # ---- match m with q at time t
-                        m_match[m] = q
-                        rq_sync[q] = m_tsend[m]
-                        p = m_proto[m]
-                        if p == PROTO_SMALL:
-                            rq_copy[q] = m_bytes[m] * inv_mem
-                            rq_ready[q] = t
-                        elif p == PROTO_EAGER:
-                            rq_copy[q] = m_bytes[m] * inv_mem
-                            rq_s1a[q] = m_pa[m]
-                            rq_s1b[q] = m_pb[m]
-                            if m_data[m] <= t:
-                                rq_ready[q] = t
-                        else:
-                            start = max(t, prog_free[r])
-                            cost = pin_lat + np.ceil(m_bytes[m] / page) * pin_page + d_rdma
-                            prog_free[r] = start + cost
-                            rq_s1a[q] = start
-                            rq_s1b[q] = start + cost
-                            rq_s1a[m] = start
-                            rq_s1b[m] = start + cost
-                            rq_sync[m] = t
-                            if hn == h_t.shape[0]:
-                                h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
-                            _sift_up(h_t, h_s, h_c, hn, start + cost, seq, m * N_EV + EV_GET_ISSUE)
+                        _unlink(uq_head, uq_tail, nxt, r, prev, m)
+                        get_at = _match(
+                            m,
+                            q,
+                            t,
+                            prog_free,
+                            rq_ready,
+                            rq_sync,
+                            rq_s1a,
+                            rq_s1b,
+                            rq_copy,
+                            rq_post,
+                            m_match,
+                            m_proto,
+                            m_bytes,
+                            m_dst,
+                            m_tsend,
+                            m_pa,
+                            m_pb,
+                            m_data,
+                            costs,
+                        )
+                        if get_at >= 0.0:
+                            _sift_up(h_t, h_s, h_c, hn, get_at, seq, m * N_EV + EV_GET_ISSUE)
                             hn += 1
                             seq += 1
                 elif k in (OP_WAIT, OP_WAITALL):
@@ -614,8 +723,6 @@ def run_program(  # type: ignore[no-untyped-def]
                                 t = tn
                                 seq += 1
                                 continue
-                            if hn == h_t.shape[0]:
-                                h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
                             _sift_up(h_t, h_s, h_c, hn, tn, seq, r * N_EV + EV_RANK)
                             hn += 1
                             seq += 1
@@ -639,8 +746,6 @@ def run_program(  # type: ignore[no-untyped-def]
                 prog_free[dst] = start + d_rdma
                 m_pa[m] = start
                 m_pb[m] = start + d_rdma
-                if hn == h_t.shape[0]:
-                    h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
                 _sift_up(h_t, h_s, h_c, hn, start + d_rdma, seq, m * N_EV + EV_GET_ISSUE)
                 hn += 1
                 seq += 1
@@ -660,112 +765,73 @@ def run_program(  # type: ignore[no-untyped-def]
                 prev = q
                 q = nxt[q]
             if q < 0:
-                if uq_tail[dst] < 0:
-                    uq_head[dst] = m
-                else:
-                    nxt[uq_tail[dst]] = m
-                uq_tail[dst] = m
-                nxt[m] = -1
+                _enqueue(uq_head, uq_tail, nxt, dst, m)
             else:
-                if prev < 0:
-                    pq_head[dst] = nxt[q]
-                else:
-                    nxt[prev] = nxt[q]
-                if pq_tail[dst] == q:
-                    pq_tail[dst] = prev
-                nxt[q] = -1
-                # ---- match m with q at time t (same rules as in IRECV)
-                m_match[m] = q
-                rq_sync[q] = m_tsend[m]
-                ready = INF
-                if p == PROTO_SMALL:
-                    rq_copy[q] = m_bytes[m] * inv_mem
-                    ready = t
-                elif p == PROTO_EAGER:
-                    rq_copy[q] = m_bytes[m] * inv_mem
-                    rq_s1a[q] = m_pa[m]
-                    rq_s1b[q] = m_pb[m]
-                else:
-                    start = max(t, prog_free[dst])
-                    cost = pin_lat + np.ceil(m_bytes[m] / page) * pin_page + d_rdma
-                    prog_free[dst] = start + cost
-                    rq_s1a[q] = start
-                    rq_s1b[q] = start + cost
-                    rq_s1a[m] = start
-                    rq_s1b[m] = start + cost
-                    rq_sync[m] = rq_post[q]
-                    if hn == h_t.shape[0]:
-                        h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
-                    _sift_up(h_t, h_s, h_c, hn, start + cost, seq, m * N_EV + EV_GET_ISSUE)
+                _unlink(pq_head, pq_tail, nxt, dst, prev, q)
+                get_at = _match(
+                    m,
+                    q,
+                    t,
+                    prog_free,
+                    rq_ready,
+                    rq_sync,
+                    rq_s1a,
+                    rq_s1b,
+                    rq_copy,
+                    rq_post,
+                    m_match,
+                    m_proto,
+                    m_bytes,
+                    m_dst,
+                    m_tsend,
+                    m_pa,
+                    m_pb,
+                    m_data,
+                    costs,
+                )
+                if get_at >= 0.0:
+                    _sift_up(h_t, h_s, h_c, hn, get_at, seq, m * N_EV + EV_GET_ISSUE)
                     hn += 1
                     seq += 1
-                if ready < INF:
-                    rq_ready[q] = ready
-                    if blocked[dst]:
-                        blocked[dst] = False
-                        if hn == h_t.shape[0]:
-                            h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
-                        _sift_up(h_t, h_s, h_c, hn, t, seq, dst * N_EV + EV_RANK)
-                        hn += 1
-                        seq += 1
+                if rq_ready[q] <= t and blocked[dst]:
+                    blocked[dst] = False
+                    _sift_up(h_t, h_s, h_c, hn, t, seq, dst * N_EV + EV_RANK)
+                    hn += 1
+                    seq += 1
         elif ev == EV_GET_ISSUE:
             m = arg
-            arr = _net_arrival(
+            te, tc = _transfer_event(
                 net_kind,
                 t,
                 m_dst[m],
                 m_src[m],
                 HEADER_BYTES,
-                m * 4 + STAGE_GET,
+                m,
+                STAGE_GET,
                 node_of,
-                inj_free,
-                ej_free,
-                flow_rem,
-                alpha,
-                hop,
-                inv_inj,
-                inv_link,
-                inv_min,
-                node_switch,
-                next_link,
-                link_dst,
+                net_state,
+                net_scalars,
+                topo,
             )
-            if hn == h_t.shape[0]:
-                h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
-            if arr < 0.0:
-                _sift_up(h_t, h_s, h_c, hn, t, seq, (m * 4 + STAGE_GET) * N_EV + EV_PKT)
-            else:
-                _sift_up(h_t, h_s, h_c, hn, arr, seq, m * N_EV + EV_GET_ARRIVE)
+            _sift_up(h_t, h_s, h_c, hn, te, seq, tc)
             hn += 1
             seq += 1
         elif ev == EV_GET_ARRIVE:
             m = arg
-            arr = _net_arrival(
+            te, tc = _transfer_event(
                 net_kind,
                 t,
                 m_src[m],
                 m_dst[m],
                 m_bytes[m],
-                m * 4 + STAGE_DATA,
+                m,
+                STAGE_DATA,
                 node_of,
-                inj_free,
-                ej_free,
-                flow_rem,
-                alpha,
-                hop,
-                inv_inj,
-                inv_link,
-                inv_min,
-                node_switch,
-                next_link,
-                link_dst,
+                net_state,
+                net_scalars,
+                topo,
             )
-            if hn == h_t.shape[0]:
-                h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
-            if arr < 0.0:
-                _sift_up(h_t, h_s, h_c, hn, t, seq, (m * 4 + STAGE_DATA) * N_EV + EV_PKT)
-            else:
-                _sift_up(h_t, h_s, h_c, hn, arr, seq, m * N_EV + EV_DATA)
+            _sift_up(h_t, h_s, h_c, hn, te, seq, tc)
             hn += 1
             seq += 1
         elif ev == EV_DATA:
@@ -779,8 +845,6 @@ def run_program(  # type: ignore[no-untyped-def]
                 prog_free[dst] = start + d_hdr
                 rq_s2a[m] = start
                 rq_s2b[m] = start + d_hdr
-                if hn == h_t.shape[0]:
-                    h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
                 _sift_up(h_t, h_s, h_c, hn, start + d_hdr, seq, m * N_EV + EV_ACK_ISSUE)
                 hn += 1
                 seq += 1
@@ -788,39 +852,25 @@ def run_program(  # type: ignore[no-untyped-def]
                 rq_ready[q] = t
                 if blocked[dst]:
                     blocked[dst] = False
-                    if hn == h_t.shape[0]:
-                        h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
                     _sift_up(h_t, h_s, h_c, hn, t, seq, dst * N_EV + EV_RANK)
                     hn += 1
                     seq += 1
         elif ev == EV_ACK_ISSUE:
             m = arg
-            arr = _net_arrival(
+            te, tc = _transfer_event(
                 net_kind,
                 t,
                 m_dst[m],
                 m_src[m],
                 HEADER_BYTES,
-                m * 4 + STAGE_ACK,
+                m,
+                STAGE_ACK,
                 node_of,
-                inj_free,
-                ej_free,
-                flow_rem,
-                alpha,
-                hop,
-                inv_inj,
-                inv_link,
-                inv_min,
-                node_switch,
-                next_link,
-                link_dst,
+                net_state,
+                net_scalars,
+                topo,
             )
-            if hn == h_t.shape[0]:
-                h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
-            if arr < 0.0:
-                _sift_up(h_t, h_s, h_c, hn, t, seq, (m * 4 + STAGE_ACK) * N_EV + EV_PKT)
-            else:
-                _sift_up(h_t, h_s, h_c, hn, arr, seq, m * N_EV + EV_ACK)
+            _sift_up(h_t, h_s, h_c, hn, te, seq, tc)
             hn += 1
             seq += 1
         elif ev == EV_PKT:
@@ -881,20 +931,9 @@ def run_program(  # type: ignore[no-untyped-def]
             flow_rem[f] = rem
             if rem > 0.0:
                 code = f * N_EV + EV_PKT
-                if hn == h_t.shape[0]:
-                    h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
                 _sift_up(h_t, h_s, h_c, hn, first_tail, seq, code)
             else:
-                if stage == STAGE_HDR:
-                    code = m * N_EV + EV_HDR
-                elif stage == STAGE_GET:
-                    code = m * N_EV + EV_GET_ARRIVE
-                elif stage == STAGE_DATA:
-                    code = m * N_EV + EV_DATA
-                else:
-                    code = m * N_EV + EV_ACK
-                if hn == h_t.shape[0]:
-                    h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
+                code = m * N_EV + _stage_event(stage)
                 _sift_up(h_t, h_s, h_c, hn, arrive, seq, code)
             hn += 1
             seq += 1
@@ -904,8 +943,6 @@ def run_program(  # type: ignore[no-untyped-def]
             src = m_src[m]
             if blocked[src]:
                 blocked[src] = False
-                if hn == h_t.shape[0]:
-                    h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
                 _sift_up(h_t, h_s, h_c, hn, t, seq, src * N_EV + EV_RANK)
                 hn += 1
                 seq += 1
