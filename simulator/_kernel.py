@@ -36,6 +36,17 @@ OP_WAIT = 3
 OP_WAITALL = 4
 OP_MARK = 5
 
+# columns of the packed operation table ``ops`` (see engine.program_arrays)
+O_KIND = 0
+O_PEER = 1
+O_TAG = 2
+O_COMM = 3
+O_NBYTES = 4
+O_REQ = 5
+O_COUNT = 6
+O_CALL = 7
+N_OP_COLUMNS = 8
+
 # event codes
 EV_RANK = 0  # resume a rank
 EV_HDR = 1  # header (or whole mailbox message) arrived at the receiver
@@ -380,15 +391,8 @@ def _valiant_switch(flow, n_switches, seed):  # type: ignore[no-untyped-def]
 @nb.njit(cache=True, nogil=True, error_model="numpy")
 def run_program(  # type: ignore[no-untyped-def]
     rank_ptr,
-    kind,
-    peer,
-    tag,
-    comm,
-    nbytes,
-    req,
-    count,
+    ops,
     seconds,
-    call,
     wait_list,
     n_requests,
     n_calls,
@@ -537,8 +541,8 @@ def run_program(  # type: ignore[no-untyped-def]
                 if i >= rank_ptr[r + 1]:
                     end_s[r] = t
                     break
-                k = kind[i]
-                c = call[i]
+                k = ops[i, O_KIND]
+                c = ops[i, O_CALL]
                 if k == OP_COMPUTE:
                     if phase[r] == 0:
                         d = seconds[i] * compute_scale
@@ -559,8 +563,8 @@ def run_program(  # type: ignore[no-untyped-def]
                     phase[r] = 0
                     pc[r] = i + 1
                 elif k == OP_ISEND:
-                    m = req[i]
-                    nb_ = nbytes[i]
+                    m = ops[i, O_REQ]
+                    nb_ = ops[i, O_NBYTES]
                     if phase[r] == 0:
                         if nb_ <= small_max:
                             proto = PROTO_SMALL
@@ -589,13 +593,13 @@ def run_program(  # type: ignore[no-untyped-def]
                     # effect: the message leaves at TSend = t
                     phase[r] = 0
                     pc[r] = i + 1
-                    dst = peer[i]
+                    dst = ops[i, O_PEER]
                     rq_rank[m] = r
                     rq_op[m] = i
                     m_src[m] = r
                     m_dst[m] = dst
-                    m_tag[m] = tag[i]
-                    m_comm[m] = comm[i]
+                    m_tag[m] = ops[i, O_TAG]
+                    m_comm[m] = ops[i, O_COMM]
                     m_bytes[m] = nb_
                     m_tsend[m] = t
                     wire = HEADER_BYTES
@@ -620,7 +624,7 @@ def run_program(  # type: ignore[no-untyped-def]
                     hn += 1
                     seq += 1
                 elif k == OP_IRECV:
-                    q = req[i]
+                    q = ops[i, O_REQ]
                     rq_rank[q] = r
                     rq_op[q] = i
                     rq_post[q] = t
@@ -628,9 +632,9 @@ def run_program(  # type: ignore[no-untyped-def]
                     # search the unexpected queue in arrival order
                     prev = -1
                     m = uq_head[r]
-                    src = peer[i]
-                    tg = tag[i]
-                    cm = comm[i]
+                    src = ops[i, O_PEER]
+                    tg = ops[i, O_TAG]
+                    cm = ops[i, O_COMM]
                     while m >= 0:
                         if (
                             m_comm[m] == cm
@@ -677,13 +681,13 @@ def run_program(  # type: ignore[no-untyped-def]
                         lo = i
                         hi = i + 1
                     else:
-                        lo = req[i]
-                        hi = lo + count[i]
+                        lo = ops[i, O_REQ]
+                        hi = lo + ops[i, O_COUNT]
                     best = -1
                     best_t = INF
                     pending = False
                     for j in range(lo, hi):
-                        q = req[j] if k == OP_WAIT else wait_list[j]
+                        q = ops[j, O_REQ] if k == OP_WAIT else wait_list[j]
                         if rq_done[q]:
                             continue
                         if rq_ready[q] <= t:
@@ -734,7 +738,7 @@ def run_program(  # type: ignore[no-untyped-def]
                     phase[r] = 0
                     pc[r] = i + 1
                 else:  # OP_MARK
-                    marks[req[i]] = t
+                    marks[ops[i, O_REQ]] = t
                     pc[r] = i + 1
         elif ev == EV_HDR:
             m = arg
@@ -754,10 +758,10 @@ def run_program(  # type: ignore[no-untyped-def]
             q = pq_head[dst]
             while q >= 0:
                 j = rq_op[q]
-                src = peer[j]
-                tg = tag[j]
+                src = ops[j, O_PEER]
+                tg = ops[j, O_TAG]
                 if (
-                    comm[j] == m_comm[m]
+                    ops[j, O_COMM] == m_comm[m]
                     and (src < 0 or src == m_src[m])
                     and (tg < 0 or tg == m_tag[m])
                 ):
@@ -952,15 +956,8 @@ def run_program(  # type: ignore[no-untyped-def]
 @nb.njit(cache=True, nogil=True, error_model="numpy")
 def run_batch(  # type: ignore[no-untyped-def]
     rank_ptr,
-    kind,
-    peer,
-    tag,
-    comm,
-    nbytes,
-    req,
-    count,
+    ops,
     seconds,
-    call,
     wait_list,
     n_requests,
     n_calls,
@@ -990,15 +987,8 @@ def run_batch(  # type: ignore[no-untyped-def]
     for s in range(n_sets):
         e, a, _ac, mk, ne, pcs, _rr, _mm, _lb = run_program(
             rank_ptr,
-            kind,
-            peer,
-            tag,
-            comm,
-            nbytes,
-            req,
-            count,
+            ops,
             seconds,
-            call,
             wait_list,
             n_requests,
             n_calls,

@@ -154,18 +154,16 @@ def params_vector(params: SimParams) -> FloatArray:
 
 
 def program_arrays(program: Program) -> tuple[object, ...]:
-    """The program columns in the kernel's argument order."""
+    """The program in the kernel's argument order.
+
+    The integer columns are packed row-wise into one ``(n_ops, 8)`` table so that the
+    kernel reads an operation from one cache line (ranks interleave in time, so
+    column-wise reads would touch eight distant places per operation).
+    """
     return (
         program.rank_ptr,
-        program.kind,
-        program.peer,
-        program.tag,
-        program.comm,
-        program.nbytes,
-        program.req,
-        program.count,
+        program.op_table,
         program.seconds,
-        program.call,
         program.wait_list,
         program.n_requests,
         max(len(program.call_names), 1),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import IntEnum
+from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
@@ -76,6 +77,28 @@ class Program:
     n_requests: int
     n_marks: int
     call_names: tuple[str, ...]
+
+    @cached_property
+    def op_table(self) -> IntArray:
+        """``(n_ops, 8)`` int64 rows of kind, peer, tag, comm, nbytes, req, count, call.
+
+        The compiled kernel's layout (one cache line per operation); built once.
+        """
+        table = np.empty((self.n_ops, 8), dtype=np.int64)
+        for j, column in enumerate(
+            (
+                self.kind,
+                self.peer,
+                self.tag,
+                self.comm,
+                self.nbytes,
+                self.req,
+                self.count,
+                self.call,
+            )
+        ):
+            table[:, j] = column
+        return table
 
     @property
     def n_ops(self) -> int:
