@@ -149,34 +149,65 @@ def _sift_up(h_t, h_s, h_c, n, t, seq, code):  # type: ignore[no-untyped-def]
 
 
 @nb.njit(cache=True, inline="always", error_model="numpy")
+def _sift_down(h_t, h_s, h_c, n, t, s, c):  # type: ignore[no-untyped-def]
+    """Place ``(t, s, c)`` at the root of a heap of ``n`` elements and restore order."""
+    i = 0
+    while True:
+        left = 2 * i + 1
+        if left >= n:
+            break
+        child = left
+        right = left + 1
+        if right < n and _less(h_t[right], h_s[right], h_t[left], h_s[left]):
+            child = right
+        if _less(h_t[child], h_s[child], t, s):
+            h_t[i] = h_t[child]
+            h_s[i] = h_s[child]
+            h_c[i] = h_c[child]
+            i = child
+        else:
+            break
+    h_t[i] = t
+    h_s[i] = s
+    h_c[i] = c
+
+
+@nb.njit(cache=True, inline="always", error_model="numpy")
+def _push(h_t, h_s, h_c, n, top_live, t, seq, code):  # type: ignore[no-untyped-def]
+    """Push an event while the current event may still sit at the root.
+
+    The event loop leaves the event being handled at the root (``top_live``); the
+    first push of a handler replaces it (one sift-down instead of a pop and a push).
+    Returns the new size and whether the root is still the current event.
+    """
+    if top_live:
+        _sift_down(h_t, h_s, h_c, n, t, seq, code)
+        return n, False
+    _sift_up(h_t, h_s, h_c, n, t, seq, code)
+    return n + 1, False
+
+
+@nb.njit(cache=True, inline="always", error_model="numpy")
+def _runs_next(t, seq, h_t, h_s, n, top_live):  # type: ignore[no-untyped-def]
+    """Whether an event ``(t, seq)`` would be the next one popped (fast-path test)."""
+    if top_live:
+        if n <= 1:
+            return True
+        best = 1
+        if n > 2 and _less(h_t[2], h_s[2], h_t[1], h_s[1]):
+            best = 2
+        return _less(t, seq, h_t[best], h_s[best])
+    return n == 0 or _less(t, seq, h_t[0], h_s[0])
+
+
+@nb.njit(cache=True, inline="always", error_model="numpy")
 def _heap_pop(h_t, h_s, h_c, n):  # type: ignore[no-untyped-def]
     """Remove the root; returns (time, code). ``n`` is the size before removal."""
     t0 = h_t[0]
     c0 = h_c[0]
     n -= 1
     if n > 0:
-        t = h_t[n]
-        s = h_s[n]
-        c = h_c[n]
-        i = 0
-        while True:
-            left = 2 * i + 1
-            if left >= n:
-                break
-            child = left
-            right = left + 1
-            if right < n and _less(h_t[right], h_s[right], h_t[left], h_s[left]):
-                child = right
-            if _less(h_t[child], h_s[child], t, s):
-                h_t[i] = h_t[child]
-                h_s[i] = h_s[child]
-                h_c[i] = h_c[child]
-                i = child
-            else:
-                break
-        h_t[i] = t
-        h_s[i] = s
-        h_c[i] = c
+        _sift_down(h_t, h_s, h_c, n, h_t[n], h_s[n], h_c[n])
     return t0, c0
 
 
@@ -523,8 +554,11 @@ def run_program(  # type: ignore[no-untyped-def]
         seq += 1
     n_events = 0
     while hn > 0:
-        t, code = _heap_pop(h_t, h_s, h_c, hn)
-        hn -= 1
+        # the current event stays at the root until the handler's first push replaces
+        # it, or it is popped after the handler (top_live)
+        t = h_t[0]
+        code = h_c[0]
+        top_live = True
         # every handler below pushes at most HEAP_SLACK events before the next check
         if hn + HEAP_SLACK > h_t.shape[0]:
             h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
@@ -551,13 +585,14 @@ def run_program(  # type: ignore[no-untyped-def]
                         if d > 0.0:
                             phase[r] = 1
                             tn = t + d
-                            if hn == 0 or _less(tn, seq, h_t[0], h_s[0]):
+                            if _runs_next(tn, seq, h_t, h_s, hn, top_live):
                                 # fast path: this resume would be the next event anyway
                                 t = tn
                                 seq += 1
                                 continue
-                            _sift_up(h_t, h_s, h_c, hn, tn, seq, r * N_EV + EV_RANK)
-                            hn += 1
+                            hn, top_live = _push(
+                                h_t, h_s, h_c, hn, top_live, tn, seq, r * N_EV + EV_RANK
+                            )
                             seq += 1
                             break
                     phase[r] = 0
@@ -582,12 +617,13 @@ def run_program(  # type: ignore[no-untyped-def]
                         if cost > 0.0:
                             phase[r] = 1
                             tn = t + cost
-                            if hn == 0 or _less(tn, seq, h_t[0], h_s[0]):
+                            if _runs_next(tn, seq, h_t, h_s, hn, top_live):
                                 t = tn
                                 seq += 1
                                 continue
-                            _sift_up(h_t, h_s, h_c, hn, tn, seq, r * N_EV + EV_RANK)
-                            hn += 1
+                            hn, top_live = _push(
+                                h_t, h_s, h_c, hn, top_live, tn, seq, r * N_EV + EV_RANK
+                            )
                             seq += 1
                             break
                     # effect: the message leaves at TSend = t
@@ -620,8 +656,7 @@ def run_program(  # type: ignore[no-untyped-def]
                         net_scalars,
                         topo,
                     )
-                    _sift_up(h_t, h_s, h_c, hn, te, seq, tc)
-                    hn += 1
+                    hn, top_live = _push(h_t, h_s, h_c, hn, top_live, te, seq, tc)
                     seq += 1
                 elif k == OP_IRECV:
                     q = ops[i, O_REQ]
@@ -670,8 +705,9 @@ def run_program(  # type: ignore[no-untyped-def]
                             costs,
                         )
                         if get_at >= 0.0:
-                            _sift_up(h_t, h_s, h_c, hn, get_at, seq, m * N_EV + EV_GET_ISSUE)
-                            hn += 1
+                            hn, top_live = _push(
+                                h_t, h_s, h_c, hn, top_live, get_at, seq, m * N_EV + EV_GET_ISSUE
+                            )
                             seq += 1
                 elif k in (OP_WAIT, OP_WAITALL):
                     if phase[r] == 0:
@@ -723,12 +759,13 @@ def run_program(  # type: ignore[no-untyped-def]
                             acc[r, CAT_STACK] += cp
                             acc_call[c, CAT_STACK] += cp
                             tn = t + cp
-                            if hn == 0 or _less(tn, seq, h_t[0], h_s[0]):
+                            if _runs_next(tn, seq, h_t, h_s, hn, top_live):
                                 t = tn
                                 seq += 1
                                 continue
-                            _sift_up(h_t, h_s, h_c, hn, tn, seq, r * N_EV + EV_RANK)
-                            hn += 1
+                            hn, top_live = _push(
+                                h_t, h_s, h_c, hn, top_live, tn, seq, r * N_EV + EV_RANK
+                            )
                             seq += 1
                             break
                         continue
@@ -750,8 +787,9 @@ def run_program(  # type: ignore[no-untyped-def]
                 prog_free[dst] = start + d_rdma
                 m_pa[m] = start
                 m_pb[m] = start + d_rdma
-                _sift_up(h_t, h_s, h_c, hn, start + d_rdma, seq, m * N_EV + EV_GET_ISSUE)
-                hn += 1
+                hn, top_live = _push(
+                    h_t, h_s, h_c, hn, top_live, start + d_rdma, seq, m * N_EV + EV_GET_ISSUE
+                )
                 seq += 1
             # search the posted-receive queue in posting order
             prev = -1
@@ -794,13 +832,13 @@ def run_program(  # type: ignore[no-untyped-def]
                     costs,
                 )
                 if get_at >= 0.0:
-                    _sift_up(h_t, h_s, h_c, hn, get_at, seq, m * N_EV + EV_GET_ISSUE)
-                    hn += 1
+                    hn, top_live = _push(
+                        h_t, h_s, h_c, hn, top_live, get_at, seq, m * N_EV + EV_GET_ISSUE
+                    )
                     seq += 1
                 if rq_ready[q] <= t and blocked[dst]:
                     blocked[dst] = False
-                    _sift_up(h_t, h_s, h_c, hn, t, seq, dst * N_EV + EV_RANK)
-                    hn += 1
+                    hn, top_live = _push(h_t, h_s, h_c, hn, top_live, t, seq, dst * N_EV + EV_RANK)
                     seq += 1
         elif ev == EV_GET_ISSUE:
             m = arg
@@ -817,8 +855,7 @@ def run_program(  # type: ignore[no-untyped-def]
                 net_scalars,
                 topo,
             )
-            _sift_up(h_t, h_s, h_c, hn, te, seq, tc)
-            hn += 1
+            hn, top_live = _push(h_t, h_s, h_c, hn, top_live, te, seq, tc)
             seq += 1
         elif ev == EV_GET_ARRIVE:
             m = arg
@@ -835,8 +872,7 @@ def run_program(  # type: ignore[no-untyped-def]
                 net_scalars,
                 topo,
             )
-            _sift_up(h_t, h_s, h_c, hn, te, seq, tc)
-            hn += 1
+            hn, top_live = _push(h_t, h_s, h_c, hn, top_live, te, seq, tc)
             seq += 1
         elif ev == EV_DATA:
             m = arg
@@ -849,15 +885,15 @@ def run_program(  # type: ignore[no-untyped-def]
                 prog_free[dst] = start + d_hdr
                 rq_s2a[m] = start
                 rq_s2b[m] = start + d_hdr
-                _sift_up(h_t, h_s, h_c, hn, start + d_hdr, seq, m * N_EV + EV_ACK_ISSUE)
-                hn += 1
+                hn, top_live = _push(
+                    h_t, h_s, h_c, hn, top_live, start + d_hdr, seq, m * N_EV + EV_ACK_ISSUE
+                )
                 seq += 1
             if q >= 0:
                 rq_ready[q] = t
                 if blocked[dst]:
                     blocked[dst] = False
-                    _sift_up(h_t, h_s, h_c, hn, t, seq, dst * N_EV + EV_RANK)
-                    hn += 1
+                    hn, top_live = _push(h_t, h_s, h_c, hn, top_live, t, seq, dst * N_EV + EV_RANK)
                     seq += 1
         elif ev == EV_ACK_ISSUE:
             m = arg
@@ -874,8 +910,7 @@ def run_program(  # type: ignore[no-untyped-def]
                 net_scalars,
                 topo,
             )
-            _sift_up(h_t, h_s, h_c, hn, te, seq, tc)
-            hn += 1
+            hn, top_live = _push(h_t, h_s, h_c, hn, top_live, te, seq, tc)
             seq += 1
         elif ev == EV_PKT:
             f = arg
@@ -934,12 +969,12 @@ def run_program(  # type: ignore[no-untyped-def]
             rem -= pkt
             flow_rem[f] = rem
             if rem > 0.0:
-                code = f * N_EV + EV_PKT
-                _sift_up(h_t, h_s, h_c, hn, first_tail, seq, code)
+                next_t = first_tail
+                next_code = f * N_EV + EV_PKT
             else:
-                code = m * N_EV + _stage_event(stage)
-                _sift_up(h_t, h_s, h_c, hn, arrive, seq, code)
-            hn += 1
+                next_t = arrive
+                next_code = m * N_EV + _stage_event(stage)
+            hn, top_live = _push(h_t, h_s, h_c, hn, top_live, next_t, seq, next_code)
             seq += 1
         else:  # EV_ACK
             m = arg
@@ -947,9 +982,11 @@ def run_program(  # type: ignore[no-untyped-def]
             src = m_src[m]
             if blocked[src]:
                 blocked[src] = False
-                _sift_up(h_t, h_s, h_c, hn, t, seq, src * N_EV + EV_RANK)
-                hn += 1
+                hn, top_live = _push(h_t, h_s, h_c, hn, top_live, t, seq, src * N_EV + EV_RANK)
                 seq += 1
+        if top_live:
+            _heap_pop(h_t, h_s, h_c, hn)
+            hn -= 1
     return end_s, acc, acc_call, marks, n_events, pc, rq_ready, m_match, link_bytes
 
 
