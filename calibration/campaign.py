@@ -268,21 +268,7 @@ def run_campaign(
     idata = inference_data(result)
     idata.to_netcdf(str(out / "posterior.nc"))
     lap("posterior_nc")
-    return CampaignResult(
-        campaign,
-        obs,
-        pce,
-        sobol,
-        grouping,
-        problem,
-        posterior,
-        est,
-        pred,
-        joint,
-        joint_est,
-        y,
-        tuple(timings),
-    )
+    return replace(result, timings_s=tuple(timings))
 
 
 def _sampling_reporter(

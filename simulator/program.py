@@ -85,18 +85,17 @@ class Program:
         The compiled kernel's layout (one cache line per operation); built once.
         """
         table = np.empty((self.n_ops, 8), dtype=np.int64)
-        for j, column in enumerate(
-            (
-                self.kind,
-                self.peer,
-                self.tag,
-                self.comm,
-                self.nbytes,
-                self.req,
-                self.count,
-                self.call,
-            )
-        ):
+        columns: tuple[npt.NDArray[np.integer], ...] = (
+            self.kind,
+            self.peer,
+            self.tag,
+            self.comm,
+            self.nbytes,
+            self.req,
+            self.count,
+            self.call,
+        )
+        for j, column in enumerate(columns):
             table[:, j] = column
         return table
 
