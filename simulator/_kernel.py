@@ -112,6 +112,23 @@ INF = np.inf
 HEAP_SLACK = 4
 
 
+@nb.njit(cache=True, error_model="numpy")
+def pack_ops(kind, peer, tag, comm, nbytes, req, count, call):  # type: ignore[no-untyped-def]
+    """The ``(n_ops, N_OP_COLUMNS)`` operation table read by :func:`run_program`, row by row."""
+    n = kind.shape[0]
+    ops = np.empty((n, N_OP_COLUMNS), np.int64)
+    for i in range(n):
+        ops[i, O_KIND] = kind[i]
+        ops[i, O_PEER] = peer[i]
+        ops[i, O_TAG] = tag[i]
+        ops[i, O_COMM] = comm[i]
+        ops[i, O_NBYTES] = nbytes[i]
+        ops[i, O_REQ] = req[i]
+        ops[i, O_COUNT] = count[i]
+        ops[i, O_CALL] = call[i]
+    return ops
+
+
 @nb.njit(cache=True, inline="always", error_model="numpy")
 def _less(ta: float, sa: int, tb: float, sb: int) -> bool:
     return ta < tb or (ta == tb and sa < sb)

@@ -84,19 +84,11 @@ class Program:
 
         The compiled kernel's layout (one cache line per operation); built once.
         """
-        table = np.empty((self.n_ops, 8), dtype=np.int64)
-        columns: tuple[npt.NDArray[np.integer], ...] = (
-            self.kind,
-            self.peer,
-            self.tag,
-            self.comm,
-            self.nbytes,
-            self.req,
-            self.count,
-            self.call,
+        from mpiuq.simulator._kernel import pack_ops  # the kernel owns the layout
+
+        table: IntArray = pack_ops(
+            self.kind, self.peer, self.tag, self.comm, self.nbytes, self.req, self.count, self.call
         )
-        for j, column in enumerate(columns):
-            table[:, j] = column
         return table
 
     @property
