@@ -299,6 +299,12 @@ def _net_arrival(  # type: ignore[no-untyped-def]
 
 
 @nb.njit(cache=True, inline="always", error_model="numpy")
+def _envelope_matches(comm, src, tag, m_comm, m_src, m_tag):  # type: ignore[no-untyped-def]
+    """MPI matching: same communicator, source and tag equal or wildcards (< 0)."""
+    return comm == m_comm and (src < 0 or src == m_src) and (tag < 0 or tag == m_tag)
+
+
+@nb.njit(cache=True, inline="always", error_model="numpy")
 def _enqueue(head, tail, nxt, owner, item):  # type: ignore[no-untyped-def]
     """Append ``item`` to the linked-list queue of ``owner`` (FIFO: MPI posting order)."""
     if tail[owner] < 0:
@@ -688,11 +694,7 @@ def run_program(  # type: ignore[no-untyped-def]
                     tg = ops[i, O_TAG]
                     cm = ops[i, O_COMM]
                     while m >= 0:
-                        if (
-                            m_comm[m] == cm
-                            and (src < 0 or m_src[m] == src)
-                            and (tg < 0 or m_tag[m] == tg)
-                        ):
+                        if _envelope_matches(cm, src, tg, m_comm[m], m_src[m], m_tag[m]):
                             break
                         prev = m
                         m = nxt[m]
@@ -815,11 +817,7 @@ def run_program(  # type: ignore[no-untyped-def]
                 j = rq_op[q]
                 src = ops[j, O_PEER]
                 tg = ops[j, O_TAG]
-                if (
-                    ops[j, O_COMM] == m_comm[m]
-                    and (src < 0 or src == m_src[m])
-                    and (tg < 0 or tg == m_tag[m])
-                ):
+                if _envelope_matches(ops[j, O_COMM], src, tg, m_comm[m], m_src[m], m_tag[m]):
                     break
                 prev = q
                 q = nxt[q]

@@ -290,13 +290,14 @@ def describe_op(program: Program, i: int) -> str:
                 int(program.req[i]) : int(program.req[i] + program.count[i])
             ].tolist()
         )
+        # a rank waits only on its own requests: search that rank's operations
+        r = int(np.searchsorted(program.rank_ptr, i, side="right")) - 1
+        lo, hi = int(program.rank_ptr[r]), int(program.rank_ptr[r + 1])
+        kinds, ids = program.kind[lo:hi], program.req[lo:hi]
+        creates = (kinds == Op.ISEND) | (kinds == Op.IRECV)
         posted = []
         for q in reqs[:4]:
-            j = int(
-                np.flatnonzero(
-                    ((program.kind == Op.ISEND) | (program.kind == Op.IRECV)) & (program.req == q)
-                )[0]
-            )
+            j = lo + int(np.flatnonzero(creates & (ids == q))[0])
             verb = "send to" if program.kind[j] == Op.ISEND else "receive from"
             peer = int(program.peer[j])
             who = "ANY_SOURCE" if peer < 0 and program.kind[j] == Op.IRECV else str(peer)

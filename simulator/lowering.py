@@ -49,7 +49,7 @@ from mpiuq.simulator.collectives import (
     schedule,
     validate_algorithms,
 )
-from mpiuq.simulator.errors import ProgramError, SettingError
+from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.program import Op, Program
 from mpiuq.simulator.trace.ir import UNKNOWN_PEER, OpKind, Trace
 
@@ -337,11 +337,15 @@ def lower_trace(trace: Trace, options: LoweringOptions | None = None) -> Lowered
 
     c = np.flatnonzero(is_compute)
     put(c, 0, Op.COMPUTE, seconds=trace.seconds[c] * opts.compute_scale)
-    for k, op, nb in (
-        (OpKind.ISEND, Op.ISEND, trace.bytes_send),
-        (OpKind.IRECV, Op.IRECV, trace.bytes_recv),
+    # nonblocking calls keep their trace request; blocking ones get a fresh one and a WAIT
+    for k, op, nb, blocking in (
+        (OpKind.ISEND, Op.ISEND, trace.bytes_send, False),
+        (OpKind.IRECV, Op.IRECV, trace.bytes_recv, False),
+        (OpKind.SEND, Op.ISEND, trace.bytes_send, True),
+        (OpKind.RECV, Op.IRECV, trace.bytes_recv, True),
     ):
         s = np.flatnonzero(kind == k)
+        req = req_base[s] if blocking else trace.request[s]
         put(
             s,
             0,
@@ -350,24 +354,10 @@ def lower_trace(trace: Trace, options: LoweringOptions | None = None) -> Lowered
             tag=trace.tag[s],
             comm=trace.comm[s],
             nbytes=nb[s],
-            req=trace.request[s],
+            req=req,
         )
-    for k, op, nb in (
-        (OpKind.SEND, Op.ISEND, trace.bytes_send),
-        (OpKind.RECV, Op.IRECV, trace.bytes_recv),
-    ):
-        s = np.flatnonzero(kind == k)
-        put(
-            s,
-            0,
-            op,
-            peer=trace.peer[s],
-            tag=trace.tag[s],
-            comm=trace.comm[s],
-            nbytes=nb[s],
-            req=req_base[s],
-        )
-        put(s, 1, Op.WAIT, req=req_base[s])
+        if blocking:
+            put(s, 1, Op.WAIT, req=req)
     s = np.flatnonzero(kind == OpKind.SENDRECV)
     put(
         s,
@@ -419,7 +409,7 @@ def lower_trace(trace: Trace, options: LoweringOptions | None = None) -> Lowered
         n_marks=0,
         call_names=tuple(trace.call_names),
     )
-    check_program(program)
+    program.validate()
     return Lowered(
         program=program,
         trace_op=o_trace,
@@ -627,89 +617,3 @@ def _fill_collectives(
         wait_list[wl_at] = w_pool[np.repeat(w_first[ex.tid], wl_lens) + w_local] + np.repeat(
             req_base[coll_ops], wl_lens
         )
-
-
-def check_program(program: Program) -> None:
-    """Vectorised structural check of a lowered program.
-
-    Checks what :meth:`Program.validate` checks (which loops over wait-alls in
-    Python and takes seconds on 10^5 of them): pointer layout, operation codes,
-    peers, sizes, durations, request ids created once, waits only on existing
-    requests of the same rank, call indices.
-
-    Raises
-    ------
-    ProgramError
-        Naming the first problem, with the rank and operation index.
-    """
-    n = program.n_ops
-    rp = program.rank_ptr
-    if rp.shape != (program.n_ranks + 1,) or rp[0] != 0 or rp[-1] != n or np.any(np.diff(rp) < 0):
-        raise ProgramError(
-            f"rank_ptr does not describe {n} operations over {program.n_ranks} ranks"
-        )
-    for name in ("peer", "tag", "comm", "nbytes", "req", "count", "seconds", "call"):
-        if getattr(program, name).shape != (n,):
-            raise ProgramError(
-                f"column {name} has shape {getattr(program, name).shape}, expected ({n},)"
-            )
-    rank_of = np.repeat(np.arange(program.n_ranks, dtype=np.int64), np.diff(rp))
-    k = program.kind
-
-    def fail(mask: npt.NDArray[np.bool_], what: str) -> None:
-        if mask.any():
-            i = int(np.argmax(mask))
-            raise ProgramError(
-                f"{what} (value at operation: {_describe_row(program, i)})",
-                int(rank_of[i]),
-                int(i - rp[rank_of[i]]),
-            )
-
-    def at(idx: IntArray) -> npt.NDArray[np.bool_]:
-        mask = np.zeros(n, dtype=np.bool_)
-        mask[idx] = True
-        return mask
-
-    fail((k < 0) | (k > int(Op.MARK)), "unknown operation code")
-    msg = (k == Op.ISEND) | (k == Op.IRECV)
-    fail(msg & ((program.peer >= program.n_ranks) | (program.peer < -1)), "peer is not a rank")
-    fail((k == Op.ISEND) & (program.peer < 0), "send without a destination rank")
-    fail(msg & (program.nbytes < 0), "negative message size")
-    fail(
-        (k == Op.COMPUTE) & ~(np.isfinite(program.seconds) & (program.seconds >= 0)),
-        "compute duration is not a finite non-negative number",
-    )
-    fail((program.call < 0) | (program.call >= len(program.call_names)), "call index out of range")
-    creating = np.flatnonzero(msg)
-    reqs = program.req[creating]
-    bad_req = (reqs < 0) | (reqs >= program.n_requests)
-    fail(at(creating[bad_req]), "request id out of range")
-    reqs = np.where(bad_req, 0, reqs)
-    owner = np.full(program.n_requests, -1, dtype=np.int64)
-    seen = np.bincount(reqs, minlength=program.n_requests)
-    if np.any(seen > 1):
-        dup = int(np.argmax(seen > 1))
-        i = int(creating[np.argmax(reqs == dup)])
-        raise ProgramError(
-            f"request id {dup} is created twice", int(rank_of[i]), int(i - rp[rank_of[i]])
-        )
-    owner[reqs] = rank_of[creating]
-    wa = np.flatnonzero(k == Op.WAITALL)
-    lo, cnt = program.req[wa], program.count[wa]
-    bad = (lo < 0) | (cnt < 0) | (lo + cnt > program.wait_list.shape[0])
-    fail(at(wa[bad]), "wait-all list outside wait_list")
-    pos, seg = _segments(lo, cnt)
-    waits = np.flatnonzero(k == Op.WAIT)
-    waited = np.concatenate([program.req[waits], program.wait_list[pos]])
-    waiter = np.concatenate([waits, wa[seg]])
-    out = (waited < 0) | (waited >= program.n_requests)
-    fail(at(waiter[out]), "wait on an unknown request id")
-    foreign = owner[waited] != rank_of[waiter]
-    fail(at(waiter[foreign]), "wait on a request this rank never created")
-
-
-def _describe_row(program: Program, i: int) -> str:
-    return (
-        f"kind={int(program.kind[i])} peer={int(program.peer[i])} req={int(program.req[i])} "
-        f"nbytes={int(program.nbytes[i])} seconds={float(program.seconds[i])!r}"
-    )

@@ -118,10 +118,19 @@ class Program:
                     f"column {name} has shape {getattr(self, name).shape}, expected ({n},)"
                 )
         rank_of_op = np.repeat(np.arange(self.n_ranks), np.diff(self.rank_ptr))
+
+        def where(i: int) -> tuple[int, int]:
+            # (rank, operation index within that rank) of global operation i
+            r = int(rank_of_op[i])
+            return r, i - int(self.rank_ptr[r])
+
         kinds = self.kind
         if np.any((kinds < 0) | (kinds > int(Op.MARK))):
             i = int(np.argmax((kinds < 0) | (kinds > int(Op.MARK))))
-            raise ProgramError(f"unknown operation code {int(kinds[i])}", int(rank_of_op[i]), i)
+            raise ProgramError(
+                f"unknown operation code {int(kinds[i])}",
+                *where(i),
+            )
         p2p = (kinds == Op.ISEND) | (kinds == Op.IRECV)
         bad_peer = p2p & ((self.peer >= self.n_ranks) | (self.peer < ANY_SOURCE))
         bad_peer |= (kinds == Op.ISEND) & (self.peer < 0)
@@ -129,59 +138,65 @@ class Program:
             i = int(np.argmax(bad_peer))
             raise ProgramError(
                 f"peer {int(self.peer[i])} is not a rank in 0..{self.n_ranks - 1}",
-                int(rank_of_op[i]),
-                i,
+                *where(i),
             )
         bad_bytes = p2p & (self.nbytes < 0)
         if bad_bytes.any():
             i = int(np.argmax(bad_bytes))
             raise ProgramError(
-                f"message size {int(self.nbytes[i])} B is negative", int(rank_of_op[i]), i
+                f"message size {int(self.nbytes[i])} B is negative",
+                *where(i),
             )
         bad_time = (kinds == Op.COMPUTE) & ~(np.isfinite(self.seconds) & (self.seconds >= 0))
         if bad_time.any():
             i = int(np.argmax(bad_time))
             raise ProgramError(
                 f"compute duration {float(self.seconds[i])!r} s is not a finite non-negative number",
-                int(rank_of_op[i]),
-                i,
+                *where(i),
             )
         owners = np.full(self.n_requests, -1, dtype=np.int64)
         creating = np.flatnonzero(p2p)
         reqs = self.req[creating]
         if np.any((reqs < 0) | (reqs >= self.n_requests)):
             i = int(creating[np.argmax((reqs < 0) | (reqs >= self.n_requests))])
-            raise ProgramError(f"request id {int(self.req[i])} out of range", int(rank_of_op[i]), i)
+            raise ProgramError(
+                f"request id {int(self.req[i])} out of range",
+                *where(i),
+            )
         # ids are in range (checked above): a bincount finds repeats in O(n)
         times = np.bincount(reqs, minlength=self.n_requests)
         if np.any(times > 1):
             dup = int(np.argmax(times > 1))
             i = int(creating[np.argmax(reqs == dup)])
-            raise ProgramError(f"request id {dup} is created twice", int(rank_of_op[i]), i)
+            raise ProgramError(
+                f"request id {dup} is created twice",
+                *where(i),
+            )
         owners[reqs] = rank_of_op[creating]
         waits = np.flatnonzero(kinds == Op.WAIT)
-        waited = [self.req[waits]]
-        waiter_ops = [waits]
-        for op in np.flatnonzero(kinds == Op.WAITALL):
-            i = int(op)
-            lo, c = int(self.req[i]), int(self.count[i])
-            if lo < 0 or c < 0 or lo + c > self.wait_list.shape[0]:
-                raise ProgramError(
-                    f"waitall list [{lo}, {lo + c}) outside wait_list of length {self.wait_list.shape[0]}",
-                    int(rank_of_op[i]),
-                    i,
-                )
-            waited.append(self.wait_list[lo : lo + c])
-            waiter_ops.append(np.full(c, i, dtype=np.int64))
-        all_waited = np.concatenate(waited) if waited else np.zeros(0, np.int64)
-        all_ops = np.concatenate(waiter_ops) if waiter_ops else np.zeros(0, np.int64)
+        wa = np.flatnonzero(kinds == Op.WAITALL)
+        lo, cnt = self.req[wa], self.count[wa]
+        bad_list = (lo < 0) | (cnt < 0) | (lo + cnt > self.wait_list.shape[0])
+        if bad_list.any():
+            j = int(np.argmax(bad_list))
+            i = int(wa[j])
+            raise ProgramError(
+                f"waitall list [{int(lo[j])}, {int(lo[j] + cnt[j])}) outside wait_list of length "
+                f"{self.wait_list.shape[0]}",
+                *where(i),
+            )
+        # every (wait-all, request) pair as flat arrays, without a Python loop
+        seg = np.repeat(np.arange(wa.shape[0], dtype=np.int64), cnt)
+        first = np.cumsum(cnt) - cnt
+        pos = np.repeat(lo, cnt) + np.arange(seg.shape[0], dtype=np.int64) - np.repeat(first, cnt)
+        all_waited = np.concatenate([self.req[waits], self.wait_list[pos]])
+        all_ops = np.concatenate([waits, wa[seg]])
         out = (all_waited < 0) | (all_waited >= self.n_requests)
         if out.any():
             i = int(all_ops[np.argmax(out)])
             raise ProgramError(
                 f"wait on unknown request id {int(all_waited[np.argmax(out)])}",
-                int(rank_of_op[i]),
-                i,
+                *where(i),
             )
         foreign = owners[all_waited] != rank_of_op[all_ops]
         if foreign.any():
@@ -190,8 +205,7 @@ class Program:
             raise ProgramError(
                 f"wait on request {int(all_waited[j])} which this rank never created "
                 f"(owner rank {int(owners[all_waited[j]])})",
-                int(rank_of_op[i]),
-                i,
+                *where(i),
             )
         marks = self.req[kinds == Op.MARK]
         if np.any((marks < 0) | (marks >= self.n_marks)):

@@ -272,3 +272,20 @@ def test_runs_are_deterministic() -> None:
     a, c = simulate(program, P), simulate(program, P)
     np.testing.assert_array_equal(a.parts_s, c.parts_s)
     np.testing.assert_array_equal(a.matched_recv, c.matched_recv)
+
+
+def test_program_errors_name_the_rank_and_its_own_operation_index() -> None:
+    import dataclasses
+
+    b = ProgramBuilder(2)
+    b.compute(0, 1.0)
+    q = b.irecv(1, 0, 8)
+    b.waitall(1, [q])
+    good = b.build()
+    bad_list = dataclasses.replace(good, wait_list=np.zeros(0, dtype=np.int64))
+    # the wait-all is operation 1 of rank 1 (global operation 2)
+    with pytest.raises(ProgramError, match=r"waitall list \[0, 1\) outside .*rank 1, operation 1"):
+        bad_list.validate()
+    unknown = dataclasses.replace(good, wait_list=np.array([7], dtype=np.int64))
+    with pytest.raises(ProgramError, match=r"unknown request id 7 .*rank 1, operation 1"):
+        unknown.validate()
