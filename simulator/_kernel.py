@@ -108,9 +108,6 @@ HEADER_BYTES = 64
 
 INF = np.inf
 
-#: Free heap slots guaranteed before each handler or rank step (each pushes at most 2).
-HEAP_SLACK = 4
-
 
 @nb.njit(cache=True, error_model="numpy")
 def pack_ops(kind, peer, tag, comm, nbytes, req, count, call):  # type: ignore[no-untyped-def]
@@ -132,19 +129,6 @@ def pack_ops(kind, peer, tag, comm, nbytes, req, count, call):  # type: ignore[n
 @nb.njit(cache=True, inline="always", error_model="numpy")
 def _less(ta: float, sa: int, tb: float, sb: int) -> bool:
     return ta < tb or (ta == tb and sa < sb)
-
-
-@nb.njit(cache=True, error_model="numpy")
-def _heap_grow(h_t, h_s, h_c, n):  # type: ignore[no-untyped-def]
-    """Double the heap's capacity (rare: keeps the push itself allocation-free)."""
-    cap = 2 * n + 16
-    nt = np.empty(cap, np.float64)
-    ns = np.empty(cap, np.int64)
-    nc = np.empty(cap, np.int64)
-    nt[:n] = h_t[:n]
-    ns[:n] = h_s[:n]
-    nc[:n] = h_c[:n]
-    return nt, ns, nc
 
 
 @nb.njit(cache=True, inline="always", error_model="numpy")
@@ -442,133 +426,46 @@ def _valiant_switch(flow, n_switches, seed):  # type: ignore[no-untyped-def]
     return z % n_switches
 
 
-@nb.njit(cache=True, nogil=True, error_model="numpy")
-def run_program(  # type: ignore[no-untyped-def]
-    rank_ptr,
-    ops,
-    seconds,
-    wait_list,
-    n_requests,
-    n_calls,
-    n_marks,
-    params,
-    node_of,
-    n_nodes,
-    hops,
-    net_kind,
-    zero_overhead,
-    compute_scale,
-    link_class,
-    link_dst,
-    node_switch,
-    inj_link,
-    ej_link,
-    next_link,
-    switch_level,
-    up_links,
-    up_radix,
-    routing,
-    packet_bytes,
-    route_seed,
+@nb.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
+def _event_loop(  # type: ignore[no-untyped-def]
+    program,
+    rank_state,
+    queues,
+    requests,
+    messages,
+    network,
+    topology,
+    heap,
+    costs_s,
+    sizes,
+    switches,
 ):
-    """Simulate one program with one parameter vector.
+    """The event loop of :func:`run_program` on its preallocated state (tuples of arrays).
 
-    ``link_class .. next_link`` describe the topology (empty arrays for the
-    two-node and analytic networks without topology); ``routing``,
-    ``packet_bytes`` and ``route_seed`` configure the packet network.
-
-    Returns
-    -------
-    end_s : float64 (n_ranks,)
-    acc : float64 (n_ranks, 4)        compute, network, mpi_stack, sync seconds
-    acc_call : float64 (n_calls, 4)
-    marks : float64 (n_marks,)
-    n_events : int
-    pc : int64 (n_ranks,)             next operation of each rank (== end when finished)
-    rq_ready : float64 (n_requests,)  completion time of each request (inf if never)
-    msg_match : int64 (n_requests,)   matched receive request of each send (-1 if none)
-    link_bytes : float64 (n_links,)   bytes carried by each link (packet network)
+    Compiled without numba's reference counting (``_nrt=False``): it allocates
+    nothing, and the atomic reference-count updates that passing arrays to inlined
+    helpers otherwise costs were a tenth of the run time. Returns the event count.
     """
+    rank_ptr, ops, seconds, wait_list = program
+    pc, phase, blocked, wait_mark, end_s, acc, acc_call, marks, prog_free = rank_state
+    pq_head, pq_tail, uq_head, uq_tail, nxt = queues
+    rq_rank, rq_ready, rq_done, rq_sync, rq_s1a, rq_s1b, rq_s2a, rq_s2b, rq_copy, rq_post, rq_op = (
+        requests
+    )
+    m_src, m_dst, m_tag, m_comm, m_bytes, m_proto, m_tsend, m_match, m_data, m_pa, m_pb = messages
+    node_of, inj_free, ej_free, flow_rem, link_busy, link_bytes, link_inv = network
+    link_dst, node_switch, inj_link, ej_link, next_link, switch_level, up_links = topology
+    h_t, h_s, h_c = heap
+    inv_inj, inv_link, inv_min, inv_mem, d_hdr, d_rdma, pin_lat, pin_page, hop, alpha = costs_s
+    small_max, eager_max, page, compute_scale, packet_bytes = sizes
+    net_kind, routing, route_seed, up_radix = switches
     n_ranks = rank_ptr.shape[0] - 1
-    # ---- parameters in SI units
-    inv_inj = 1.0 / (params[P_INJ] * 1e9)
-    inv_link = 1.0 / (params[P_LINK] * 1e9)
-    inv_min = max(inv_inj, inv_link)
-    inv_mem = 1.0 / (params[P_MEM] * 1e9)
-    d_hdr = params[P_HDR] * 1e-6
-    d_rdma = params[P_RDMA] * 1e-6
-    pin_lat = params[P_PINLAT] * 1e-6
-    pin_page = params[P_PINPAGE] * 1e-9
-    hop = params[P_HOP] * 1e-9
-    alpha = hops * hop
-    small_max = params[P_SMALL]
-    eager_max = params[P_EAGER]
-    page = params[P_PAGE]
-    if zero_overhead:
-        inv_mem = 0.0
-        d_hdr = 0.0
-        d_rdma = 0.0
-        pin_lat = 0.0
-        pin_page = 0.0
-    # ---- rank state
-    pc = rank_ptr[:-1].copy()
-    phase = np.zeros(n_ranks, np.int64)
-    blocked = np.zeros(n_ranks, np.bool_)
-    wait_mark = np.zeros(n_ranks, np.float64)
-    end_s = np.zeros(n_ranks, np.float64)
-    acc = np.zeros((n_ranks, 4), np.float64)
-    acc_call = np.zeros((n_calls, 4), np.float64)
-    marks = np.full(n_marks, np.nan)
-    prog_free = np.zeros(n_ranks, np.float64)
-    # matching queues (singly linked lists through request / message ids)
-    pq_head = np.full(n_ranks, -1, np.int64)
-    pq_tail = np.full(n_ranks, -1, np.int64)
-    uq_head = np.full(n_ranks, -1, np.int64)
-    uq_tail = np.full(n_ranks, -1, np.int64)
-    nxt = np.full(n_requests, -1, np.int64)
-    # ---- request / message state (a message is identified by its send request id)
-    rq_rank = np.full(n_requests, -1, np.int64)
-    rq_ready = np.full(n_requests, INF)
-    rq_done = np.zeros(n_requests, np.bool_)  # consumed by a wait
-    rq_sync = np.full(n_requests, -INF)
-    rq_s1a = np.zeros(n_requests, np.float64)
-    rq_s1b = np.zeros(n_requests, np.float64)
-    rq_s2a = np.zeros(n_requests, np.float64)
-    rq_s2b = np.zeros(n_requests, np.float64)
-    rq_copy = np.zeros(n_requests, np.float64)
-    rq_post = np.zeros(n_requests, np.float64)
-    rq_op = np.full(n_requests, -1, np.int64)
-    m_src = np.zeros(n_requests, np.int64)
-    m_dst = np.zeros(n_requests, np.int64)
-    m_tag = np.zeros(n_requests, np.int64)
-    m_comm = np.zeros(n_requests, np.int64)
-    m_bytes = np.zeros(n_requests, np.int64)
-    m_proto = np.zeros(n_requests, np.int64)
-    m_tsend = np.zeros(n_requests, np.float64)
-    m_match = np.full(n_requests, -1, np.int64)
-    m_data = np.full(n_requests, INF)
-    m_pa = np.zeros(n_requests, np.float64)
-    m_pb = np.zeros(n_requests, np.float64)
-    # ---- network state
-    inj_free = np.zeros(n_nodes, np.float64)
-    ej_free = np.zeros(n_nodes, np.float64)
-    n_links = link_class.shape[0]
     n_switches = next_link.shape[0]
-    link_busy = np.zeros(n_links, np.float64)
-    link_bytes = np.zeros(n_links, np.float64)
-    link_inv = np.empty(n_links, np.float64)
-    for lk in range(n_links):
-        link_inv[lk] = inv_inj if link_class[lk] == LINK_INJECTION else inv_link
-    flow_rem = np.zeros(4 * n_requests if net_kind == NET_PACKET else 0, np.float64)
+    cap = h_t.shape[0]
     net_state = (inj_free, ej_free, flow_rem)
     net_scalars = (alpha, hop, inv_inj, inv_link, inv_min)
     topo = (node_switch, next_link, link_dst)
     costs = (inv_mem, pin_lat, pin_page, page, d_rdma)
-    # ---- event heap
-    cap = 4 * n_ranks + 64 + HEAP_SLACK
-    h_t = np.empty(cap, np.float64)
-    h_s = np.empty(cap, np.int64)
-    h_c = np.empty(cap, np.int64)
     hn = 0
     seq = 0
     for r in range(n_ranks):
@@ -582,9 +479,8 @@ def run_program(  # type: ignore[no-untyped-def]
         t = h_t[0]
         code = h_c[0]
         top_live = True
-        # every handler below pushes at most HEAP_SLACK events before the next check
-        if hn + HEAP_SLACK > h_t.shape[0]:
-            h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
+        if hn >= cap:  # an engine bug, not a property of the program
+            raise RuntimeError("event heap overflow: more pending events than ranks + messages")
         n_events += 1
         ev = code & (N_EV - 1)  # N_EV is a power of two
         arg = code >> 3
@@ -592,8 +488,6 @@ def run_program(  # type: ignore[no-untyped-def]
             r = arg
             blocked[r] = False
             while True:
-                if hn + HEAP_SLACK > h_t.shape[0]:
-                    h_t, h_s, h_c = _heap_grow(h_t, h_s, h_c, hn)
                 i = pc[r]
                 if i >= rank_ptr[r + 1]:
                     end_s[r] = t
@@ -1002,6 +896,146 @@ def run_program(  # type: ignore[no-untyped-def]
         if top_live:
             _heap_pop(h_t, h_s, h_c, hn)
             hn -= 1
+    return n_events
+
+
+@nb.njit(cache=True, nogil=True, error_model="numpy")
+def run_program(  # type: ignore[no-untyped-def]
+    rank_ptr,
+    ops,
+    seconds,
+    wait_list,
+    n_requests,
+    n_calls,
+    n_marks,
+    params,
+    node_of,
+    n_nodes,
+    hops,
+    net_kind,
+    zero_overhead,
+    compute_scale,
+    link_class,
+    link_dst,
+    node_switch,
+    inj_link,
+    ej_link,
+    next_link,
+    switch_level,
+    up_links,
+    up_radix,
+    routing,
+    packet_bytes,
+    route_seed,
+):
+    """Simulate one program with one parameter vector.
+
+    ``link_class .. next_link`` describe the topology (empty arrays for the
+    two-node and analytic networks without topology); ``routing``,
+    ``packet_bytes`` and ``route_seed`` configure the packet network.
+
+    Returns
+    -------
+    end_s : float64 (n_ranks,)
+    acc : float64 (n_ranks, 4)        compute, network, mpi_stack, sync seconds
+    acc_call : float64 (n_calls, 4)
+    marks : float64 (n_marks,)
+    n_events : int
+    pc : int64 (n_ranks,)             next operation of each rank (== end when finished)
+    rq_ready : float64 (n_requests,)  completion time of each request (inf if never)
+    msg_match : int64 (n_requests,)   matched receive request of each send (-1 if none)
+    link_bytes : float64 (n_links,)   bytes carried by each link (packet network)
+    """
+    n_ranks = rank_ptr.shape[0] - 1
+    # ---- parameters in SI units
+    inv_inj = 1.0 / (params[P_INJ] * 1e9)
+    inv_link = 1.0 / (params[P_LINK] * 1e9)
+    inv_min = max(inv_inj, inv_link)
+    inv_mem = 1.0 / (params[P_MEM] * 1e9)
+    d_hdr = params[P_HDR] * 1e-6
+    d_rdma = params[P_RDMA] * 1e-6
+    pin_lat = params[P_PINLAT] * 1e-6
+    pin_page = params[P_PINPAGE] * 1e-9
+    hop = params[P_HOP] * 1e-9
+    alpha = hops * hop
+    small_max = params[P_SMALL]
+    eager_max = params[P_EAGER]
+    page = params[P_PAGE]
+    if zero_overhead:
+        inv_mem = 0.0
+        d_hdr = 0.0
+        d_rdma = 0.0
+        pin_lat = 0.0
+        pin_page = 0.0
+    # ---- rank state
+    pc = rank_ptr[:-1].copy()
+    phase = np.zeros(n_ranks, np.int64)
+    blocked = np.zeros(n_ranks, np.bool_)
+    wait_mark = np.zeros(n_ranks, np.float64)
+    end_s = np.zeros(n_ranks, np.float64)
+    acc = np.zeros((n_ranks, 4), np.float64)
+    acc_call = np.zeros((n_calls, 4), np.float64)
+    marks = np.full(n_marks, np.nan)
+    prog_free = np.zeros(n_ranks, np.float64)
+    # matching queues (singly linked lists through request / message ids)
+    pq_head = np.full(n_ranks, -1, np.int64)
+    pq_tail = np.full(n_ranks, -1, np.int64)
+    uq_head = np.full(n_ranks, -1, np.int64)
+    uq_tail = np.full(n_ranks, -1, np.int64)
+    nxt = np.full(n_requests, -1, np.int64)
+    # ---- request / message state (a message is identified by its send request id)
+    rq_rank = np.full(n_requests, -1, np.int64)
+    rq_ready = np.full(n_requests, INF)
+    rq_done = np.zeros(n_requests, np.bool_)  # consumed by a wait
+    rq_sync = np.full(n_requests, -INF)
+    rq_s1a = np.zeros(n_requests, np.float64)
+    rq_s1b = np.zeros(n_requests, np.float64)
+    rq_s2a = np.zeros(n_requests, np.float64)
+    rq_s2b = np.zeros(n_requests, np.float64)
+    rq_copy = np.zeros(n_requests, np.float64)
+    rq_post = np.zeros(n_requests, np.float64)
+    rq_op = np.full(n_requests, -1, np.int64)
+    m_src = np.zeros(n_requests, np.int64)
+    m_dst = np.zeros(n_requests, np.int64)
+    m_tag = np.zeros(n_requests, np.int64)
+    m_comm = np.zeros(n_requests, np.int64)
+    m_bytes = np.zeros(n_requests, np.int64)
+    m_proto = np.zeros(n_requests, np.int64)
+    m_tsend = np.zeros(n_requests, np.float64)
+    m_match = np.full(n_requests, -1, np.int64)
+    m_data = np.full(n_requests, INF)
+    m_pa = np.zeros(n_requests, np.float64)
+    m_pb = np.zeros(n_requests, np.float64)
+    # ---- network state
+    inj_free = np.zeros(n_nodes, np.float64)
+    ej_free = np.zeros(n_nodes, np.float64)
+    n_links = link_class.shape[0]
+    link_busy = np.zeros(n_links, np.float64)
+    link_bytes = np.zeros(n_links, np.float64)
+    link_inv = np.empty(n_links, np.float64)
+    for lk in range(n_links):
+        link_inv[lk] = inv_inj if link_class[lk] == LINK_INJECTION else inv_link
+    flow_rem = np.zeros(4 * n_requests if net_kind == NET_PACKET else 0, np.float64)
+    # ---- event heap
+    # at most one pending event per rank (its resume) and per message (the next step
+    # of its protocol), so this capacity is never exceeded; untouched pages cost nothing
+    cap = n_ranks + n_requests + 1
+    h_t = np.empty(cap, np.float64)
+    h_s = np.empty(cap, np.int64)
+    h_c = np.empty(cap, np.int64)
+    n_events = _event_loop(
+        (rank_ptr, ops, seconds, wait_list),
+        (pc, phase, blocked, wait_mark, end_s, acc, acc_call, marks, prog_free),
+        (pq_head, pq_tail, uq_head, uq_tail, nxt),
+        (rq_rank, rq_ready, rq_done, rq_sync, rq_s1a, rq_s1b, rq_s2a, rq_s2b, rq_copy, rq_post, rq_op),
+        (m_src, m_dst, m_tag, m_comm, m_bytes, m_proto, m_tsend, m_match, m_data, m_pa, m_pb),
+        (node_of, inj_free, ej_free, flow_rem, link_busy, link_bytes, link_inv),
+        (link_dst, node_switch, inj_link, ej_link, next_link, switch_level, up_links),
+        (h_t, h_s, h_c),
+        (inv_inj, inv_link, inv_min, inv_mem, d_hdr, d_rdma, pin_lat, pin_page, hop, alpha),
+        (small_max, eager_max, page, compute_scale, packet_bytes),
+        (net_kind, routing, route_seed, up_radix),
+    )
     return end_s, acc, acc_call, marks, n_events, pc, rq_ready, m_match, link_bytes
 
 
