@@ -130,5 +130,5 @@ def read_trace(
         trace = read_ti(path, flop_rate=flop_rate)
     if entry is not None:
         with contextlib.suppress(OSError):  # a read-only cache must not prevent reading
-            save_trace(trace, entry)
+            save_trace(trace, entry, compress=False)
     return trace
