@@ -41,6 +41,7 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
+from mpiuq.simulator._lowering_kernel import emit_program
 from mpiuq.simulator.collectives import (
     REDUCING,
     CollectiveError,
@@ -300,13 +301,13 @@ def lower_trace(trace: Trace, options: LoweringOptions | None = None) -> Lowered
     # ---- collectives: expand with cached per-rank templates
     coll_ops = np.flatnonzero(kind >= OpKind.BARRIER)
     expanded, used, counted = _expand_collectives(trace, coll_ops, opts)
+    tmpl = expanded.templates
+    t_len = np.array([t.rows.shape[0] for t in tmpl], dtype=np.int64)
+    w_len = np.array([t.wait_list.shape[0] for t in tmpl], dtype=np.int64)
     if coll_ops.size:
-        tmpl = expanded.templates
-        n_out[coll_ops] = np.array([t.rows.shape[0] for t in tmpl], dtype=np.int64)[expanded.tid]
+        n_out[coll_ops] = t_len[expanded.tid]
         new_req[coll_ops] = np.array([t.n_req for t in tmpl], dtype=np.int64)[expanded.tid]
-        new_wl[coll_ops] = np.array([t.wait_list.shape[0] for t in tmpl], dtype=np.int64)[
-            expanded.tid
-        ]
+        new_wl[coll_ops] = w_len[expanded.tid]
 
     out_start = np.cumsum(n_out) - n_out
     total = int(n_out.sum())
@@ -315,94 +316,68 @@ def lower_trace(trace: Trace, options: LoweringOptions | None = None) -> Lowered
     n_requests = trace.n_requests + int(new_req.sum())
     wait_list = np.empty(user_wl.shape[0] + int(new_wl.sum()), dtype=np.int64)
     wait_list[: user_wl.shape[0]] = user_wl
-
-    o_call = np.repeat(trace.call, n_out).astype(np.int16)
-    o_trace = np.repeat(np.arange(n, dtype=np.int64), n_out)
-    cols: dict[str, npt.NDArray[np.generic]] = {
-        "kind": np.zeros(total, dtype=np.int8),
-        "peer": np.full(total, -2, dtype=np.int32),
-        "tag": np.zeros(total, dtype=np.int32),
-        "comm": np.zeros(total, dtype=np.int32),
-        "nbytes": np.zeros(total, dtype=np.int64),
-        "req": np.full(total, -1, dtype=np.int64),
-        "count": np.zeros(total, dtype=np.int64),
-        "seconds": np.zeros(total, dtype=np.float64),
-    }
-
-    def put(ops: IntArray, offset: int, op: Op, **values: npt.ArrayLike) -> None:
-        at = out_start[ops] + offset
-        cols["kind"][at] = int(op)
-        for name, v in values.items():
-            cols[name][at] = v
-
-    c = np.flatnonzero(is_compute)
-    put(c, 0, Op.COMPUTE, seconds=trace.seconds[c] * opts.compute_scale)
-    # nonblocking calls keep their trace request; blocking ones get a fresh one and a WAIT
-    for k, op, nb, blocking in (
-        (OpKind.ISEND, Op.ISEND, trace.bytes_send, False),
-        (OpKind.IRECV, Op.IRECV, trace.bytes_recv, False),
-        (OpKind.SEND, Op.ISEND, trace.bytes_send, True),
-        (OpKind.RECV, Op.IRECV, trace.bytes_recv, True),
-    ):
-        s = np.flatnonzero(kind == k)
-        req = req_base[s] if blocking else trace.request[s]
-        put(
-            s,
-            0,
-            op,
-            peer=trace.peer[s],
-            tag=trace.tag[s],
-            comm=trace.comm[s],
-            nbytes=nb[s],
-            req=req,
-        )
-        if blocking:
-            put(s, 1, Op.WAIT, req=req)
-    s = np.flatnonzero(kind == OpKind.SENDRECV)
-    put(
-        s,
-        0,
-        Op.IRECV,
-        peer=trace.peer2[s],
-        tag=trace.tag2[s],
-        comm=trace.comm[s],
-        nbytes=trace.bytes_recv[s],
-        req=req_base[s],
+    # index of each collective among the collectives, of each wait-all among the wait-alls
+    slot = np.full(n, -1, dtype=np.int64)
+    slot[coll_ops] = np.arange(coll_ops.shape[0], dtype=np.int64)
+    slot[wa] = np.arange(wa.shape[0], dtype=np.int64)
+    empty_rows = np.zeros((0, 5), dtype=np.int64)
+    out = (
+        np.empty(total, dtype=np.int8),
+        np.empty(total, dtype=np.int32),
+        np.empty(total, dtype=np.int32),
+        np.empty(total, dtype=np.int32),
+        np.empty(total, dtype=np.int64),
+        np.empty(total, dtype=np.int64),
+        np.empty(total, dtype=np.int64),
+        np.empty(total, dtype=np.float64),
+        np.empty(total, dtype=np.int16),
+        np.empty(total, dtype=np.int64),
     )
-    put(
-        s,
-        1,
-        Op.ISEND,
-        peer=trace.peer[s],
-        tag=trace.tag[s],
-        comm=trace.comm[s],
-        nbytes=trace.bytes_send[s],
-        req=req_base[s] + 1,
+    emit_program(
+        (
+            kind,
+            trace.call,
+            trace.peer,
+            trace.peer2,
+            trace.tag,
+            trace.tag2,
+            trace.comm,
+            trace.bytes_send,
+            trace.bytes_recv,
+            trace.request,
+            trace.seconds,
+        ),
+        (n_out, out_start, req_base, wl_base, slot),
+        (expanded.tid, expanded.comm, expanded.tag, expanded.op_s, wa_off, wa_count),
+        (
+            np.cumsum(t_len) - t_len,
+            np.concatenate([t.rows for t in tmpl]) if tmpl else empty_rows,
+            np.concatenate([t.combine for t in tmpl]) if tmpl else np.zeros(0),
+            np.cumsum(w_len) - w_len,
+            w_len,
+            np.concatenate([t.wait_list for t in tmpl]) if tmpl else np.zeros(0, np.int64),
+        ),
+        trace.comm_members,
+        trace.comm_ptr,
+        (float(opts.compute_scale), float(opts.reduce_rate_Bps)),
+        COLL_COMM_BASE,
+        out,
+        wait_list,
     )
-    put(s, 2, Op.WAITALL, req=wl_base[s], count=np.full(s.shape[0], 2, dtype=np.int64))
-    wait_list[wl_base[s]] = req_base[s]
-    wait_list[wl_base[s] + 1] = req_base[s] + 1
-    w = np.flatnonzero(keep_wait)
-    put(w, 0, Op.WAIT, req=trace.request[w])
-    put(wa, 0, Op.WAITALL, req=wa_off, count=wa_count)
-
-    if coll_ops.size:
-        _fill_collectives(
-            trace, coll_ops, expanded, out_start, req_base, wl_base, opts, cols, wait_list
-        )
+    o_kind, o_peer, o_tag, o_comm, o_nbytes, o_req, o_count, o_seconds, o_call, o_trace = out
 
     cs = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(n_out)])
     program = Program(
         n_ranks=trace.n_ranks,
         rank_ptr=cs[trace.rank_ptr],
-        kind=cols["kind"].astype(np.int8, copy=False),
-        peer=cols["peer"].astype(np.int32, copy=False),
-        tag=cols["tag"].astype(np.int32, copy=False),
-        comm=cols["comm"].astype(np.int32, copy=False),
-        nbytes=cols["nbytes"].astype(np.int64, copy=False),
-        req=cols["req"].astype(np.int64, copy=False),
-        count=cols["count"].astype(np.int64, copy=False),
-        seconds=cols["seconds"].astype(np.float64, copy=False),
+        kind=o_kind,
+        peer=o_peer,
+        tag=o_tag,
+        comm=o_comm,
+        nbytes=o_nbytes,
+        req=o_req,
+        count=o_count,
+        seconds=o_seconds,
         call=o_call,
         wait_list=wait_list,
         n_requests=n_requests,
@@ -557,63 +532,3 @@ def _sizes(
         return CollSizes(nb)  # non-roots only need their own block
     vc = tuple(vpool[voff : voff + vcnt].tolist()) if voff >= 0 else ()
     return CollSizes(nb, vc)
-
-
-def _fill_collectives(
-    trace: Trace,
-    coll_ops: IntArray,
-    ex: _Expanded,
-    out_start: IntArray,
-    req_base: IntArray,
-    wl_base: IntArray,
-    opts: LoweringOptions,
-    cols: dict[str, npt.NDArray[np.generic]],
-    wait_list: IntArray,
-) -> None:
-    """Write the expanded collectives into the program columns ``cols`` and ``wait_list``."""
-    t_len = np.array([t.rows.shape[0] for t in ex.templates], dtype=np.int64)
-    t_first = np.cumsum(t_len) - t_len
-    rows_pool = np.concatenate([t.rows for t in ex.templates])
-    combine_pool = np.concatenate([t.combine for t in ex.templates])
-    lens = t_len[ex.tid]
-    total = int(lens.sum())
-    first = np.cumsum(lens) - lens
-    local = np.arange(total, dtype=np.int64) - np.repeat(first, lens)
-    src = np.repeat(t_first[ex.tid], lens) + local
-    at = np.repeat(out_start[coll_ops], lens) + local
-    rows = rows_pool[src]
-    combine = combine_pool[src]
-    kind = rows[:, 0]
-    comm = np.repeat(ex.comm, lens)
-    is_msg = (kind == Op.ISEND) | (kind == Op.IRECV)
-    is_wa = kind == Op.WAITALL
-    is_comp = kind == Op.COMPUTE
-    peer_c = rows[:, 1]
-    cols["kind"][at] = kind
-    cols["peer"][at] = np.where(
-        is_msg, trace.comm_members[trace.comm_ptr[comm] + np.maximum(peer_c, 0)], -2
-    )
-    tags = np.repeat(ex.tag, lens)
-    cols["tag"][at] = np.where(is_msg, tags, 0)
-    cols["comm"][at] = np.where(is_msg, COLL_COMM_BASE + comm, 0)
-    cols["nbytes"][at] = rows[:, 2]
-    rb = np.repeat(req_base[coll_ops], lens)
-    wb = np.repeat(wl_base[coll_ops], lens)
-    cols["req"][at] = np.where(is_msg, rows[:, 3] + rb, np.where(is_wa, rows[:, 3] + wb, -1))
-    cols["count"][at] = rows[:, 4]
-    op_s = np.repeat(ex.op_s, lens)
-    cols["seconds"][at] = np.where(
-        is_comp, np.where(combine >= 0, combine / opts.reduce_rate_Bps, op_s), 0.0
-    )
-    w_len = np.array([t.wait_list.shape[0] for t in ex.templates], dtype=np.int64)
-    w_first = np.cumsum(w_len) - w_len
-    wl_lens = w_len[ex.tid]
-    n_wl = int(wl_lens.sum())
-    if n_wl:
-        w_pool = np.concatenate([t.wait_list for t in ex.templates])
-        wl_start = np.cumsum(wl_lens) - wl_lens
-        w_local = np.arange(n_wl, dtype=np.int64) - np.repeat(wl_start, wl_lens)
-        wl_at = np.repeat(wl_base[coll_ops], wl_lens) + w_local
-        wait_list[wl_at] = w_pool[np.repeat(w_first[ex.tid], wl_lens) + w_local] + np.repeat(
-            req_base[coll_ops], wl_lens
-        )
