@@ -36,7 +36,7 @@ OP_WAIT = 3
 OP_WAITALL = 4
 OP_MARK = 5
 
-# columns of the packed operation table ``ops`` (see engine.program_arrays)
+# columns of the packed operation table ``ops`` (see Program.op_table)
 O_KIND = 0
 O_PEER = 1
 O_TAG = 2
@@ -110,11 +110,9 @@ INF = np.inf
 
 
 @nb.njit(cache=True, error_model="numpy")
-def pack_ops(kind, peer, tag, comm, nbytes, req, count, call):  # type: ignore[no-untyped-def]
-    """The ``(n_ops, N_OP_COLUMNS)`` operation table read by :func:`run_program`, row by row."""
-    n = kind.shape[0]
-    ops = np.empty((n, N_OP_COLUMNS), np.int64)
-    for i in range(n):
+def pack_ops(kind, peer, tag, comm, nbytes, req, count, call, ops):  # type: ignore[no-untyped-def]
+    """Fill the ``(n_ops, N_OP_COLUMNS)`` operation table ``ops`` read by :func:`run_program`."""
+    for i in range(kind.shape[0]):
         ops[i, O_KIND] = kind[i]
         ops[i, O_PEER] = peer[i]
         ops[i, O_TAG] = tag[i]
@@ -123,7 +121,6 @@ def pack_ops(kind, peer, tag, comm, nbytes, req, count, call):  # type: ignore[n
         ops[i, O_REQ] = req[i]
         ops[i, O_COUNT] = count[i]
         ops[i, O_CALL] = call[i]
-    return ops
 
 
 @nb.njit(cache=True, inline="always", error_model="numpy")
@@ -429,31 +426,26 @@ def _valiant_switch(flow, n_switches, seed):  # type: ignore[no-untyped-def]
 @nb.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
 def _event_loop(  # type: ignore[no-untyped-def]
     program,
-    rank_state,
-    queues,
-    requests,
-    messages,
-    network,
+    node_of,
+    state,
     topology,
-    heap,
     costs_s,
     sizes,
     switches,
 ):
-    """The event loop of :func:`run_program` on its preallocated state (tuples of arrays).
+    """The event loop of :func:`run_program` on the state of :func:`new_state`.
 
     Compiled without numba's reference counting (``_nrt=False``): it allocates
     nothing, and the atomic reference-count updates that passing arrays to inlined
     helpers otherwise costs were a tenth of the run time. Returns the event count.
     """
     rank_ptr, ops, seconds, wait_list = program
+    rank_state, queues, requests, messages, network, heap = state
     pc, phase, blocked, wait_mark, end_s, acc, acc_call, marks, prog_free = rank_state
     pq_head, pq_tail, uq_head, uq_tail, nxt = queues
-    rq_rank, rq_ready, rq_done, rq_sync, rq_s1a, rq_s1b, rq_s2a, rq_s2b, rq_copy, rq_post, rq_op = (
-        requests
-    )
+    rq_ready, rq_done, rq_sync, rq_s1a, rq_s1b, rq_s2a, rq_s2b, rq_copy, rq_post, rq_op = requests
     m_src, m_dst, m_tag, m_comm, m_bytes, m_proto, m_tsend, m_match, m_data, m_pa, m_pb = messages
-    node_of, inj_free, ej_free, flow_rem, link_busy, link_bytes, link_inv = network
+    inj_free, ej_free, flow_rem, link_busy, link_bytes, link_inv = network
     link_dst, node_switch, inj_link, ej_link, next_link, switch_level, up_links = topology
     h_t, h_s, h_c = heap
     inv_inj, inv_link, inv_min, inv_mem, d_hdr, d_rdma, pin_lat, pin_page, hop, alpha = costs_s
@@ -547,7 +539,6 @@ def _event_loop(  # type: ignore[no-untyped-def]
                     phase[r] = 0
                     pc[r] = i + 1
                     dst = ops[i, O_PEER]
-                    rq_rank[m] = r
                     rq_op[m] = i
                     m_src[m] = r
                     m_dst[m] = dst
@@ -577,7 +568,6 @@ def _event_loop(  # type: ignore[no-untyped-def]
                     seq += 1
                 elif k == OP_IRECV:
                     q = ops[i, O_REQ]
-                    rq_rank[q] = r
                     rq_op[q] = i
                     rq_post[q] = t
                     pc[r] = i + 1
@@ -899,15 +889,83 @@ def _event_loop(  # type: ignore[no-untyped-def]
     return n_events
 
 
+def new_state(n_ranks, n_requests, n_calls, n_marks, n_nodes, n_links, n_flows):  # type: ignore[no-untyped-def]
+    """Fresh simulation state for :func:`run_program`: a tuple of tuples of arrays.
+
+    ``(ranks, queues, requests, messages, network, heap)``; a message is identified by
+    its send request id. Plain NumPy, so that callers allocate large state through
+    NumPy (which asks the kernel for huge pages, cutting page-fault time for a
+    million requests by about four); :func:`new_state_compiled` is the same function
+    compiled for loops over parameter sets.
+    """
+    ranks = (
+        np.zeros(n_ranks, np.int64),  # pc: next operation (set by run_program)
+        np.zeros(n_ranks, np.int64),  # phase: 0 fresh, 1 cost paid, 2 waiting
+        np.zeros(n_ranks, np.bool_),  # blocked in a wait
+        np.zeros(n_ranks, np.float64),  # wait_mark: start of the unaccounted wait
+        np.zeros(n_ranks, np.float64),  # end_s
+        np.zeros((n_ranks, 4), np.float64),  # acc: compute, network, stack, sync
+        np.zeros((n_calls, 4), np.float64),  # acc_call
+        np.full(n_marks, np.nan),  # marks
+        np.zeros(n_ranks, np.float64),  # prog_free: progress engine busy until
+    )
+    # matching queues: singly linked lists through request / message ids
+    queues = (
+        np.full(n_ranks, -1, np.int64),  # posted-receive queue head
+        np.full(n_ranks, -1, np.int64),  # ... tail
+        np.full(n_ranks, -1, np.int64),  # unexpected-message queue head
+        np.full(n_ranks, -1, np.int64),  # ... tail
+        np.full(n_requests, -1, np.int64),  # next in queue
+    )
+    requests = (
+        np.full(n_requests, INF),  # ready: completion time
+        np.zeros(n_requests, np.bool_),  # done: consumed by a wait
+        np.full(n_requests, -INF),  # sync: partner ready at (eqs. 1-2)
+        np.zeros(n_requests, np.float64),  # first stack interval start
+        np.zeros(n_requests, np.float64),  # ... end
+        np.zeros(n_requests, np.float64),  # second stack interval start
+        np.zeros(n_requests, np.float64),  # ... end
+        np.zeros(n_requests, np.float64),  # copy-out seconds at the wait
+        np.zeros(n_requests, np.float64),  # post time of receives
+        np.full(n_requests, -1, np.int64),  # creating operation
+    )
+    messages = (
+        np.zeros(n_requests, np.int32),  # source rank
+        np.zeros(n_requests, np.int32),  # destination rank
+        np.zeros(n_requests, np.int32),  # tag
+        np.zeros(n_requests, np.int32),  # communicator
+        np.zeros(n_requests, np.int64),  # bytes
+        np.zeros(n_requests, np.int8),  # protocol
+        np.zeros(n_requests, np.float64),  # TSend
+        np.full(n_requests, -1, np.int64),  # matched receive request
+        np.full(n_requests, INF),  # data arrival
+        np.zeros(n_requests, np.float64),  # eager get posting start
+        np.zeros(n_requests, np.float64),  # ... end
+    )
+    network = (
+        np.zeros(n_nodes, np.float64),  # injection port free at
+        np.zeros(n_nodes, np.float64),  # ejection port free at
+        np.zeros(n_flows, np.float64),  # bytes left per packet flow
+        np.zeros(n_links, np.float64),  # link busy until
+        np.zeros(n_links, np.float64),  # bytes carried per link
+        np.zeros(n_links, np.float64),  # seconds per byte per link (set by run_program)
+    )
+    # at most one pending event per rank (its resume) and per message (the next step
+    # of its protocol), so this capacity is never exceeded; untouched pages cost nothing
+    cap = n_ranks + n_requests + 1
+    heap = (np.empty(cap, np.float64), np.empty(cap, np.int64), np.empty(cap, np.int64))
+    return ranks, queues, requests, messages, network, heap
+
+
+new_state_compiled = nb.njit(cache=True, nogil=True)(new_state)
+
+
 @nb.njit(cache=True, nogil=True, error_model="numpy")
 def run_program(  # type: ignore[no-untyped-def]
     rank_ptr,
     ops,
     seconds,
     wait_list,
-    n_requests,
-    n_calls,
-    n_marks,
     params,
     node_of,
     n_nodes,
@@ -927,12 +985,14 @@ def run_program(  # type: ignore[no-untyped-def]
     routing,
     packet_bytes,
     route_seed,
+    state,
 ):
     """Simulate one program with one parameter vector.
 
     ``link_class .. next_link`` describe the topology (empty arrays for the
     two-node and analytic networks without topology); ``routing``,
-    ``packet_bytes`` and ``route_seed`` configure the packet network.
+    ``packet_bytes`` and ``route_seed`` configure the packet network. ``state``
+    comes from :func:`new_state` (updated in place).
 
     Returns
     -------
@@ -946,7 +1006,6 @@ def run_program(  # type: ignore[no-untyped-def]
     msg_match : int64 (n_requests,)   matched receive request of each send (-1 if none)
     link_bytes : float64 (n_links,)   bytes carried by each link (packet network)
     """
-    n_ranks = rank_ptr.shape[0] - 1
     # ---- parameters in SI units
     inv_inj = 1.0 / (params[P_INJ] * 1e9)
     inv_link = 1.0 / (params[P_LINK] * 1e9)
@@ -967,83 +1026,23 @@ def run_program(  # type: ignore[no-untyped-def]
         d_rdma = 0.0
         pin_lat = 0.0
         pin_page = 0.0
-    # ---- rank state
-    pc = rank_ptr[:-1].copy()
-    phase = np.zeros(n_ranks, np.int64)
-    blocked = np.zeros(n_ranks, np.bool_)
-    wait_mark = np.zeros(n_ranks, np.float64)
-    end_s = np.zeros(n_ranks, np.float64)
-    acc = np.zeros((n_ranks, 4), np.float64)
-    acc_call = np.zeros((n_calls, 4), np.float64)
-    marks = np.full(n_marks, np.nan)
-    prog_free = np.zeros(n_ranks, np.float64)
-    # matching queues (singly linked lists through request / message ids)
-    pq_head = np.full(n_ranks, -1, np.int64)
-    pq_tail = np.full(n_ranks, -1, np.int64)
-    uq_head = np.full(n_ranks, -1, np.int64)
-    uq_tail = np.full(n_ranks, -1, np.int64)
-    nxt = np.full(n_requests, -1, np.int64)
-    # ---- request / message state (a message is identified by its send request id)
-    rq_rank = np.full(n_requests, -1, np.int64)
-    rq_ready = np.full(n_requests, INF)
-    rq_done = np.zeros(n_requests, np.bool_)  # consumed by a wait
-    rq_sync = np.full(n_requests, -INF)
-    rq_s1a = np.zeros(n_requests, np.float64)
-    rq_s1b = np.zeros(n_requests, np.float64)
-    rq_s2a = np.zeros(n_requests, np.float64)
-    rq_s2b = np.zeros(n_requests, np.float64)
-    rq_copy = np.zeros(n_requests, np.float64)
-    rq_post = np.zeros(n_requests, np.float64)
-    rq_op = np.full(n_requests, -1, np.int64)
-    m_src = np.zeros(n_requests, np.int64)
-    m_dst = np.zeros(n_requests, np.int64)
-    m_tag = np.zeros(n_requests, np.int64)
-    m_comm = np.zeros(n_requests, np.int64)
-    m_bytes = np.zeros(n_requests, np.int64)
-    m_proto = np.zeros(n_requests, np.int64)
-    m_tsend = np.zeros(n_requests, np.float64)
-    m_match = np.full(n_requests, -1, np.int64)
-    m_data = np.full(n_requests, INF)
-    m_pa = np.zeros(n_requests, np.float64)
-    m_pb = np.zeros(n_requests, np.float64)
-    # ---- network state
-    inj_free = np.zeros(n_nodes, np.float64)
-    ej_free = np.zeros(n_nodes, np.float64)
-    n_links = link_class.shape[0]
-    link_busy = np.zeros(n_links, np.float64)
-    link_bytes = np.zeros(n_links, np.float64)
-    link_inv = np.empty(n_links, np.float64)
-    for lk in range(n_links):
+    pc, end_s, acc, acc_call, marks = (
+        state[0][0],
+        state[0][4],
+        state[0][5],
+        state[0][6],
+        state[0][7],
+    )
+    rq_ready, m_match = state[2][0], state[3][7]
+    link_bytes, link_inv = state[4][4], state[4][5]
+    pc[:] = rank_ptr[:-1]
+    for lk in range(link_inv.shape[0]):
         link_inv[lk] = inv_inj if link_class[lk] == LINK_INJECTION else inv_link
-    flow_rem = np.zeros(4 * n_requests if net_kind == NET_PACKET else 0, np.float64)
-    # ---- event heap
-    # at most one pending event per rank (its resume) and per message (the next step
-    # of its protocol), so this capacity is never exceeded; untouched pages cost nothing
-    cap = n_ranks + n_requests + 1
-    h_t = np.empty(cap, np.float64)
-    h_s = np.empty(cap, np.int64)
-    h_c = np.empty(cap, np.int64)
     n_events = _event_loop(
         (rank_ptr, ops, seconds, wait_list),
-        (pc, phase, blocked, wait_mark, end_s, acc, acc_call, marks, prog_free),
-        (pq_head, pq_tail, uq_head, uq_tail, nxt),
-        (
-            rq_rank,
-            rq_ready,
-            rq_done,
-            rq_sync,
-            rq_s1a,
-            rq_s1b,
-            rq_s2a,
-            rq_s2b,
-            rq_copy,
-            rq_post,
-            rq_op,
-        ),
-        (m_src, m_dst, m_tag, m_comm, m_bytes, m_proto, m_tsend, m_match, m_data, m_pa, m_pb),
-        (node_of, inj_free, ej_free, flow_rem, link_busy, link_bytes, link_inv),
+        node_of,
+        state,
         (link_dst, node_switch, inj_link, ej_link, next_link, switch_level, up_links),
-        (h_t, h_s, h_c),
         (inv_inj, inv_link, inv_min, inv_mem, d_hdr, d_rdma, pin_lat, pin_page, hop, alpha),
         (small_max, eager_max, page, compute_scale, packet_bytes),
         (net_kind, routing, route_seed, up_radix),
@@ -1083,14 +1082,12 @@ def run_batch(  # type: ignore[no-untyped-def]
     no_i4 = np.zeros(0, np.int32)
     no_i4_2d = np.zeros((0, 0), np.int32)
     for s in range(n_sets):
+        state = new_state_compiled(n_ranks, n_requests, n_calls, n_marks, n_nodes, 0, 0)
         e, a, _ac, mk, ne, pcs, _rr, _mm, _lb = run_program(
             rank_ptr,
             ops,
             seconds,
             wait_list,
-            n_requests,
-            n_calls,
-            n_marks,
             params_matrix[s],
             node_of,
             n_nodes,
@@ -1110,6 +1107,7 @@ def run_batch(  # type: ignore[no-untyped-def]
             0,
             1.0,
             0,
+            state,
         )
         marks[s] = mk
         acc[s] = a

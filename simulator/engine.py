@@ -239,8 +239,21 @@ def simulate(
         packet = (routing, float(network.packet_bytes), int(network.seed))
     else:
         packet = (_kernel.ROUTE_MINIMAL, 1.0, 0)
+    n_flows = 4 * program.n_requests if isinstance(network, PacketNetwork) else 0
+    state = _kernel.new_state(
+        program.n_ranks,
+        program.n_requests,
+        max(len(program.call_names), 1),
+        program.n_marks,
+        n_nodes,
+        topo_arrays[0].shape[0],
+        n_flows,
+    )
     end, acc, acc_call, marks, n_events, pc, _ready, match, link_bytes = _kernel.run_program(  # type: ignore[call-arg]
-        *program_arrays(program),
+        program.rank_ptr,
+        program.op_table,
+        program.seconds,
+        program.wait_list,
         params_vector(params),
         nodes,
         n_nodes,
@@ -250,6 +263,7 @@ def simulate(
         float(compute_scale),
         *topo_arrays,
         *packet,
+        state,
     )
     unfinished = np.flatnonzero(pc < program.rank_ptr[1:])
     if unfinished.size:

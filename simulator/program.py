@@ -83,12 +83,16 @@ class Program:
         """``(n_ops, 8)`` int64 rows of kind, peer, tag, comm, nbytes, req, count, call.
 
         The compiled kernel's layout (one cache line per operation); built once.
+        Allocated by NumPy (huge pages where the kernel offers them), filled by a
+        compiled loop.
         """
-        from mpiuq.simulator._kernel import pack_ops  # the kernel owns the layout
+        from mpiuq.simulator._kernel import N_OP_COLUMNS, pack_ops  # the kernel owns the layout
 
-        table: IntArray = pack_ops(
-            self.kind, self.peer, self.tag, self.comm, self.nbytes, self.req, self.count, self.call
-        )
+        table = np.empty((self.n_ops, N_OP_COLUMNS), dtype=np.int64)
+        pack_ops(
+            self.kind, self.peer, self.tag, self.comm, self.nbytes, self.req, self.count, self.call,
+            table,
+        )  # fmt: skip
         return table
 
     @property
