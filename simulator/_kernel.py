@@ -41,11 +41,10 @@ O_KIND = 0
 O_PEER = 1
 O_TAG = 2
 O_COMM = 3
-O_NBYTES = 4
-O_REQ = 5
-O_COUNT = 6
-O_CALL = 7
-N_OP_COLUMNS = 8
+O_REQ = 4
+O_COUNT = 5
+O_CALL = 6
+N_OP_COLUMNS = 8  # int32: 32-byte rows (column 7 is padding); message sizes stay int64
 
 # event codes
 EV_RANK = 0  # resume a rank
@@ -110,17 +109,17 @@ INF = np.inf
 
 
 @nb.njit(cache=True, error_model="numpy")
-def pack_ops(kind, peer, tag, comm, nbytes, req, count, call, ops):  # type: ignore[no-untyped-def]
+def pack_ops(kind, peer, tag, comm, req, count, call, ops):  # type: ignore[no-untyped-def]
     """Fill the ``(n_ops, N_OP_COLUMNS)`` operation table ``ops`` read by :func:`run_program`."""
     for i in range(kind.shape[0]):
         ops[i, O_KIND] = kind[i]
         ops[i, O_PEER] = peer[i]
         ops[i, O_TAG] = tag[i]
         ops[i, O_COMM] = comm[i]
-        ops[i, O_NBYTES] = nbytes[i]
         ops[i, O_REQ] = req[i]
         ops[i, O_COUNT] = count[i]
         ops[i, O_CALL] = call[i]
+        ops[i, N_OP_COLUMNS - 1] = 0
 
 
 @nb.njit(cache=True, inline="always", error_model="numpy")
@@ -439,7 +438,7 @@ def _event_loop(  # type: ignore[no-untyped-def]
     nothing, and the atomic reference-count updates that passing arrays to inlined
     helpers otherwise costs were a tenth of the run time. Returns the event count.
     """
-    rank_ptr, ops, seconds, wait_list = program
+    rank_ptr, ops, nbytes, seconds, wait_list = program
     rank_state, queues, requests, messages, network, heap = state
     pc, phase, blocked, wait_mark, end_s, acc, acc_call, marks, prog_free = rank_state
     pq_head, pq_tail, uq_head, uq_tail, nxt = queues
@@ -508,7 +507,7 @@ def _event_loop(  # type: ignore[no-untyped-def]
                     pc[r] = i + 1
                 elif k == OP_ISEND:
                     m = ops[i, O_REQ]
-                    nb_ = ops[i, O_NBYTES]
+                    nb_ = nbytes[i]
                     if phase[r] == 0:
                         if nb_ <= small_max:
                             proto = PROTO_SMALL
@@ -964,6 +963,7 @@ new_state_compiled = nb.njit(cache=True, nogil=True)(new_state)
 def run_program(  # type: ignore[no-untyped-def]
     rank_ptr,
     ops,
+    nbytes,
     seconds,
     wait_list,
     params,
@@ -1039,7 +1039,7 @@ def run_program(  # type: ignore[no-untyped-def]
     for lk in range(link_inv.shape[0]):
         link_inv[lk] = inv_inj if link_class[lk] == LINK_INJECTION else inv_link
     n_events = _event_loop(
-        (rank_ptr, ops, seconds, wait_list),
+        (rank_ptr, ops, nbytes, seconds, wait_list),
         node_of,
         state,
         (link_dst, node_switch, inj_link, ej_link, next_link, switch_level, up_links),
@@ -1054,6 +1054,7 @@ def run_program(  # type: ignore[no-untyped-def]
 def run_batch(  # type: ignore[no-untyped-def]
     rank_ptr,
     ops,
+    nbytes,
     seconds,
     wait_list,
     n_requests,
@@ -1086,6 +1087,7 @@ def run_batch(  # type: ignore[no-untyped-def]
         e, a, _ac, mk, ne, pcs, _rr, _mm, _lb = run_program(
             rank_ptr,
             ops,
+            nbytes,
             seconds,
             wait_list,
             params_matrix[s],

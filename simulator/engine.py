@@ -156,13 +156,14 @@ def params_vector(params: SimParams) -> FloatArray:
 def program_arrays(program: Program) -> tuple[object, ...]:
     """The program in the kernel's argument order.
 
-    The integer columns are packed row-wise into one ``(n_ops, 8)`` table so that the
-    kernel reads an operation from one cache line (ranks interleave in time, so
-    column-wise reads would touch eight distant places per operation).
+    The integer columns are packed row-wise into one ``(n_ops, 8)`` int32 table so
+    that the kernel reads an operation from one half cache line (ranks interleave in
+    time, so column-wise reads would touch seven distant places per operation).
     """
     return (
         program.rank_ptr,
         program.op_table,
+        program.nbytes,
         program.seconds,
         program.wait_list,
         program.n_requests,
@@ -252,6 +253,7 @@ def simulate(
     end, acc, acc_call, marks, n_events, pc, _ready, match, link_bytes = _kernel.run_program(  # type: ignore[call-arg]
         program.rank_ptr,
         program.op_table,
+        program.nbytes,
         program.seconds,
         program.wait_list,
         params_vector(params),

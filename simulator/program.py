@@ -79,8 +79,8 @@ class Program:
     call_names: tuple[str, ...]
 
     @cached_property
-    def op_table(self) -> IntArray:
-        """``(n_ops, 8)`` int64 rows of kind, peer, tag, comm, nbytes, req, count, call.
+    def op_table(self) -> npt.NDArray[np.int32]:
+        """``(n_ops, 8)`` int32 rows of kind, peer, tag, comm, req, count, call (and padding).
 
         The compiled kernel's layout (one cache line per operation); built once.
         Allocated by NumPy (huge pages where the kernel offers them), filled by a
@@ -88,11 +88,8 @@ class Program:
         """
         from mpiuq.simulator._kernel import N_OP_COLUMNS, pack_ops  # the kernel owns the layout
 
-        table = np.empty((self.n_ops, N_OP_COLUMNS), dtype=np.int64)
-        pack_ops(
-            self.kind, self.peer, self.tag, self.comm, self.nbytes, self.req, self.count, self.call,
-            table,
-        )  # fmt: skip
+        table = np.empty((self.n_ops, N_OP_COLUMNS), dtype=np.int32)
+        pack_ops(self.kind, self.peer, self.tag, self.comm, self.req, self.count, self.call, table)
         return table
 
     @property
@@ -116,6 +113,14 @@ class Program:
             )
         if np.any(np.diff(self.rank_ptr) < 0):
             raise ProgramError("rank_ptr must be non-decreasing")
+        limit = np.iinfo(np.int32).max  # the engine's operation table is int32
+        for what, size in (
+            ("n_requests", self.n_requests),
+            ("wait_list length", self.wait_list.shape[0]),
+            ("n_marks", self.n_marks),
+        ):
+            if size > limit:
+                raise ProgramError(f"{what}={size} exceeds the engine's limit of {limit}")
         for name in ("peer", "tag", "comm", "nbytes", "req", "count", "seconds", "call"):
             if getattr(self, name).shape != (n,):
                 raise ProgramError(
