@@ -102,6 +102,10 @@ P_EAGER = 9
 P_PAGE = 10
 N_PARAMS = 11
 
+# state of a program request in ``slot_of`` (else its state slot)
+SLOT_NONE = -1  # not created yet
+SLOT_DONE = -2  # completed and consumed by a wait
+
 #: Size of protocol headers, RDMA get requests and acknowledgements on the wire, bytes.
 HEADER_BYTES = 64
 
@@ -356,36 +360,22 @@ def _transfer_event(net_kind, t, src, dst, nbytes, m, stage, node_of, net_state,
 
 
 @nb.njit(cache=True, inline="always", error_model="numpy")
-def _match(  # type: ignore[no-untyped-def]
-    m,
-    q,
-    t,
-    prog_free,
-    rq_ready,
-    rq_sync,
-    rq_s1a,
-    rq_s1b,
-    rq_copy,
-    rq_post,
-    m_match,
-    m_proto,
-    m_bytes,
-    m_dst,
-    m_tsend,
-    m_pa,
-    m_pb,
-    m_data,
-    costs,
-):
-    """Match message ``m`` with receive ``q`` at time ``t`` (the later of arrival and post).
+def _match(m, q, t, prog_free, requests, messages, slots, costs):  # type: ignore[no-untyped-def]
+    """Match message ``m`` with receive ``q`` (state slots) at time ``t``, the later of
+    arrival and post.
 
     Sets what the receive waits for (eq. 2: the partner is ready at TSend; stack
     intervals on its critical path; the copy-out) and, for rendezvous, the sender's
-    sync boundary (eq. 1: TPostRecv). Returns when the receiver's progress engine has
-    pinned and posted the RDMA get (rendezvous), or -1.
+    sync boundary (eq. 1: TPostRecv); records the match by program request id.
+    Returns when the receiver's progress engine has pinned and posted the RDMA get
+    (rendezvous), or -1.
     """
+    rq_ready, rq_sync, rq_s1a, rq_s1b, _s2a, _s2b, rq_copy, rq_post, _op = requests
+    _src, m_dst, _tag, _comm, m_bytes, m_proto, m_tsend, m_match, m_data, m_pa, m_pb = messages
+    slot_rid, matched = slots[1], slots[4]
     inv_mem, pin_lat, pin_page, page, d_rdma = costs
     m_match[m] = q
+    matched[slot_rid[m]] = slot_rid[q]
     rq_sync[q] = m_tsend[m]
     p = m_proto[m]
     if p == PROTO_SMALL:
@@ -410,6 +400,37 @@ def _match(  # type: ignore[no-untyped-def]
     rq_s1b[m] = end
     rq_sync[m] = rq_post[q]
     return end
+
+
+@nb.njit(cache=True, inline="always", error_model="numpy")
+def _new_slot(slots, rid, n_refs):  # type: ignore[no-untyped-def]
+    """A free state slot for program request ``rid``, holding ``n_refs`` references.
+
+    Freed slots are reused last in, first out, so the per-request state touches only
+    as many slots as requests are ever alive at once (``counters[0]``).
+    """
+    slot_of, slot_rid, refs, free, _matched, counters = slots
+    n_free = counters[1]
+    if n_free > 0:
+        sl = free[n_free - 1]
+        counters[1] = n_free - 1
+    else:
+        sl = counters[0]
+        counters[0] = sl + 1
+    slot_of[rid] = sl
+    slot_rid[sl] = rid
+    refs[sl] = n_refs
+    return sl
+
+
+@nb.njit(cache=True, inline="always", error_model="numpy")
+def _release(slots, sl):  # type: ignore[no-untyped-def]
+    """Drop one reference to slot ``sl``; the last one returns it to the free list."""
+    refs, free, counters = slots[2], slots[3], slots[5]
+    refs[sl] -= 1
+    if refs[sl] == 0:
+        free[counters[1]] = sl
+        counters[1] += 1
 
 
 @nb.njit(cache=True, error_model="numpy")
@@ -439,10 +460,11 @@ def _event_loop(  # type: ignore[no-untyped-def]
     helpers otherwise costs were a tenth of the run time. Returns the event count.
     """
     rank_ptr, ops, nbytes, seconds, wait_list = program
-    rank_state, queues, requests, messages, network, heap = state
+    rank_state, queues, requests, messages, network, heap, slots = state
     pc, phase, blocked, wait_mark, end_s, acc, acc_call, marks, prog_free = rank_state
     pq_head, pq_tail, uq_head, uq_tail, nxt = queues
-    rq_ready, rq_done, rq_sync, rq_s1a, rq_s1b, rq_s2a, rq_s2b, rq_copy, rq_post, rq_op = requests
+    rq_ready, rq_sync, rq_s1a, rq_s1b, rq_s2a, rq_s2b, rq_copy, rq_post, rq_op = requests
+    slot_of, slot_rid = slots[0], slots[1]
     m_src, m_dst, m_tag, m_comm, m_bytes, m_proto, m_tsend, m_match, m_data, m_pa, m_pb = messages
     inj_free, ej_free, flow_rem, link_busy, link_bytes, link_inv = network
     link_dst, node_switch, inj_link, ej_link, next_link, switch_level, up_links = topology
@@ -506,7 +528,7 @@ def _event_loop(  # type: ignore[no-untyped-def]
                     phase[r] = 0
                     pc[r] = i + 1
                 elif k == OP_ISEND:
-                    m = ops[i, O_REQ]
+                    rid = ops[i, O_REQ]
                     nb_ = nbytes[i]
                     if phase[r] == 0:
                         if nb_ <= small_max:
@@ -519,6 +541,9 @@ def _event_loop(  # type: ignore[no-untyped-def]
                             proto = PROTO_RDV
                             pages = np.ceil(nb_ / page)
                             cost = pin_lat + pages * pin_page + d_hdr
+                        # references: the wait, and the protocol (matching, plus the
+                        # data for eager; the acknowledgement for rendezvous)
+                        m = _new_slot(slots, rid, 3 if proto == PROTO_EAGER else 2)
                         m_proto[m] = proto
                         acc[r, CAT_STACK] += cost
                         acc_call[c, CAT_STACK] += cost
@@ -535,10 +560,19 @@ def _event_loop(  # type: ignore[no-untyped-def]
                             seq += 1
                             break
                     # effect: the message leaves at TSend = t
+                    m = slot_of[rid]
                     phase[r] = 0
                     pc[r] = i + 1
                     dst = ops[i, O_PEER]
                     rq_op[m] = i
+                    rq_sync[m] = -INF
+                    rq_s1a[m] = 0.0
+                    rq_s1b[m] = 0.0
+                    rq_s2a[m] = 0.0
+                    rq_s2b[m] = 0.0
+                    rq_copy[m] = 0.0
+                    m_match[m] = -1
+                    m_data[m] = INF
                     m_src[m] = r
                     m_dst[m] = dst
                     m_tag[m] = ops[i, O_TAG]
@@ -548,8 +582,8 @@ def _event_loop(  # type: ignore[no-untyped-def]
                     wire = HEADER_BYTES
                     if m_proto[m] == PROTO_SMALL:
                         wire += nb_
-                    if m_proto[m] != PROTO_RDV:
-                        rq_ready[m] = t  # eager sends complete locally
+                    # eager sends complete locally
+                    rq_ready[m] = t if m_proto[m] != PROTO_RDV else INF
                     te, tc = _transfer_event(
                         net_kind,
                         t,
@@ -566,9 +600,16 @@ def _event_loop(  # type: ignore[no-untyped-def]
                     hn, top_live = _push(h_t, h_s, h_c, hn, top_live, te, seq, tc)
                     seq += 1
                 elif k == OP_IRECV:
-                    q = ops[i, O_REQ]
+                    q = _new_slot(slots, ops[i, O_REQ], 1)  # the wait's reference
                     rq_op[q] = i
                     rq_post[q] = t
+                    rq_ready[q] = INF
+                    rq_sync[q] = -INF
+                    rq_s1a[q] = 0.0
+                    rq_s1b[q] = 0.0
+                    rq_s2a[q] = 0.0
+                    rq_s2b[q] = 0.0
+                    rq_copy[q] = 0.0
                     pc[r] = i + 1
                     # search the unexpected queue in arrival order
                     prev = -1
@@ -585,32 +626,14 @@ def _event_loop(  # type: ignore[no-untyped-def]
                         _enqueue(pq_head, pq_tail, nxt, r, q)
                     else:
                         _unlink(uq_head, uq_tail, nxt, r, prev, m)
-                        get_at = _match(
-                            m,
-                            q,
-                            t,
-                            prog_free,
-                            rq_ready,
-                            rq_sync,
-                            rq_s1a,
-                            rq_s1b,
-                            rq_copy,
-                            rq_post,
-                            m_match,
-                            m_proto,
-                            m_bytes,
-                            m_dst,
-                            m_tsend,
-                            m_pa,
-                            m_pb,
-                            m_data,
-                            costs,
-                        )
+                        get_at = _match(m, q, t, prog_free, requests, messages, slots, costs)
                         if get_at >= 0.0:
                             hn, top_live = _push(
                                 h_t, h_s, h_c, hn, top_live, get_at, seq, m * N_EV + EV_GET_ISSUE
                             )
                             seq += 1
+                        if m_proto[m] != PROTO_RDV:
+                            _release(slots, m)  # matched: the protocol's reference
                 elif k in (OP_WAIT, OP_WAITALL):
                     if phase[r] == 0:
                         wait_mark[r] = t
@@ -622,18 +645,21 @@ def _event_loop(  # type: ignore[no-untyped-def]
                         lo = ops[i, O_REQ]
                         hi = lo + ops[i, O_COUNT]
                     best = -1
+                    best_rid = -1
                     best_t = INF
                     pending = False
                     for j in range(lo, hi):
-                        q = ops[j, O_REQ] if k == OP_WAIT else wait_list[j]
-                        if rq_done[q]:
+                        rid = ops[j, O_REQ] if k == OP_WAIT else wait_list[j]
+                        q = slot_of[rid]
+                        if q == SLOT_DONE:
                             continue
-                        if rq_ready[q] <= t:
+                        if q >= 0 and rq_ready[q] <= t:
                             if rq_ready[q] < best_t:
                                 best_t = rq_ready[q]
                                 best = q
+                                best_rid = rid
                         else:
-                            pending = True
+                            pending = True  # not complete, or not even created yet
                     if best >= 0:
                         # split the blocked interval [wait_mark, t] along best's milestones
                         a = wait_mark[r]
@@ -654,8 +680,9 @@ def _event_loop(  # type: ignore[no-untyped-def]
                             acc_call[c, CAT_SYNC] += sync
                             acc_call[c, CAT_STACK] += stk
                             acc_call[c, CAT_NETWORK] += net
-                        rq_done[best] = True
                         cp = rq_copy[best]
+                        slot_of[best_rid] = SLOT_DONE
+                        _release(slots, best)  # the wait's reference
                         wait_mark[r] = t + cp
                         if cp > 0.0:
                             acc[r, CAT_STACK] += cp
@@ -708,32 +735,14 @@ def _event_loop(  # type: ignore[no-untyped-def]
                 _enqueue(uq_head, uq_tail, nxt, dst, m)
             else:
                 _unlink(pq_head, pq_tail, nxt, dst, prev, q)
-                get_at = _match(
-                    m,
-                    q,
-                    t,
-                    prog_free,
-                    rq_ready,
-                    rq_sync,
-                    rq_s1a,
-                    rq_s1b,
-                    rq_copy,
-                    rq_post,
-                    m_match,
-                    m_proto,
-                    m_bytes,
-                    m_dst,
-                    m_tsend,
-                    m_pa,
-                    m_pb,
-                    m_data,
-                    costs,
-                )
+                get_at = _match(m, q, t, prog_free, requests, messages, slots, costs)
                 if get_at >= 0.0:
                     hn, top_live = _push(
                         h_t, h_s, h_c, hn, top_live, get_at, seq, m * N_EV + EV_GET_ISSUE
                     )
                     seq += 1
+                if m_proto[m] != PROTO_RDV:
+                    _release(slots, m)  # matched: the protocol's reference
                 if rq_ready[q] <= t and blocked[dst]:
                     blocked[dst] = False
                     hn, top_live = _push(h_t, h_s, h_c, hn, top_live, t, seq, dst * N_EV + EV_RANK)
@@ -793,6 +802,8 @@ def _event_loop(  # type: ignore[no-untyped-def]
                     blocked[dst] = False
                     hn, top_live = _push(h_t, h_s, h_c, hn, top_live, t, seq, dst * N_EV + EV_RANK)
                     seq += 1
+            if m_proto[m] == PROTO_EAGER:
+                _release(slots, m)  # the data's reference
         elif ev == EV_ACK_ISSUE:
             m = arg
             te, tc = _transfer_event(
@@ -833,7 +844,7 @@ def _event_loop(  # type: ignore[no-untyped-def]
             target = node_switch[nb_node]
             goal = target
             if routing == ROUTE_VALIANT and cur != target:
-                mid = _valiant_switch(m, n_switches, route_seed)
+                mid = _valiant_switch(slot_rid[m], n_switches, route_seed)
                 if mid != cur and mid != target:
                     goal = mid
             # cut-through along the route: the head advances one hop latency per link,
@@ -878,6 +889,7 @@ def _event_loop(  # type: ignore[no-untyped-def]
             m = arg
             rq_ready[m] = t
             src = m_src[m]
+            _release(slots, m)  # the acknowledgement's reference
             if blocked[src]:
                 blocked[src] = False
                 hn, top_live = _push(h_t, h_s, h_c, hn, top_live, t, seq, src * N_EV + EV_RANK)
@@ -891,8 +903,7 @@ def _event_loop(  # type: ignore[no-untyped-def]
 def new_state(n_ranks, n_requests, n_calls, n_marks, n_nodes, n_links, n_flows):  # type: ignore[no-untyped-def]
     """Fresh simulation state for :func:`run_program`: a tuple of tuples of arrays.
 
-    ``(ranks, queues, requests, messages, network, heap)``; a message is identified by
-    its send request id. Plain NumPy, so that callers allocate large state through
+    ``(ranks, queues, requests, messages, network, heap, slots)``. Plain NumPy, so that callers allocate large state through
     NumPy (which asks the kernel for huge pages, cutting page-fault time for a
     million requests by about four); :func:`new_state_compiled` is the same function
     compiled for loops over parameter sets.
@@ -908,43 +919,54 @@ def new_state(n_ranks, n_requests, n_calls, n_marks, n_nodes, n_links, n_flows):
         np.full(n_marks, np.nan),  # marks
         np.zeros(n_ranks, np.float64),  # prog_free: progress engine busy until
     )
-    # matching queues: singly linked lists through request / message ids
+    # Per-request state lives in slots (see _new_slot), indexed like the program's
+    # request ids but reused once a request is complete: np.empty pages that are
+    # never used cost nothing, and every field is set when its slot is taken.
+    # matching queues: singly linked lists through slots
     queues = (
         np.full(n_ranks, -1, np.int64),  # posted-receive queue head
         np.full(n_ranks, -1, np.int64),  # ... tail
         np.full(n_ranks, -1, np.int64),  # unexpected-message queue head
         np.full(n_ranks, -1, np.int64),  # ... tail
-        np.full(n_requests, -1, np.int64),  # next in queue
+        np.empty(n_requests, np.int64),  # next in queue
     )
     requests = (
-        np.full(n_requests, INF),  # ready: completion time
-        np.zeros(n_requests, np.bool_),  # done: consumed by a wait
-        np.full(n_requests, -INF),  # sync: partner ready at (eqs. 1-2)
-        np.zeros(n_requests, np.float64),  # first stack interval start
-        np.zeros(n_requests, np.float64),  # ... end
-        np.zeros(n_requests, np.float64),  # second stack interval start
-        np.zeros(n_requests, np.float64),  # ... end
-        np.zeros(n_requests, np.float64),  # copy-out seconds at the wait
-        np.zeros(n_requests, np.float64),  # post time of receives
-        np.full(n_requests, -1, np.int64),  # creating operation
+        np.empty(n_requests, np.float64),  # ready: completion time
+        np.empty(n_requests, np.float64),  # sync: partner ready at (eqs. 1-2)
+        np.empty(n_requests, np.float64),  # first stack interval start
+        np.empty(n_requests, np.float64),  # ... end
+        np.empty(n_requests, np.float64),  # second stack interval start
+        np.empty(n_requests, np.float64),  # ... end
+        np.empty(n_requests, np.float64),  # copy-out seconds at the wait
+        np.empty(n_requests, np.float64),  # post time of receives
+        np.empty(n_requests, np.int64),  # creating operation
     )
+    # a message is the slot of its send request
     messages = (
-        np.zeros(n_requests, np.int32),  # source rank
-        np.zeros(n_requests, np.int32),  # destination rank
-        np.zeros(n_requests, np.int32),  # tag
-        np.zeros(n_requests, np.int32),  # communicator
-        np.zeros(n_requests, np.int64),  # bytes
-        np.zeros(n_requests, np.int8),  # protocol
-        np.zeros(n_requests, np.float64),  # TSend
-        np.full(n_requests, -1, np.int64),  # matched receive request
-        np.full(n_requests, INF),  # data arrival
-        np.zeros(n_requests, np.float64),  # eager get posting start
-        np.zeros(n_requests, np.float64),  # ... end
+        np.empty(n_requests, np.int32),  # source rank
+        np.empty(n_requests, np.int32),  # destination rank
+        np.empty(n_requests, np.int32),  # tag
+        np.empty(n_requests, np.int32),  # communicator
+        np.empty(n_requests, np.int64),  # bytes
+        np.empty(n_requests, np.int8),  # protocol
+        np.empty(n_requests, np.float64),  # TSend
+        np.empty(n_requests, np.int64),  # matched receive slot (-1: none yet)
+        np.empty(n_requests, np.float64),  # data arrival
+        np.empty(n_requests, np.float64),  # eager get posting start
+        np.empty(n_requests, np.float64),  # ... end
+    )
+    slots = (
+        np.full(n_requests, SLOT_NONE, np.int64),  # slot of each program request
+        np.empty(n_requests, np.int64),  # program request of each slot
+        np.empty(n_requests, np.int8),  # references held on each slot
+        np.empty(n_requests, np.int64),  # free-slot stack
+        np.full(n_requests, -1, np.int64),  # matched receive request of each send
+        np.zeros(2, np.int64),  # slots ever used, free slots on the stack
     )
     network = (
         np.zeros(n_nodes, np.float64),  # injection port free at
         np.zeros(n_nodes, np.float64),  # ejection port free at
-        np.zeros(n_flows, np.float64),  # bytes left per packet flow
+        np.empty(n_flows, np.float64),  # bytes left per packet flow (set when it starts)
         np.zeros(n_links, np.float64),  # link busy until
         np.zeros(n_links, np.float64),  # bytes carried per link
         np.zeros(n_links, np.float64),  # seconds per byte per link (set by run_program)
@@ -953,7 +975,7 @@ def new_state(n_ranks, n_requests, n_calls, n_marks, n_nodes, n_links, n_flows):
     # of its protocol), so this capacity is never exceeded; untouched pages cost nothing
     cap = n_ranks + n_requests + 1
     heap = (np.empty(cap, np.float64), np.empty(cap, np.int64), np.empty(cap, np.int64))
-    return ranks, queues, requests, messages, network, heap
+    return ranks, queues, requests, messages, network, heap, slots
 
 
 new_state_compiled = nb.njit(cache=True, nogil=True)(new_state)
@@ -1002,8 +1024,7 @@ def run_program(  # type: ignore[no-untyped-def]
     marks : float64 (n_marks,)
     n_events : int
     pc : int64 (n_ranks,)             next operation of each rank (== end when finished)
-    rq_ready : float64 (n_requests,)  completion time of each request (inf if never)
-    msg_match : int64 (n_requests,)   matched receive request of each send (-1 if none)
+    matched : int64 (n_requests,)     matched receive request of each send (-1 if none)
     link_bytes : float64 (n_links,)   bytes carried by each link (packet network)
     """
     # ---- parameters in SI units
@@ -1033,7 +1054,7 @@ def run_program(  # type: ignore[no-untyped-def]
         state[0][6],
         state[0][7],
     )
-    rq_ready, m_match = state[2][0], state[3][7]
+    matched = state[6][4]
     link_bytes, link_inv = state[4][4], state[4][5]
     pc[:] = rank_ptr[:-1]
     for lk in range(link_inv.shape[0]):
@@ -1047,7 +1068,7 @@ def run_program(  # type: ignore[no-untyped-def]
         (small_max, eager_max, page, compute_scale, packet_bytes),
         (net_kind, routing, route_seed, up_radix),
     )
-    return end_s, acc, acc_call, marks, n_events, pc, rq_ready, m_match, link_bytes
+    return end_s, acc, acc_call, marks, n_events, pc, matched, link_bytes
 
 
 @nb.njit(cache=True, nogil=True, error_model="numpy")
@@ -1084,7 +1105,7 @@ def run_batch(  # type: ignore[no-untyped-def]
     no_i4_2d = np.zeros((0, 0), np.int32)
     for s in range(n_sets):
         state = new_state_compiled(n_ranks, n_requests, n_calls, n_marks, n_nodes, 0, 0)
-        e, a, _ac, mk, ne, pcs, _rr, _mm, _lb = run_program(
+        e, a, _ac, mk, ne, pcs, _mm, _lb = run_program(
             rank_ptr,
             ops,
             nbytes,

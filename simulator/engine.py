@@ -250,7 +250,7 @@ def simulate(
         topo_arrays[0].shape[0],
         n_flows,
     )
-    end, acc, acc_call, marks, n_events, pc, _ready, match, link_bytes = _kernel.run_program(  # type: ignore[call-arg]
+    end, acc, acc_call, marks, n_events, pc, match, link_bytes = _kernel.run_program(  # type: ignore[call-arg]
         program.rank_ptr,
         program.op_table,
         program.nbytes,
