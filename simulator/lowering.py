@@ -41,7 +41,7 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-from mpiuq.simulator._lowering_kernel import emit_program
+from mpiuq.simulator._lowering_kernel import emit_program, plan_rows
 from mpiuq.simulator.collectives import (
     REDUCING,
     CollectiveError,
@@ -262,34 +262,11 @@ def lower_trace(trace: Trace, options: LoweringOptions | None = None) -> Lowered
     _check_replayable(trace)
     kind = trace.kind
     n = trace.n_ops
-    n_out = np.zeros(n, dtype=np.int64)
-    new_req = np.zeros(n, dtype=np.int64)
-    new_wl = np.zeros(n, dtype=np.int64)
-
-    is_compute = (kind == OpKind.COMPUTE) & (trace.seconds > 0)
-    n_out[is_compute] = 1
-    for k, outs, reqs in (
-        (OpKind.ISEND, 1, 0),
-        (OpKind.IRECV, 1, 0),
-        (OpKind.SEND, 2, 1),
-        (OpKind.RECV, 2, 1),
-        (OpKind.SENDRECV, 3, 2),
-        (OpKind.WAITALL, 1, 0),
-    ):
-        m = kind == k
-        n_out[m] = outs
-        new_req[m] = reqs
-    new_wl[kind == OpKind.SENDRECV] = 2
 
     # requests of nonblocking collectives: their waits become no-ops
     is_nbc = np.zeros(trace.n_requests, dtype=np.bool_)
     nbc_ops = trace.nonblocking & (kind >= OpKind.BARRIER)
     is_nbc[trace.request[nbc_ops]] = True
-    is_wait = kind == OpKind.WAIT
-    keep_wait = is_wait.copy()
-    keep_wait[is_wait] = ~is_nbc[trace.request[is_wait]]
-    n_out[keep_wait] = 1
-
     wa = np.flatnonzero(kind == OpKind.WAITALL)
     pos, seg = _segments(trace.request[wa], trace.count[wa])
     ids = trace.wait_reqs[pos]
@@ -304,22 +281,28 @@ def lower_trace(trace: Trace, options: LoweringOptions | None = None) -> Lowered
     tmpl = expanded.templates
     t_len = np.array([t.rows.shape[0] for t in tmpl], dtype=np.int64)
     w_len = np.array([t.wait_list.shape[0] for t in tmpl], dtype=np.int64)
-    if coll_ops.size:
-        n_out[coll_ops] = t_len[expanded.tid]
-        new_req[coll_ops] = np.array([t.n_req for t in tmpl], dtype=np.int64)[expanded.tid]
-        new_wl[coll_ops] = w_len[expanded.tid]
 
-    out_start = np.cumsum(n_out) - n_out
-    total = int(n_out.sum())
-    req_base = trace.n_requests + np.cumsum(new_req) - new_req
-    wl_base = user_wl.shape[0] + np.cumsum(new_wl) - new_wl
-    n_requests = trace.n_requests + int(new_req.sum())
-    wait_list = np.empty(user_wl.shape[0] + int(new_wl.sum()), dtype=np.int64)
+    plan = (
+        np.empty(n + 1, dtype=np.int64),
+        np.empty(n, dtype=np.int64),
+        np.empty(n, dtype=np.int64),
+        np.empty(n, dtype=np.int64),
+    )
+    total, n_requests, n_wl = plan_rows(
+        kind,
+        trace.seconds,
+        trace.request,
+        is_nbc,
+        t_len,
+        np.array([t.n_req for t in tmpl], dtype=np.int64),
+        w_len,
+        expanded.tid,
+        trace.n_requests,
+        user_wl.shape[0],
+        plan,
+    )
+    wait_list = np.empty(n_wl, dtype=np.int64)
     wait_list[: user_wl.shape[0]] = user_wl
-    # index of each collective among the collectives, of each wait-all among the wait-alls
-    slot = np.full(n, -1, dtype=np.int64)
-    slot[coll_ops] = np.arange(coll_ops.shape[0], dtype=np.int64)
-    slot[wa] = np.arange(wa.shape[0], dtype=np.int64)
     empty_rows = np.zeros((0, 5), dtype=np.int64)
     out = (
         np.empty(total, dtype=np.int8),
@@ -347,7 +330,7 @@ def lower_trace(trace: Trace, options: LoweringOptions | None = None) -> Lowered
             trace.request,
             trace.seconds,
         ),
-        (n_out, out_start, req_base, wl_base, slot),
+        plan,
         (expanded.tid, expanded.comm, expanded.tag, expanded.op_s, wa_off, wa_count),
         (
             np.cumsum(t_len) - t_len,
@@ -366,10 +349,9 @@ def lower_trace(trace: Trace, options: LoweringOptions | None = None) -> Lowered
     )
     o_kind, o_peer, o_tag, o_comm, o_nbytes, o_req, o_count, o_seconds, o_call, o_trace = out
 
-    cs = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(n_out)])
     program = Program(
         n_ranks=trace.n_ranks,
-        rank_ptr=cs[trace.rank_ptr],
+        rank_ptr=plan[0][trace.rank_ptr],
         kind=o_kind,
         peer=o_peer,
         tag=o_tag,

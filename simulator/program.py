@@ -19,6 +19,8 @@ from functools import cached_property
 import numpy as np
 import numpy.typing as npt
 
+from mpiuq.simulator import _program_check as chk
+from mpiuq.simulator._program_check import first_problems
 from mpiuq.simulator.errors import ProgramError
 
 ANY_SOURCE = -1
@@ -126,101 +128,63 @@ class Program:
                 raise ProgramError(
                     f"column {name} has shape {getattr(self, name).shape}, expected ({n},)"
                 )
-        rank_of_op = np.repeat(np.arange(self.n_ranks), np.diff(self.rank_ptr))
+        found = first_problems(
+            self.rank_ptr,
+            self.kind,
+            self.peer,
+            self.nbytes,
+            self.req,
+            self.count,
+            self.seconds,
+            self.call,
+            self.wait_list,
+            self.n_requests,
+            self.n_marks,
+            len(self.call_names),
+        )
+        for problem in range(found.shape[0]):
+            i, value, extra = (int(x) for x in found[problem])
+            if i >= 0:
+                raise self._problem(problem, i, value, extra)
 
-        def where(i: int) -> tuple[int, int]:
-            # (rank, operation index within that rank) of global operation i
-            r = int(rank_of_op[i])
-            return r, i - int(self.rank_ptr[r])
-
-        kinds = self.kind
-        if np.any((kinds < 0) | (kinds > int(Op.MARK))):
-            i = int(np.argmax((kinds < 0) | (kinds > int(Op.MARK))))
-            raise ProgramError(
-                f"unknown operation code {int(kinds[i])}",
-                *where(i),
+    def _problem(self, problem: int, i: int, value: int, extra: int) -> ProgramError:
+        """The error for a finding of :func:`~mpiuq.simulator._program_check.first_problems`."""
+        r = int(np.searchsorted(self.rank_ptr, i, side="right")) - 1
+        where = (r, i - int(self.rank_ptr[r]))
+        if problem == chk.BAD_KIND:
+            return ProgramError(f"unknown operation code {int(self.kind[i])}", *where)
+        if problem == chk.BAD_PEER:
+            return ProgramError(
+                f"peer {int(self.peer[i])} is not a rank in 0..{self.n_ranks - 1}", *where
             )
-        p2p = (kinds == Op.ISEND) | (kinds == Op.IRECV)
-        bad_peer = p2p & ((self.peer >= self.n_ranks) | (self.peer < ANY_SOURCE))
-        bad_peer |= (kinds == Op.ISEND) & (self.peer < 0)
-        if bad_peer.any():
-            i = int(np.argmax(bad_peer))
-            raise ProgramError(
-                f"peer {int(self.peer[i])} is not a rank in 0..{self.n_ranks - 1}",
-                *where(i),
-            )
-        bad_bytes = p2p & (self.nbytes < 0)
-        if bad_bytes.any():
-            i = int(np.argmax(bad_bytes))
-            raise ProgramError(
-                f"message size {int(self.nbytes[i])} B is negative",
-                *where(i),
-            )
-        bad_time = (kinds == Op.COMPUTE) & ~(np.isfinite(self.seconds) & (self.seconds >= 0))
-        if bad_time.any():
-            i = int(np.argmax(bad_time))
-            raise ProgramError(
+        if problem == chk.BAD_BYTES:
+            return ProgramError(f"message size {int(self.nbytes[i])} B is negative", *where)
+        if problem == chk.BAD_TIME:
+            return ProgramError(
                 f"compute duration {float(self.seconds[i])!r} s is not a finite non-negative number",
-                *where(i),
+                *where,
             )
-        owners = np.full(self.n_requests, -1, dtype=np.int64)
-        creating = np.flatnonzero(p2p)
-        reqs = self.req[creating]
-        if np.any((reqs < 0) | (reqs >= self.n_requests)):
-            i = int(creating[np.argmax((reqs < 0) | (reqs >= self.n_requests))])
-            raise ProgramError(
-                f"request id {int(self.req[i])} out of range",
-                *where(i),
-            )
-        # ids are in range (checked above): a bincount finds repeats in O(n)
-        times = np.bincount(reqs, minlength=self.n_requests)
-        if np.any(times > 1):
-            dup = int(np.argmax(times > 1))
-            i = int(creating[np.argmax(reqs == dup)])
-            raise ProgramError(
-                f"request id {dup} is created twice",
-                *where(i),
-            )
-        owners[reqs] = rank_of_op[creating]
-        waits = np.flatnonzero(kinds == Op.WAIT)
-        wa = np.flatnonzero(kinds == Op.WAITALL)
-        lo, cnt = self.req[wa], self.count[wa]
-        bad_list = (lo < 0) | (cnt < 0) | (lo + cnt > self.wait_list.shape[0])
-        if bad_list.any():
-            j = int(np.argmax(bad_list))
-            i = int(wa[j])
-            raise ProgramError(
-                f"waitall list [{int(lo[j])}, {int(lo[j] + cnt[j])}) outside wait_list of length "
+        if problem == chk.BAD_REQ:
+            return ProgramError(f"request id {value} out of range", *where)
+        if problem == chk.DUP_REQ:
+            return ProgramError(f"request id {value} is created twice", *where)
+        if problem == chk.BAD_LIST:
+            lo, cnt = int(self.req[i]), int(self.count[i])
+            return ProgramError(
+                f"waitall list [{lo}, {lo + cnt}) outside wait_list of length "
                 f"{self.wait_list.shape[0]}",
-                *where(i),
+                *where,
             )
-        # every (wait-all, request) pair as flat arrays, without a Python loop
-        seg = np.repeat(np.arange(wa.shape[0], dtype=np.int64), cnt)
-        first = np.cumsum(cnt) - cnt
-        pos = np.repeat(lo, cnt) + np.arange(seg.shape[0], dtype=np.int64) - np.repeat(first, cnt)
-        all_waited = np.concatenate([self.req[waits], self.wait_list[pos]])
-        all_ops = np.concatenate([waits, wa[seg]])
-        out = (all_waited < 0) | (all_waited >= self.n_requests)
-        if out.any():
-            i = int(all_ops[np.argmax(out)])
-            raise ProgramError(
-                f"wait on unknown request id {int(all_waited[np.argmax(out)])}",
-                *where(i),
+        if problem == chk.UNKNOWN_WAIT:
+            return ProgramError(f"wait on unknown request id {value}", *where)
+        if problem == chk.FOREIGN_WAIT:
+            return ProgramError(
+                f"wait on request {value} which this rank never created (owner rank {extra})",
+                *where,
             )
-        foreign = owners[all_waited] != rank_of_op[all_ops]
-        if foreign.any():
-            j = int(np.argmax(foreign))
-            i = int(all_ops[j])
-            raise ProgramError(
-                f"wait on request {int(all_waited[j])} which this rank never created "
-                f"(owner rank {int(owners[all_waited[j]])})",
-                *where(i),
-            )
-        marks = self.req[kinds == Op.MARK]
-        if np.any((marks < 0) | (marks >= self.n_marks)):
-            raise ProgramError(f"mark id outside 0..{self.n_marks - 1}")
-        if np.any((self.call < 0) | (self.call >= len(self.call_names))):
-            raise ProgramError(f"call index outside 0..{len(self.call_names) - 1}")
+        if problem == chk.BAD_MARK:
+            return ProgramError(f"mark id outside 0..{self.n_marks - 1}")
+        return ProgramError(f"call index outside 0..{len(self.call_names) - 1}")
 
 
 @dataclass
