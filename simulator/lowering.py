@@ -486,7 +486,7 @@ def _expand_collectives(
         if vid[j] == len(v_sizes):
             v_sizes.append(sz)
     keys = np.column_stack([kinds, size, me, root, nb, vid, (op_s == 0.0).astype(np.int64)])
-    uniq, tid = np.unique(keys, axis=0, return_inverse=True)
+    uniq, tid = _unique_rows(keys)
     templates: list[_Template] = []
     used: dict[str, set[str]] = {}
     for k, p, m, rt, nbytes, v, with_combine in uniq.tolist():
@@ -499,6 +499,33 @@ def _expand_collectives(
     counted = {COLLECTIVE_NAMES[k]: int(counts[k]) for k in COLLECTIVE_NAMES if counts[k]}
     expanded = _Expanded(templates, tid.reshape(-1).astype(np.int64), comms, tag, op_s)
     return expanded, used, counted
+
+
+def _unique_rows(keys: IntArray) -> tuple[IntArray, IntArray]:
+    """``np.unique(keys, axis=0, return_inverse=True)``, faster.
+
+    The same rows in the same (lexicographic) order. When the columns' ranges fit
+    in 62 bits together, each row is packed into one integer (column 0 most
+    significant) and sorted as such, about ten times faster than ``np.unique`` with
+    an axis, which sorts rows as opaque byte strings; otherwise a lexicographic sort.
+    """
+    if keys.shape[0] == 0:
+        return keys.copy(), np.zeros(0, dtype=np.int64)
+    lo = keys.min(axis=0)
+    widths = [int(w).bit_length() for w in (keys.max(axis=0) - lo).tolist()]
+    if sum(widths) <= 62:
+        packed = np.zeros(keys.shape[0], dtype=np.int64)
+        for c, width in enumerate(widths):
+            packed = (packed << width) | (keys[:, c] - lo[c])
+        _, first, inverse = np.unique(packed, return_index=True, return_inverse=True)
+        return keys[first], inverse.reshape(-1).astype(np.int64)
+    order = np.lexsort(keys.T[::-1])  # column 0 is the primary key
+    ordered = keys[order]
+    new = np.ones(keys.shape[0], dtype=np.bool_)
+    new[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
+    inverse = np.empty(keys.shape[0], dtype=np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    return ordered[new], inverse
 
 
 def _sizes(

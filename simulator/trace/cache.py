@@ -31,10 +31,12 @@ def default_cache_dir() -> Path:
 
 
 def _fingerprint(files: list[Path]) -> list[tuple[str, int, int]]:
+    # absolute paths without resolving symbolic links: resolving stats every path
+    # component of every file (0.02 s for 256 files); a link only costs a cache miss
     out = []
     for f in sorted(files):
-        st = f.stat()
-        out.append((str(f.resolve()), st.st_size, st.st_mtime_ns))
+        st = os.stat(f)
+        out.append((os.path.abspath(f), st.st_size, st.st_mtime_ns))
     return out
 
 
