@@ -315,3 +315,16 @@ def test_ranks_without_operations_named_as_partners_mean_a_partial_trace() -> No
     b.add(0, OpKind.SEND, c["MPI_Send"], peer=2, bytes_send=8)
     with pytest.raises(UnreplayableTraceError, match=r"1 rank\(s\) \(2\) have no operations"):
         lower_trace(b.build())
+
+
+@pytest.mark.parametrize("high", [4, 1 << 40])  # packed into integers / lexicographic sort
+@pytest.mark.parametrize("n", [0, 1, 500])
+def test_unique_rows_equals_numpy_unique_with_axis(n: int, high: int) -> None:
+    from mpiuq.simulator.lowering import _unique_rows
+
+    keys = np.random.default_rng(n).integers(-1, high, size=(n, 7)).astype(np.int64)
+    keys[n // 2 :] = keys[: n - n // 2]  # repeated rows
+    rows, inverse = _unique_rows(keys)
+    expected_rows, expected_inverse = np.unique(keys, axis=0, return_inverse=True)
+    np.testing.assert_array_equal(rows, expected_rows)
+    np.testing.assert_array_equal(inverse, expected_inverse.reshape(-1))
