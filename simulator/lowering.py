@@ -29,8 +29,11 @@ progress of the collective before its wait. Nonblocking collectives the trace
 holds without sizes are not in the trace's operations at all; they are listed
 in ``Trace.unsupported`` and reported by the replay.
 
-The lowering is vectorised over all point-to-point operations; only collective
-calls are expanded in a Python loop, with each rank's algorithm steps cached.
+How: array operations map each collective call to a schedule template (built in
+Python once per distinct collective, rank position, communicator size, root and
+sizes, and cached) and choose the requests each wait-all keeps; two compiled
+passes of :mod:`mpiuq.simulator._lowering_kernel` then lay out and write every
+program row.
 """
 
 from __future__ import annotations

@@ -16,8 +16,12 @@ from run to run. SimGrid is skipped with "smpirun not found" when it is not inst
 
 Usage::
 
-    python experiments/perf/perf_replay.py [--traces ti_lulesh_512r,...] [--repeat 3]
+    python experiments/perf/perf_replay.py [--traces ti_lulesh_512r,...|all] [--repeat 3]
         [--no-simgrid] [--parse]
+
+``--traces all`` runs every shared mini-app TI trace (those with an index and a
+SimGrid platform file) and ends with the overall figure: all actions over all
+best times, per side.
 """
 
 from __future__ import annotations
@@ -41,6 +45,15 @@ REPLAYERS = (
     "/usr/lib/x86_64-linux-gnu/simgrid/smpireplaymain",
     "/usr/lib/simgrid/smpireplaymain",
 )
+
+
+def all_ti_traces() -> list[str]:
+    """Shared TI trace folders with an index file and a SimGrid platform, by name."""
+    return sorted(
+        d.name
+        for d in DATA.glob("ti_*")
+        if index_of(d, replayable=False).is_file() and any(d.glob("platform_*.xml"))
+    )
 
 
 def index_of(trace_dir: Path, replayable: bool) -> Path:
@@ -195,7 +208,9 @@ def main() -> None:
         f"machine: {os.cpu_count()} CPUs; mpiuq model: analytic; SimGrid: smpirun -replay; "
         f"each side run {n} times (best and median shown)"
     )
-    for name in args.traces.split(","):
+    names = all_ti_traces() if args.traces == "all" else args.traces.split(",")
+    totals = {"traces": 0.0, "actions": 0.0, "mpiuq_s": 0.0, "sg_actions": 0.0, "sg_s": 0.0}
+    for name in names:
         trace_dir = DATA / name
         if not trace_dir.is_dir():
             print(f"{name}: not found under {DATA}, skipped")
@@ -238,6 +253,14 @@ def main() -> None:
         sg = min(done, key=lambda x: x["wall_s"])
         sg_best, sg_med = walls[0], statistics.median(walls)
         sg_actions = count_actions(index_of(trace_dir, replayable=True))
+        for key, value in (
+            ("traces", 1),
+            ("actions", actions),
+            ("mpiuq_s", best),
+            ("sg_actions", sg_actions),
+            ("sg_s", sg_best),
+        ):
+            totals[key] += value
         print(
             f"  SimGrid : {sg_actions} actions (SimGrid-replayable index) in {sg_best:.2f} s wall "
             f"(median {sg_med:.2f} s), {sg['cpu_s']:.2f} s CPU -> {sg_actions / sg_best:,.0f} "
@@ -247,6 +270,13 @@ def main() -> None:
             f"{(actions / best) / (sg_actions / sg_best):.1f}x best vs best, "
             f"{(actions / med) / (sg_actions / sg_med):.1f}x median vs median; without the cached "
             f"read {(actions / (best - r['read_s'])) / (sg_actions / sg_best):.1f}x best vs best"
+        )
+    if totals["traces"] > 1:
+        ours_all = totals["actions"] / totals["mpiuq_s"]
+        theirs_all = totals["sg_actions"] / totals["sg_s"]
+        print(
+            f"overall ({totals['traces']:.0f} traces, best runs): mpiuq {ours_all:,.0f} actions/s, "
+            f"SimGrid {theirs_all:,.0f} actions/s -> {ours_all / theirs_all:.1f}x"
         )
 
 
