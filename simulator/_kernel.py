@@ -28,6 +28,16 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from mpiuq.simulator.program import (
+    COL_CALL,
+    COL_COMM,
+    COL_COUNT,
+    COL_KIND,
+    COL_PEER,
+    COL_REQ,
+    COL_TAG,
+)
+
 # operation codes (must match program.Op)
 OP_COMPUTE = 0
 OP_ISEND = 1
@@ -36,15 +46,14 @@ OP_WAIT = 3
 OP_WAITALL = 4
 OP_MARK = 5
 
-# columns of the packed operation table ``ops`` (see Program.op_table)
-O_KIND = 0
-O_PEER = 1
-O_TAG = 2
-O_COMM = 3
-O_REQ = 4
-O_COUNT = 5
-O_CALL = 6
-N_OP_COLUMNS = 8  # int32: 32-byte rows (column 7 is padding); message sizes stay int64
+# columns of the operation table ``ops`` (Program.ops; sizes and seconds are arrays)
+O_KIND = COL_KIND
+O_PEER = COL_PEER
+O_TAG = COL_TAG
+O_COMM = COL_COMM
+O_REQ = COL_REQ
+O_COUNT = COL_COUNT
+O_CALL = COL_CALL
 
 # event codes
 EV_RANK = 0  # resume a rank
@@ -110,20 +119,6 @@ SLOT_DONE = -2  # completed and consumed by a wait
 HEADER_BYTES = 64
 
 INF = np.inf
-
-
-@nb.njit(cache=True, error_model="numpy")
-def pack_ops(kind, peer, tag, comm, req, count, call, ops):  # type: ignore[no-untyped-def]
-    """Fill the ``(n_ops, N_OP_COLUMNS)`` operation table ``ops`` read by :func:`run_program`."""
-    for i in range(kind.shape[0]):
-        ops[i, O_KIND] = kind[i]
-        ops[i, O_PEER] = peer[i]
-        ops[i, O_TAG] = tag[i]
-        ops[i, O_COMM] = comm[i]
-        ops[i, O_REQ] = req[i]
-        ops[i, O_COUNT] = count[i]
-        ops[i, O_CALL] = call[i]
-        ops[i, N_OP_COLUMNS - 1] = 0
 
 
 @nb.njit(cache=True, inline="always", error_model="numpy")

@@ -12,6 +12,17 @@ from __future__ import annotations
 
 import numba as nb
 
+from mpiuq.simulator.program import (
+    COL_CALL,
+    COL_COMM,
+    COL_COUNT,
+    COL_KIND,
+    COL_PEER,
+    COL_REQ,
+    COL_TAG,
+    OPS_WIDTH,
+)
+
 # trace operation kinds (must match trace.ir.OpKind)
 K_COMPUTE = 0
 K_SEND = 1
@@ -111,14 +122,14 @@ def plan_rows(  # type: ignore[no-untyped-def]
 
 @nb.njit(cache=True, inline="always", _nrt=False)
 def _row(out, at, kind, peer, tag, comm, nbytes, req, count, seconds):  # type: ignore[no-untyped-def]
-    o_kind, o_peer, o_tag, o_comm, o_nbytes, o_req, o_count, o_seconds = out[:8]
-    o_kind[at] = kind
-    o_peer[at] = peer
-    o_tag[at] = tag
-    o_comm[at] = comm
+    ops, o_nbytes, o_seconds = out
+    ops[at, COL_KIND] = kind
+    ops[at, COL_PEER] = peer
+    ops[at, COL_TAG] = tag
+    ops[at, COL_COMM] = comm
+    ops[at, COL_REQ] = req
+    ops[at, COL_COUNT] = count
     o_nbytes[at] = nbytes
-    o_req[at] = req
-    o_count[at] = count
     o_seconds[at] = seconds
 
 
@@ -157,8 +168,7 @@ def emit_program(  # type: ignore[no-untyped-def]
     coll_comm_base
         Engine communicator id offset of collective traffic.
     out
-        Output columns ``(kind, peer, tag, comm, nbytes, req, count, seconds, call,
-        trace_op)``; ``trace_op`` is the trace operation each row comes from.
+        Output ``(ops, nbytes, seconds)`` of the program (see ``Program``).
     wait_list
         Output wait list; the user wait-all entries are already in place.
     """
@@ -167,13 +177,14 @@ def emit_program(  # type: ignore[no-untyped-def]
     tid, c_comm, c_tag, c_op_s, wa_off, wa_count = collectives
     t_first, rows_pool, combine_pool, w_first, w_len, w_pool = templates
     compute_scale, reduce_rate = rates
-    o_call, o_trace = out[8], out[9]
+    ops = out[0]
     for i in range(kind.shape[0]):
         at = out_ptr[i]
         n_out = out_ptr[i + 1] - at
         for r in range(at, at + n_out):
-            o_call[r] = call[i]
-            o_trace[r] = i
+            ops[r, COL_CALL] = call[i]
+            for col in range(COL_CALL + 1, OPS_WIDTH):
+                ops[r, col] = 0  # padding
         if n_out == 0:
             continue
         k = kind[i]

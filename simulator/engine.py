@@ -154,15 +154,10 @@ def params_vector(params: SimParams) -> FloatArray:
 
 
 def program_arrays(program: Program) -> tuple[object, ...]:
-    """The program in the kernel's argument order.
-
-    The integer columns are packed row-wise into one ``(n_ops, 8)`` int32 table so
-    that the kernel reads an operation from one half cache line (ranks interleave in
-    time, so column-wise reads would touch seven distant places per operation).
-    """
+    """The program in the kernel's argument order (its table, sizes, seconds, wait list)."""
     return (
         program.rank_ptr,
-        program.op_table,
+        program.ops,
         program.nbytes,
         program.seconds,
         program.wait_list,
@@ -251,11 +246,7 @@ def simulate(
         n_flows,
     )
     end, acc, acc_call, marks, n_events, pc, match, link_bytes = _kernel.run_program(  # type: ignore[call-arg]
-        program.rank_ptr,
-        program.op_table,
-        program.nbytes,
-        program.seconds,
-        program.wait_list,
+        *program_arrays(program)[:5],
         params_vector(params),
         nodes,
         n_nodes,

@@ -54,7 +54,7 @@ from mpiuq.simulator.collectives import (
     validate_algorithms,
 )
 from mpiuq.simulator.errors import SettingError
-from mpiuq.simulator.program import Op, Program
+from mpiuq.simulator.program import OPS_WIDTH, Op, Program
 from mpiuq.simulator.trace.ir import UNKNOWN_PEER, OpKind, Trace
 
 #: Engine communicator id of collective traffic = COLL_COMM_BASE + trace communicator id.
@@ -127,8 +127,9 @@ class Lowered:
     ----------
     program
         The engine program (validated).
-    trace_op
-        ``(program.n_ops,)`` index of the trace operation each program operation came from.
+    row_ptr
+        ``(trace.n_ops + 1,)``: the program rows of trace operation ``i`` are
+        ``row_ptr[i]:row_ptr[i + 1]`` (see :meth:`trace_op`).
     collectives
         Number of collective calls expanded per collective name (summed over ranks).
     algorithms
@@ -138,10 +139,14 @@ class Lowered:
     """
 
     program: Program
-    trace_op: IntArray
+    row_ptr: IntArray
     collectives: dict[str, int] = field(default_factory=dict)
     algorithms: dict[str, list[str]] = field(default_factory=dict)
     nonblocking_collectives: int = 0
+
+    def trace_op(self, row: int) -> int:
+        """Index of the trace operation that program row ``row`` comes from."""
+        return int(np.searchsorted(self.row_ptr, row, side="right")) - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,17 +312,11 @@ def lower_trace(trace: Trace, options: LoweringOptions | None = None) -> Lowered
     wait_list = np.empty(n_wl, dtype=np.int64)
     wait_list[: user_wl.shape[0]] = user_wl
     empty_rows = np.zeros((0, 5), dtype=np.int64)
+    # NumPy allocates (huge pages where the kernel offers them); the loop fills every entry
     out = (
-        np.empty(total, dtype=np.int8),
-        np.empty(total, dtype=np.int32),
-        np.empty(total, dtype=np.int32),
-        np.empty(total, dtype=np.int32),
-        np.empty(total, dtype=np.int64),
-        np.empty(total, dtype=np.int64),
+        np.empty((total, OPS_WIDTH), dtype=np.int32),
         np.empty(total, dtype=np.int64),
         np.empty(total, dtype=np.float64),
-        np.empty(total, dtype=np.int16),
-        np.empty(total, dtype=np.int64),
     )
     emit_program(
         (
@@ -350,20 +349,13 @@ def lower_trace(trace: Trace, options: LoweringOptions | None = None) -> Lowered
         out,
         wait_list,
     )
-    o_kind, o_peer, o_tag, o_comm, o_nbytes, o_req, o_count, o_seconds, o_call, o_trace = out
 
     program = Program(
         n_ranks=trace.n_ranks,
         rank_ptr=plan[0][trace.rank_ptr],
-        kind=o_kind,
-        peer=o_peer,
-        tag=o_tag,
-        comm=o_comm,
-        nbytes=o_nbytes,
-        req=o_req,
-        count=o_count,
-        seconds=o_seconds,
-        call=o_call,
+        ops=out[0],
+        nbytes=out[1],
+        seconds=out[2],
         wait_list=wait_list,
         n_requests=n_requests,
         n_marks=0,
@@ -372,7 +364,7 @@ def lower_trace(trace: Trace, options: LoweringOptions | None = None) -> Lowered
     program.validate()
     return Lowered(
         program=program,
-        trace_op=o_trace,
+        row_ptr=plan[0],
         collectives=counted,
         algorithms={k: sorted(v) for k, v in used.items()},
         nonblocking_collectives=int(nbc_ops.sum()),

@@ -3,8 +3,12 @@
 A :class:`Program` is the *lowered* form of an MPI run: only point-to-point
 operations remain (collectives are expanded into point-to-point algorithms
 before this stage, blocking calls are an ``ISEND``/``IRECV`` followed by a
-``WAIT``). All ranks' operations are stored column-wise in flat arrays with a
-CSR pointer ``rank_ptr``, which is what the compiled engine loop iterates over.
+``WAIT``). All ranks' operations are stored in one table with a CSR pointer
+``rank_ptr``, in the layout the compiled engine loop reads: one 32-byte int32 row
+per operation (kind, peer, tag, comm, req, count, call), so that an operation is
+one cache line away (ranks interleave in time, so separate columns would cost
+seven distant reads per operation). Message sizes and compute seconds are two
+more arrays; the integer columns are views of the table.
 
 Every operation carries a ``call`` index naming the MPI function it came from
 (``call_names``), so the engine can report where each rank's time went per call.
@@ -14,7 +18,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import IntEnum
-from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
@@ -39,6 +42,18 @@ class Op(IntEnum):
 
 
 IntArray = npt.NDArray[np.int64]
+I32Array = npt.NDArray[np.int32]
+
+# columns of the operation table Program.ops (int32)
+COL_KIND = 0
+COL_PEER = 1
+COL_TAG = 2
+COL_COMM = 3
+COL_REQ = 4
+COL_COUNT = 5
+COL_CALL = 6
+OPS_WIDTH = 8  # the eighth column is padding: 32-byte rows, two per cache line
+TABLE_COLUMNS = ("kind", "peer", "tag", "comm", "req", "count", "call")
 
 
 @dataclass(frozen=True)
@@ -51,9 +66,14 @@ class Program:
         Number of MPI ranks (world size).
     rank_ptr
         ``int64 (n_ranks + 1,)``: operations of rank ``r`` are ``[rank_ptr[r], rank_ptr[r+1])``.
-    kind, peer, tag, comm, nbytes, req, count, seconds, call
-        Per-operation columns (see :class:`Op`). ``peer`` is a world rank or ``ANY_SOURCE``;
-        ``seconds`` is the duration of ``COMPUTE`` operations in seconds.
+    ops
+        ``int32 (n_ops, OPS_WIDTH)`` table of kind, peer, tag, comm, req, count and call
+        (see :class:`Op`; the columns are also the properties of those names). ``peer``
+        is a world rank or ``ANY_SOURCE``; ``call`` indexes ``call_names``.
+    nbytes
+        ``int64 (n_ops,)`` message sizes in bytes.
+    seconds
+        ``float64 (n_ops,)`` durations of ``COMPUTE`` operations in seconds.
     wait_list
         Request ids referenced by ``WAITALL`` operations.
     n_requests
@@ -66,38 +86,109 @@ class Program:
 
     n_ranks: int
     rank_ptr: IntArray
-    kind: npt.NDArray[np.int8]
-    peer: npt.NDArray[np.int32]
-    tag: npt.NDArray[np.int32]
-    comm: npt.NDArray[np.int32]
+    ops: I32Array
     nbytes: IntArray
-    req: IntArray
-    count: IntArray
     seconds: npt.NDArray[np.float64]
-    call: npt.NDArray[np.int16]
     wait_list: IntArray
     n_requests: int
     n_marks: int
     call_names: tuple[str, ...]
 
-    @cached_property
-    def op_table(self) -> npt.NDArray[np.int32]:
-        """``(n_ops, 8)`` int32 rows of kind, peer, tag, comm, req, count, call (and padding).
+    @classmethod
+    def from_columns(
+        cls,
+        *,
+        n_ranks: int,
+        rank_ptr: npt.ArrayLike,
+        kind: npt.ArrayLike,
+        peer: npt.ArrayLike,
+        tag: npt.ArrayLike,
+        comm: npt.ArrayLike,
+        nbytes: npt.ArrayLike,
+        req: npt.ArrayLike,
+        count: npt.ArrayLike,
+        seconds: npt.ArrayLike,
+        call: npt.ArrayLike,
+        wait_list: npt.ArrayLike,
+        n_requests: int,
+        n_marks: int,
+        call_names: tuple[str, ...],
+    ) -> Program:
+        """A program from separate per-operation columns (packed into the table).
 
-        The compiled kernel's layout (one cache line per operation); built once.
-        Allocated by NumPy (huge pages where the kernel offers them), filled by a
-        compiled loop.
+        Raises
+        ------
+        ProgramError
+            If the columns differ in length or a value does not fit the int32 table.
         """
-        from mpiuq.simulator._kernel import N_OP_COLUMNS, pack_ops  # the kernel owns the layout
+        columns = {"kind": kind, "peer": peer, "tag": tag, "comm": comm}
+        columns |= {"req": req, "count": count, "call": call}
+        arrays = {name: np.asarray(v) for name, v in columns.items()}
+        n = arrays["kind"].shape[0] if arrays["kind"].ndim == 1 else -1
+        info = np.iinfo(np.int32)
+        for name, arr in arrays.items():
+            if arr.shape != (n,):
+                raise ProgramError(f"column {name} has shape {arr.shape}, expected ({n},)")
+            if n and (arr.min() < info.min or arr.max() > info.max):
+                bad = arr.min() if arr.min() < info.min else arr.max()
+                raise ProgramError(
+                    f"column {name} holds {int(bad)}, outside the int32 range of the "
+                    f"operation table"
+                )
+        ops = np.zeros((n, OPS_WIDTH), dtype=np.int32)
+        for col, name in enumerate(TABLE_COLUMNS):
+            ops[:, col] = arrays[name]
+        return cls(
+            n_ranks=n_ranks,
+            rank_ptr=np.asarray(rank_ptr, dtype=np.int64),
+            ops=ops,
+            nbytes=np.asarray(nbytes, dtype=np.int64),
+            seconds=np.asarray(seconds, dtype=np.float64),
+            wait_list=np.asarray(wait_list, dtype=np.int64),
+            n_requests=n_requests,
+            n_marks=n_marks,
+            call_names=call_names,
+        )
 
-        table = np.empty((self.n_ops, N_OP_COLUMNS), dtype=np.int32)
-        pack_ops(self.kind, self.peer, self.tag, self.comm, self.req, self.count, self.call, table)
-        return table
+    @property
+    def kind(self) -> I32Array:
+        """Operation codes (:class:`Op`); a view of ``ops``."""
+        return self.ops[:, COL_KIND]
+
+    @property
+    def peer(self) -> I32Array:
+        """Partner world rank, or ``ANY_SOURCE``; a view of ``ops``."""
+        return self.ops[:, COL_PEER]
+
+    @property
+    def tag(self) -> I32Array:
+        """Message tag, or ``ANY_TAG``; a view of ``ops``."""
+        return self.ops[:, COL_TAG]
+
+    @property
+    def comm(self) -> I32Array:
+        """Communicator (matching context); a view of ``ops``."""
+        return self.ops[:, COL_COMM]
+
+    @property
+    def req(self) -> I32Array:
+        """Request id, wait-list offset (``WAITALL``) or mark id (``MARK``); a view of ``ops``."""
+        return self.ops[:, COL_REQ]
+
+    @property
+    def count(self) -> I32Array:
+        """Number of requests of a ``WAITALL``; a view of ``ops``."""
+        return self.ops[:, COL_COUNT]
+
+    @property
+    def call(self) -> I32Array:
+        """Index into ``call_names``; a view of ``ops``."""
+        return self.ops[:, COL_CALL]
 
     @property
     def n_ops(self) -> int:
         """Total number of operations over all ranks."""
-        return int(self.kind.shape[0])
+        return int(self.ops.shape[0])
 
     def validate(self) -> None:
         """Check structural consistency; raise :class:`ProgramError` naming the first problem."""
@@ -123,7 +214,12 @@ class Program:
         ):
             if size > limit:
                 raise ProgramError(f"{what}={size} exceeds the engine's limit of {limit}")
-        for name in ("peer", "tag", "comm", "nbytes", "req", "count", "seconds", "call"):
+        if self.ops.dtype != np.int32 or self.ops.shape != (n, OPS_WIDTH):
+            raise ProgramError(
+                f"ops is a {self.ops.dtype} table of shape {self.ops.shape}: expected int32 "
+                f"({n}, {OPS_WIDTH})"
+            )
+        for name in ("nbytes", "seconds"):
             if getattr(self, name).shape != (n,):
                 raise ProgramError(
                     f"column {name} has shape {getattr(self, name).shape}, expected ({n},)"
@@ -307,18 +403,18 @@ class ProgramBuilder:
         flat = [op for ops in self._ops for op in ops]
         cols = list(zip(*flat, strict=True)) if flat else [()] * 9
         names = sorted(self._calls, key=self._calls.__getitem__)
-        program = Program(
+        program = Program.from_columns(
             n_ranks=self.n_ranks,
             rank_ptr=rank_ptr,
-            kind=np.array(cols[0], dtype=np.int8),
-            peer=np.array(cols[1], dtype=np.int32),
-            tag=np.array(cols[2], dtype=np.int32),
-            comm=np.array(cols[3], dtype=np.int32),
+            kind=np.array(cols[0], dtype=np.int64),
+            peer=np.array(cols[1], dtype=np.int64),
+            tag=np.array(cols[2], dtype=np.int64),
+            comm=np.array(cols[3], dtype=np.int64),
             nbytes=np.array(cols[4], dtype=np.int64),
             req=np.array(cols[5], dtype=np.int64),
             count=np.array(cols[6], dtype=np.int64),
             seconds=np.array(cols[7], dtype=np.float64),
-            call=np.array(cols[8], dtype=np.int16),
+            call=np.array(cols[8], dtype=np.int64),
             wait_list=np.array(self._wait_list, dtype=np.int64),
             n_requests=self._n_requests,
             n_marks=self._n_marks,

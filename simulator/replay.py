@@ -360,7 +360,7 @@ def _trace_position(low: Lowered, trace: Trace, rank: int, op_index: int) -> tup
     g = int(low.program.rank_ptr[rank]) + op_index
     if g >= low.program.n_ops:
         return -1, "?"
-    t = int(low.trace_op[g])
+    t = low.trace_op(g)
     return t - int(trace.rank_ptr[rank]), trace.call_names[int(trace.call[t])]
 
 
