@@ -95,6 +95,19 @@ def save_trace(trace: Trace, path: str | Path, *, compress: bool = True) -> None
     tmp.replace(p)
 
 
+def _column(dataset: h5py.Dataset, path: Path, dtype: np.dtype) -> np.ndarray:
+    """A dataset's values: memory-mapped (copy on write) when stored contiguously as ``dtype``.
+
+    Mapping the cache file's pages costs about a third of reading them into fresh
+    memory (0.016 s instead of 0.04-0.1 s for a million operations); compressed,
+    chunked or differently typed datasets are read.
+    """
+    offset = dataset.id.get_offset() if dataset.chunks is None else None
+    if offset is None or dataset.dtype != dtype or dataset.size == 0:
+        return np.asarray(dataset[...], dtype=dtype)
+    return np.asarray(np.memmap(path, dtype=dtype, mode="c", offset=offset, shape=dataset.shape))
+
+
 def load_trace_h5(path: str | Path) -> Trace:
     """Read a trace written by :func:`save_trace` (validated).
 
@@ -112,7 +125,7 @@ def load_trace_h5(path: str | Path) -> Trace:
                     f"trace cache version {version}, expected {FORMAT_VERSION}", file=str(p)
                 )
             arrays = {
-                name: np.asarray(f[name][...], dtype=dt)
+                name: _column(f[name], p, dt)
                 for name, dt in (*OP_COLUMNS.items(), *AUX_COLUMNS.items())
             }
             trace = Trace(
