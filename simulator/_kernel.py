@@ -28,7 +28,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from mpiuq.simulator.program import (
+from mpiuq.simulator.program_layout import (
     COL_CALL,
     COL_COMM,
     COL_COUNT,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numba as nb
 
-from mpiuq.simulator.program import (
+from mpiuq.simulator.program_layout import (
     COL_CALL,
     COL_COMM,
     COL_COUNT,

@@ -11,6 +11,14 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from mpiuq.simulator.program_layout import (
+    COL_CALL,
+    COL_COUNT,
+    COL_KIND,
+    COL_PEER,
+    COL_REQ,
+)
+
 # operation codes (must match program.Op)
 OP_ISEND = 1
 OP_IRECV = 2
@@ -36,7 +44,7 @@ N_PROBLEMS = 11
 
 @nb.njit(cache=True)
 def first_problems(  # type: ignore[no-untyped-def]
-    rank_ptr, kind, peer, nbytes, req, count, seconds, call, wait_list, n_requests, n_marks, n_calls
+    rank_ptr, ops, nbytes, seconds, wait_list, n_requests, n_marks, n_calls
 ):
     """``found (N_PROBLEMS, 3)``: per problem the first operation (-1: none) and two values.
 
@@ -52,18 +60,18 @@ def first_problems(  # type: ignore[no-untyped-def]
     dup = n_requests
     for r in range(n_ranks):
         for i in range(rank_ptr[r], rank_ptr[r + 1]):
-            k = kind[i]
+            k = ops[i, COL_KIND]
             if (k < 0 or k > OP_MARK) and found[BAD_KIND, 0] < 0:
                 found[BAD_KIND, 0] = i
             if k in (OP_ISEND, OP_IRECV):
-                p = peer[i]
+                p = ops[i, COL_PEER]
                 if (p >= n_ranks or p < ANY_SOURCE or (k == OP_ISEND and p < 0)) and found[
                     BAD_PEER, 0
                 ] < 0:
                     found[BAD_PEER, 0] = i
                 if nbytes[i] < 0 and found[BAD_BYTES, 0] < 0:
                     found[BAD_BYTES, 0] = i
-                q = req[i]
+                q = ops[i, COL_REQ]
                 if q < 0 or q >= n_requests:
                     if found[BAD_REQ, 0] < 0:
                         found[BAD_REQ, 0] = i
@@ -78,13 +86,17 @@ def first_problems(  # type: ignore[no-untyped-def]
                 if not (np.isfinite(d) and d >= 0.0) and found[BAD_TIME, 0] < 0:
                     found[BAD_TIME, 0] = i
             elif k == OP_WAITALL:
-                lo = req[i]
-                c = count[i]
+                lo = ops[i, COL_REQ]
+                c = ops[i, COL_COUNT]
                 if (lo < 0 or c < 0 or lo + c > wait_list.shape[0]) and found[BAD_LIST, 0] < 0:
                     found[BAD_LIST, 0] = i
-            elif k == OP_MARK and (req[i] < 0 or req[i] >= n_marks) and found[BAD_MARK, 0] < 0:
+            elif (
+                k == OP_MARK
+                and (ops[i, COL_REQ] < 0 or ops[i, COL_REQ] >= n_marks)
+                and found[BAD_MARK, 0] < 0
+            ):
                 found[BAD_MARK, 0] = i
-            if (call[i] < 0 or call[i] >= n_calls) and found[BAD_CALL, 0] < 0:
+            if (ops[i, COL_CALL] < 0 or ops[i, COL_CALL] >= n_calls) and found[BAD_CALL, 0] < 0:
                 found[BAD_CALL, 0] = i
     if dup < n_requests:
         found[DUP_REQ, 0] = first_op[dup]
@@ -95,12 +107,12 @@ def first_problems(  # type: ignore[no-untyped-def]
     for pass_kind in (OP_WAIT, OP_WAITALL):
         for r in range(n_ranks):
             for i in range(rank_ptr[r], rank_ptr[r + 1]):
-                if kind[i] != pass_kind:
+                if ops[i, COL_KIND] != pass_kind:
                     continue
-                lo = i if pass_kind == OP_WAIT else req[i]
-                hi = lo + 1 if pass_kind == OP_WAIT else lo + count[i]
+                lo = i if pass_kind == OP_WAIT else ops[i, COL_REQ]
+                hi = lo + 1 if pass_kind == OP_WAIT else lo + ops[i, COL_COUNT]
                 for j in range(lo, hi):
-                    q = req[j] if pass_kind == OP_WAIT else wait_list[j]
+                    q = ops[j, COL_REQ] if pass_kind == OP_WAIT else wait_list[j]
                     if q < 0 or q >= n_requests:
                         if found[UNKNOWN_WAIT, 0] < 0:
                             found[UNKNOWN_WAIT, 0] = i

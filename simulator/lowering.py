@@ -54,7 +54,8 @@ from mpiuq.simulator.collectives import (
     validate_algorithms,
 )
 from mpiuq.simulator.errors import SettingError
-from mpiuq.simulator.program import OPS_WIDTH, Op, Program
+from mpiuq.simulator.program import Op, Program
+from mpiuq.simulator.program_layout import OPS_WIDTH
 from mpiuq.simulator.trace.ir import UNKNOWN_PEER, OpKind, Trace
 
 #: Engine communicator id of collective traffic = COLL_COMM_BASE + trace communicator id.
@@ -164,6 +165,9 @@ class _Template:
     n_req: int
 
 
+_IRECV, _ISEND, _WAITALL, _COMPUTE = int(Op.IRECV), int(Op.ISEND), int(Op.WAITALL), int(Op.COMPUTE)
+
+
 @lru_cache(maxsize=65536)
 def _template(
     collective: str,
@@ -174,30 +178,28 @@ def _template(
     sizes: CollSizes,
     with_combine: bool,
 ) -> _Template:
-    rows: list[tuple[int, int, int, int, int]] = []
+    irecv, isend, waitall, compute = _IRECV, _ISEND, _WAITALL, _COMPUTE
+    rows: list[int] = []  # flattened rows of five
     combine: list[float] = []
     wl: list[int] = []
     n_req = 0
     for step in schedule(collective, algorithm, me, p, root, sizes):
-        reqs = []
+        first = n_req
         for peer, nb in step.recvs:
-            rows.append((int(Op.IRECV), peer, nb, n_req, 0))
-            reqs.append(n_req)
+            rows += (irecv, peer, nb, n_req, 0)
             n_req += 1
         for peer, nb in step.sends:
-            rows.append((int(Op.ISEND), peer, nb, n_req, 0))
-            reqs.append(n_req)
+            rows += (isend, peer, nb, n_req, 0)
             n_req += 1
-        combine.extend([0.0] * (len(rows) - len(combine)))
-        if reqs:
-            rows.append((int(Op.WAITALL), -2, 0, len(wl), len(reqs)))
-            combine.append(0.0)
-            wl.extend(reqs)
+        if n_req > first:
+            rows += (waitall, -2, 0, len(wl), n_req - first)
+            wl.extend(range(first, n_req))
+            combine.extend([0.0] * (n_req - first + 1))
         if with_combine and step.combine_bytes > 0:
-            rows.append((int(Op.COMPUTE), -2, 0, -1, 0))
+            rows += (compute, -2, 0, -1, 0)
             combine.append(float(step.combine_bytes))
     if not with_combine:
-        rows.append((int(Op.COMPUTE), -2, 0, -1, 0))  # the trace's operator cost
+        rows += (compute, -2, 0, -1, 0)  # the trace's operator cost
         combine.append(-1.0)
     return _Template(
         rows=np.array(rows, dtype=np.int64).reshape(-1, 5),

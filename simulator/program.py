@@ -25,6 +25,17 @@ import numpy.typing as npt
 from mpiuq.simulator import _program_check as chk
 from mpiuq.simulator._program_check import first_problems
 from mpiuq.simulator.errors import ProgramError
+from mpiuq.simulator.program_layout import (
+    COL_CALL,
+    COL_COMM,
+    COL_COUNT,
+    COL_KIND,
+    COL_PEER,
+    COL_REQ,
+    COL_TAG,
+    OPS_WIDTH,
+    TABLE_COLUMNS,
+)
 
 ANY_SOURCE = -1
 ANY_TAG = -1
@@ -43,17 +54,6 @@ class Op(IntEnum):
 
 IntArray = npt.NDArray[np.int64]
 I32Array = npt.NDArray[np.int32]
-
-# columns of the operation table Program.ops (int32)
-COL_KIND = 0
-COL_PEER = 1
-COL_TAG = 2
-COL_COMM = 3
-COL_REQ = 4
-COL_COUNT = 5
-COL_CALL = 6
-OPS_WIDTH = 8  # the eighth column is padding: 32-byte rows, two per cache line
-TABLE_COLUMNS = ("kind", "peer", "tag", "comm", "req", "count", "call")
 
 
 @dataclass(frozen=True)
@@ -226,13 +226,9 @@ class Program:
                 )
         found = first_problems(
             self.rank_ptr,
-            self.kind,
-            self.peer,
+            self.ops,
             self.nbytes,
-            self.req,
-            self.count,
             self.seconds,
-            self.call,
             self.wait_list,
             self.n_requests,
             self.n_marks,

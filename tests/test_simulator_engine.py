@@ -14,14 +14,8 @@ from mpiuq.simulator.engine import simulate
 from mpiuq.simulator.errors import DeadlockError, ProgramError
 from mpiuq.simulator.network import ComputeOnly, network_by_name
 from mpiuq.simulator.parameters import SimParams
-from mpiuq.simulator.program import (
-    ANY_SOURCE,
-    ANY_TAG,
-    TABLE_COLUMNS,
-    Op,
-    Program,
-    ProgramBuilder,
-)
+from mpiuq.simulator.program import ANY_SOURCE, ANY_TAG, Op, Program, ProgramBuilder
+from mpiuq.simulator.program_layout import TABLE_COLUMNS
 
 P = SimParams()
 D_HDR = P.post_header_delay_us * 1e-6
