@@ -28,6 +28,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from mpiuq.simulator._jit import njit_no_refcount
 from mpiuq.simulator.program_layout import (
     COL_CALL,
     COL_COMM,
@@ -438,7 +439,7 @@ def _valiant_switch(flow, n_switches, seed):  # type: ignore[no-untyped-def]
     return z % n_switches
 
 
-@nb.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
+@njit_no_refcount(nogil=True, error_model="numpy")
 def _event_loop(  # type: ignore[no-untyped-def]
     program,
     node_of,
@@ -455,7 +456,8 @@ def _event_loop(  # type: ignore[no-untyped-def]
     helpers otherwise costs were a tenth of the run time. Returns the event count.
     """
     rank_ptr, ops, nbytes, seconds, wait_list = program
-    rank_state, queues, requests, messages, network, heap, slots = state
+    rank_state, queues, requests, messages, network, heap, slots, waits = state
+    act, act_ptr, act_n = waits
     pc, phase, blocked, wait_mark, end_s, acc, acc_call, marks, prog_free = rank_state
     pq_head, pq_tail, uq_head, uq_tail, nxt = queues
     rq_ready, rq_sync, rq_s1a, rq_s1b, rq_s2a, rq_s2b, rq_copy, rq_post, rq_op = requests
@@ -630,24 +632,33 @@ def _event_loop(  # type: ignore[no-untyped-def]
                         if m_proto[m] != PROTO_RDV:
                             _release(slots, m)  # matched: the protocol's reference
                 elif k in (OP_WAIT, OP_WAITALL):
+                    base = act_ptr[r]
                     if phase[r] == 0:
                         wait_mark[r] = t
                         phase[r] = 2
-                    if k == OP_WAIT:
-                        lo = i
-                        hi = i + 1
-                    else:
-                        lo = ops[i, O_REQ]
-                        hi = lo + ops[i, O_COUNT]
+                        # the requests this wait still needs, in order; completed ones
+                        # are dropped as the list is scanned (a wait-all of k requests
+                        # is woken about 2k times: rescanning all of them cost k^2)
+                        if k == OP_WAIT:
+                            act[base] = ops[i, O_REQ]
+                            act_n[r] = 1
+                        else:
+                            lo = ops[i, O_REQ]
+                            for j in range(ops[i, O_COUNT]):
+                                act[base + j] = wait_list[lo + j]
+                            act_n[r] = ops[i, O_COUNT]
                     best = -1
                     best_rid = -1
                     best_t = INF
                     pending = False
-                    for j in range(lo, hi):
-                        rid = ops[j, O_REQ] if k == OP_WAIT else wait_list[j]
+                    kept = base
+                    for j in range(base, base + act_n[r]):
+                        rid = act[j]
                         q = slot_of[rid]
                         if q == SLOT_DONE:
                             continue
+                        act[kept] = rid
+                        kept += 1
                         if q >= 0 and rq_ready[q] <= t:
                             if rq_ready[q] < best_t:
                                 best_t = rq_ready[q]
@@ -655,6 +666,7 @@ def _event_loop(  # type: ignore[no-untyped-def]
                                 best_rid = rid
                         else:
                             pending = True  # not complete, or not even created yet
+                    act_n[r] = kept - base
                     if best >= 0:
                         # split the blocked interval [wait_mark, t] along best's milestones
                         a = wait_mark[r]
@@ -895,10 +907,11 @@ def _event_loop(  # type: ignore[no-untyped-def]
     return n_events
 
 
-def new_state(n_ranks, n_requests, n_calls, n_marks, n_nodes, n_links, n_flows):  # type: ignore[no-untyped-def]
+def new_state(n_ranks, n_requests, n_calls, n_marks, n_nodes, n_links, n_flows, wait_ptr):  # type: ignore[no-untyped-def]
     """Fresh simulation state for :func:`run_program`: a tuple of tuples of arrays.
 
-    ``(ranks, queues, requests, messages, network, heap, slots)``. Plain NumPy, so that callers allocate large state through
+    ``(ranks, queues, requests, messages, network, heap, slots, waits)``;
+    ``wait_ptr`` comes from :func:`wait_offsets`. Plain NumPy, so that callers allocate large state through
     NumPy (which asks the kernel for huge pages, cutting page-fault time for a
     million requests by about four); :func:`new_state_compiled` is the same function
     compiled for loops over parameter sets.
@@ -970,10 +983,29 @@ def new_state(n_ranks, n_requests, n_calls, n_marks, n_nodes, n_links, n_flows):
     # of its protocol), so this capacity is never exceeded; untouched pages cost nothing
     cap = n_ranks + n_requests + 1
     heap = (np.empty(cap, np.float64), np.empty(cap, np.int64), np.empty(cap, np.int64))
-    return ranks, queues, requests, messages, network, heap, slots
+    # per rank, room for the requests of its largest wait (see wait_offsets)
+    waits = (np.empty(wait_ptr[-1], np.int64), wait_ptr, np.zeros(n_ranks, np.int64))
+    return ranks, queues, requests, messages, network, heap, slots, waits
 
 
 new_state_compiled = nb.njit(cache=True, nogil=True)(new_state)
+
+
+@nb.njit(cache=True, nogil=True)
+def wait_offsets(rank_ptr, ops):  # type: ignore[no-untyped-def]
+    """Per rank, the offset of its room for one wait's requests (``n_ranks + 1``).
+
+    The room holds the rank's largest ``WAITALL`` (at least one request).
+    """
+    n_ranks = rank_ptr.shape[0] - 1
+    ptr = np.zeros(n_ranks + 1, np.int64)
+    for r in range(n_ranks):
+        room = 1
+        for i in range(rank_ptr[r], rank_ptr[r + 1]):
+            if ops[i, O_KIND] == OP_WAITALL and ops[i, O_COUNT] > room:
+                room = ops[i, O_COUNT]
+        ptr[r + 1] = ptr[r] + room
+    return ptr
 
 
 @nb.njit(cache=True, nogil=True, error_model="numpy")
@@ -1098,8 +1130,9 @@ def run_batch(  # type: ignore[no-untyped-def]
     no_i8 = np.zeros(0, np.int8)
     no_i4 = np.zeros(0, np.int32)
     no_i4_2d = np.zeros((0, 0), np.int32)
+    wait_ptr = wait_offsets(rank_ptr, ops)
     for s in range(n_sets):
-        state = new_state_compiled(n_ranks, n_requests, n_calls, n_marks, n_nodes, 0, 0)
+        state = new_state_compiled(n_ranks, n_requests, n_calls, n_marks, n_nodes, 0, 0, wait_ptr)
         e, a, _ac, mk, ne, pcs, _mm, _lb = run_program(
             rank_ptr,
             ops,

@@ -10,8 +10,7 @@ operations (0.4 s for a million of them).
 
 from __future__ import annotations
 
-import numba as nb
-
+from mpiuq.simulator._jit import njit_no_refcount
 from mpiuq.simulator.program_layout import (
     COL_CALL,
     COL_COMM,
@@ -49,7 +48,7 @@ T_REQ = 3
 T_COUNT = 4
 
 
-@nb.njit(cache=True, _nrt=False)
+@njit_no_refcount()
 def plan_rows(  # type: ignore[no-untyped-def]
     kind, seconds, request, nbc_request, t_len, t_req, w_len, tid, n_requests, n_user_wl, plan
 ):
@@ -120,7 +119,7 @@ def plan_rows(  # type: ignore[no-untyped-def]
     return rows, req, wl
 
 
-@nb.njit(cache=True, inline="always", _nrt=False)
+@njit_no_refcount(inline="always")
 def _row(out, at, kind, peer, tag, comm, nbytes, req, count, seconds):  # type: ignore[no-untyped-def]
     ops, o_nbytes, o_seconds = out
     ops[at, COL_KIND] = kind
@@ -133,7 +132,7 @@ def _row(out, at, kind, peer, tag, comm, nbytes, req, count, seconds):  # type: 
     o_seconds[at] = seconds
 
 
-@nb.njit(cache=True, _nrt=False)
+@njit_no_refcount()
 def emit_program(  # type: ignore[no-untyped-def]
     trace_cols,
     plan,

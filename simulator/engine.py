@@ -244,6 +244,7 @@ def simulate(
         n_nodes,
         topo_arrays[0].shape[0],
         n_flows,
+        _kernel.wait_offsets(program.rank_ptr, program.ops),
     )
     end, acc, acc_call, marks, n_events, pc, match, link_bytes = _kernel.run_program(  # type: ignore[call-arg]
         *program_arrays(program)[:5],
