@@ -29,6 +29,7 @@ import numba as nb
 import numpy as np
 
 from mpiuq.simulator._jit import njit_no_refcount
+from mpiuq.simulator._prefetch import prefetch
 from mpiuq.simulator.program_layout import (
     COL_CALL,
     COL_COMM,
@@ -713,6 +714,13 @@ def _event_loop(  # type: ignore[no-untyped-def]
                 else:  # OP_MARK
                     marks[ops[i, O_REQ]] = t
                     pc[r] = i + 1
+            # the rank yields: fetch what it reads next while other events run
+            nx = pc[r]
+            if nx + 4 < rank_ptr[r + 1]:
+                prefetch(ops, nx + 2)
+                prefetch(ops, nx + 4)
+                prefetch(nbytes, nx + 4)
+                prefetch(seconds, nx + 4)
         elif ev == EV_HDR:
             m = arg
             dst = m_dst[m]
