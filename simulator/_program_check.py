@@ -54,28 +54,29 @@ def first_problems(  # type: ignore[no-untyped-def]
     report the first ``WAIT`` if any, else the first ``WAITALL``.
     """
     n_ranks = rank_ptr.shape[0] - 1
-    found = np.full((N_PROBLEMS, 3), -1, np.int64)
-    owner = np.full(n_requests, -1, np.int64)
+    n_wl = wait_list.shape[0]
+    # first operation with each problem (-1: none); locals, not array cells, so
+    # that the compiler keeps them in registers
+    bad_kind = bad_peer = bad_bytes = bad_time = bad_req = bad_list = -1
+    bad_mark = bad_call = -1
+    bad_req_id = -1
+    owner = np.full(n_requests, -1, np.int32)
     first_op = np.empty(n_requests, np.int64)
     dup = n_requests
     for r in range(n_ranks):
         for i in range(rank_ptr[r], rank_ptr[r + 1]):
             k = ops[i, COL_KIND]
-            if (k < 0 or k > OP_MARK) and found[BAD_KIND, 0] < 0:
-                found[BAD_KIND, 0] = i
             if k in (OP_ISEND, OP_IRECV):
                 p = ops[i, COL_PEER]
-                if (p >= n_ranks or p < ANY_SOURCE or (k == OP_ISEND and p < 0)) and found[
-                    BAD_PEER, 0
-                ] < 0:
-                    found[BAD_PEER, 0] = i
-                if nbytes[i] < 0 and found[BAD_BYTES, 0] < 0:
-                    found[BAD_BYTES, 0] = i
+                if bad_peer < 0 and (p >= n_ranks or p < ANY_SOURCE or (k == OP_ISEND and p < 0)):
+                    bad_peer = i
+                if bad_bytes < 0 and nbytes[i] < 0:
+                    bad_bytes = i
                 q = ops[i, COL_REQ]
                 if q < 0 or q >= n_requests:
-                    if found[BAD_REQ, 0] < 0:
-                        found[BAD_REQ, 0] = i
-                        found[BAD_REQ, 1] = q
+                    if bad_req < 0:
+                        bad_req = i
+                        bad_req_id = q
                 elif owner[q] < 0:
                     owner[q] = r
                     first_op[q] = i
@@ -83,42 +84,64 @@ def first_problems(  # type: ignore[no-untyped-def]
                     dup = q
             elif k == 0:
                 d = seconds[i]
-                if not (np.isfinite(d) and d >= 0.0) and found[BAD_TIME, 0] < 0:
-                    found[BAD_TIME, 0] = i
+                if bad_time < 0 and not (np.isfinite(d) and d >= 0.0):
+                    bad_time = i
             elif k == OP_WAITALL:
                 lo = ops[i, COL_REQ]
                 c = ops[i, COL_COUNT]
-                if (lo < 0 or c < 0 or lo + c > wait_list.shape[0]) and found[BAD_LIST, 0] < 0:
-                    found[BAD_LIST, 0] = i
-            elif (
-                k == OP_MARK
-                and (ops[i, COL_REQ] < 0 or ops[i, COL_REQ] >= n_marks)
-                and found[BAD_MARK, 0] < 0
-            ):
-                found[BAD_MARK, 0] = i
-            if (ops[i, COL_CALL] < 0 or ops[i, COL_CALL] >= n_calls) and found[BAD_CALL, 0] < 0:
-                found[BAD_CALL, 0] = i
+                if bad_list < 0 and (lo < 0 or c < 0 or lo + c > n_wl):
+                    bad_list = i
+            elif k == OP_MARK:
+                if bad_mark < 0 and (ops[i, COL_REQ] < 0 or ops[i, COL_REQ] >= n_marks):
+                    bad_mark = i
+            elif k != OP_WAIT and bad_kind < 0:
+                bad_kind = i
+            cl = ops[i, COL_CALL]
+            if bad_call < 0 and (cl < 0 or cl >= n_calls):
+                bad_call = i
+    found = np.full((N_PROBLEMS, 3), -1, np.int64)
+    found[BAD_KIND, 0] = bad_kind
+    found[BAD_PEER, 0] = bad_peer
+    found[BAD_BYTES, 0] = bad_bytes
+    found[BAD_TIME, 0] = bad_time
+    found[BAD_REQ, 0] = bad_req
+    found[BAD_REQ, 1] = bad_req_id
+    found[BAD_LIST, 0] = bad_list
+    found[BAD_MARK, 0] = bad_mark
+    found[BAD_CALL, 0] = bad_call
     if dup < n_requests:
         found[DUP_REQ, 0] = first_op[dup]
         found[DUP_REQ, 1] = dup
-    if found[BAD_REQ, 0] >= 0 or found[BAD_LIST, 0] >= 0:
+    if bad_req >= 0 or bad_list >= 0:
         return found  # the wait checks below need valid ids and lists
-    # waits: WAIT operations first, then the entries of WAITALLs (the reported order)
-    for pass_kind in (OP_WAIT, OP_WAITALL):
-        for r in range(n_ranks):
-            for i in range(rank_ptr[r], rank_ptr[r + 1]):
-                if ops[i, COL_KIND] != pass_kind:
-                    continue
-                lo = i if pass_kind == OP_WAIT else ops[i, COL_REQ]
-                hi = lo + 1 if pass_kind == OP_WAIT else lo + ops[i, COL_COUNT]
-                for j in range(lo, hi):
-                    q = ops[j, COL_REQ] if pass_kind == OP_WAIT else wait_list[j]
-                    if q < 0 or q >= n_requests:
-                        if found[UNKNOWN_WAIT, 0] < 0:
-                            found[UNKNOWN_WAIT, 0] = i
-                            found[UNKNOWN_WAIT, 1] = q
-                    elif owner[q] != r and found[FOREIGN_WAIT, 0] < 0:
-                        found[FOREIGN_WAIT, 0] = i
-                        found[FOREIGN_WAIT, 1] = q
-                        found[FOREIGN_WAIT, 2] = owner[q]
+    # waits, in one pass: the first bad WAIT is reported before the first bad WAITALL
+    unknown = np.full((2, 2), -1, np.int64)  # [WAIT, WAITALL] x (operation, id)
+    foreign = np.full((2, 3), -1, np.int64)  # ... x (operation, id, owner)
+    for r in range(n_ranks):
+        for i in range(rank_ptr[r], rank_ptr[r + 1]):
+            k = ops[i, COL_KIND]
+            if k == OP_WAIT:
+                w, lo, hi = 0, i, i + 1
+            elif k == OP_WAITALL:
+                w, lo = 1, ops[i, COL_REQ]
+                hi = lo + ops[i, COL_COUNT]
+            else:
+                continue
+            for j in range(lo, hi):
+                q = ops[j, COL_REQ] if w == 0 else wait_list[j]
+                if q < 0 or q >= n_requests:
+                    if unknown[w, 0] < 0:
+                        unknown[w, 0] = i
+                        unknown[w, 1] = q
+                elif owner[q] != r and foreign[w, 0] < 0:
+                    foreign[w, 0] = i
+                    foreign[w, 1] = q
+                    foreign[w, 2] = owner[q]
+    w = 0 if unknown[0, 0] >= 0 else 1
+    found[UNKNOWN_WAIT, 0] = unknown[w, 0]
+    found[UNKNOWN_WAIT, 1] = unknown[w, 1]
+    w = 0 if foreign[0, 0] >= 0 else 1
+    found[FOREIGN_WAIT, 0] = foreign[w, 0]
+    found[FOREIGN_WAIT, 1] = foreign[w, 1]
+    found[FOREIGN_WAIT, 2] = foreign[w, 2]
     return found
