@@ -8,6 +8,7 @@ time on the large traces). A hint never changes results.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from llvmlite import ir
@@ -16,7 +17,7 @@ from numba.extending import intrinsic
 
 
 @intrinsic
-def prefetch(typingctx: Any, array: Any, index: Any) -> Any:
+def _prefetch(typingctx: Any, array: Any, index: Any) -> Any:
     """Hint that element ``index`` (first axis) of ``array`` will be read soon; no bounds check."""
     sig = types.void(array, index)
 
@@ -34,3 +35,7 @@ def prefetch(typingctx: Any, array: Any, index: Any) -> Any:
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+#: ``prefetch(array, index)`` inside compiled code (the intrinsic, typed for callers).
+prefetch: Callable[[Any, Any], None] = _prefetch  # type: ignore[assignment]
