@@ -28,17 +28,9 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from mpiuq.simulator import program_layout as layout
 from mpiuq.simulator._jit import njit_no_refcount
 from mpiuq.simulator._prefetch import prefetch
-from mpiuq.simulator.program_layout import (
-    COL_CALL,
-    COL_COMM,
-    COL_COUNT,
-    COL_KIND,
-    COL_PEER,
-    COL_REQ,
-    COL_TAG,
-)
 
 # operation codes (must match program.Op)
 OP_COMPUTE = 0
@@ -49,13 +41,8 @@ OP_WAITALL = 4
 OP_MARK = 5
 
 # columns of the operation table ``ops`` (Program.ops; sizes and seconds are arrays)
-O_KIND = COL_KIND
-O_PEER = COL_PEER
-O_TAG = COL_TAG
-O_COMM = COL_COMM
-O_REQ = COL_REQ
-O_COUNT = COL_COUNT
-O_CALL = COL_CALL
+O_KIND, O_PEER, O_TAG = layout.COL_KIND, layout.COL_PEER, layout.COL_TAG
+O_COMM, O_REQ, O_COUNT, O_CALL = layout.COL_COMM, layout.COL_REQ, layout.COL_COUNT, layout.COL_CALL
 
 # event codes
 EV_RANK = 0  # resume a rank
@@ -400,6 +387,21 @@ def _match(m, q, t, prog_free, requests, messages, slots, costs):  # type: ignor
 
 
 @nb.njit(cache=True, inline="always", error_model="numpy")
+def _init_request(requests, q, op, post_s, ready_s):  # type: ignore[no-untyped-def]
+    """Fresh state of request slot ``q``, created by operation ``op`` at ``post_s``."""
+    rq_ready, rq_sync, rq_s1a, rq_s1b, rq_s2a, rq_s2b, rq_copy, rq_post, rq_op = requests
+    rq_ready[q] = ready_s
+    rq_sync[q] = -INF  # no partner boundary yet (eqs. 1-2)
+    rq_s1a[q] = 0.0
+    rq_s1b[q] = 0.0
+    rq_s2a[q] = 0.0
+    rq_s2b[q] = 0.0
+    rq_copy[q] = 0.0
+    rq_post[q] = post_s
+    rq_op[q] = op
+
+
+@nb.njit(cache=True, inline="always", error_model="numpy")
 def _new_slot(slots, rid, n_refs):  # type: ignore[no-untyped-def]
     """A free state slot for program request ``rid``, holding ``n_refs`` references.
 
@@ -461,7 +463,7 @@ def _event_loop(  # type: ignore[no-untyped-def]
     act, act_ptr, act_n = waits
     pc, phase, blocked, wait_mark, end_s, acc, acc_call, marks, prog_free = rank_state
     pq_head, pq_tail, uq_head, uq_tail, nxt = queues
-    rq_ready, rq_sync, rq_s1a, rq_s1b, rq_s2a, rq_s2b, rq_copy, rq_post, rq_op = requests
+    rq_ready, rq_sync, rq_s1a, rq_s1b, rq_s2a, rq_s2b, rq_copy, _post, rq_op = requests
     slot_of, slot_rid = slots[0], slots[1]
     m_src, m_dst, m_tag, m_comm, m_bytes, m_proto, m_tsend, m_match, m_data, m_pa, m_pb = messages
     inj_free, ej_free, flow_rem, link_busy, link_bytes, link_inv = network
@@ -562,13 +564,8 @@ def _event_loop(  # type: ignore[no-untyped-def]
                     phase[r] = 0
                     pc[r] = i + 1
                     dst = ops[i, O_PEER]
-                    rq_op[m] = i
-                    rq_sync[m] = -INF
-                    rq_s1a[m] = 0.0
-                    rq_s1b[m] = 0.0
-                    rq_s2a[m] = 0.0
-                    rq_s2b[m] = 0.0
-                    rq_copy[m] = 0.0
+                    # eager sends complete locally
+                    _init_request(requests, m, i, t, t if m_proto[m] != PROTO_RDV else INF)
                     m_match[m] = -1
                     m_data[m] = INF
                     m_src[m] = r
@@ -580,8 +577,6 @@ def _event_loop(  # type: ignore[no-untyped-def]
                     wire = HEADER_BYTES
                     if m_proto[m] == PROTO_SMALL:
                         wire += nb_
-                    # eager sends complete locally
-                    rq_ready[m] = t if m_proto[m] != PROTO_RDV else INF
                     te, tc = _transfer_event(
                         net_kind,
                         t,
@@ -599,15 +594,7 @@ def _event_loop(  # type: ignore[no-untyped-def]
                     seq += 1
                 elif k == OP_IRECV:
                     q = _new_slot(slots, ops[i, O_REQ], 1)  # the wait's reference
-                    rq_op[q] = i
-                    rq_post[q] = t
-                    rq_ready[q] = INF
-                    rq_sync[q] = -INF
-                    rq_s1a[q] = 0.0
-                    rq_s1b[q] = 0.0
-                    rq_s2a[q] = 0.0
-                    rq_s2b[q] = 0.0
-                    rq_copy[q] = 0.0
+                    _init_request(requests, q, i, t, INF)
                     pc[r] = i + 1
                     # search the unexpected queue in arrival order
                     prev = -1

@@ -10,17 +10,8 @@ operations (0.4 s for a million of them).
 
 from __future__ import annotations
 
+from mpiuq.simulator import program_layout as layout
 from mpiuq.simulator._jit import njit_no_refcount
-from mpiuq.simulator.program_layout import (
-    COL_CALL,
-    COL_COMM,
-    COL_COUNT,
-    COL_KIND,
-    COL_PEER,
-    COL_REQ,
-    COL_TAG,
-    OPS_WIDTH,
-)
 
 # trace operation kinds (must match trace.ir.OpKind)
 K_COMPUTE = 0
@@ -122,12 +113,12 @@ def plan_rows(  # type: ignore[no-untyped-def]
 @njit_no_refcount(inline="always")
 def _row(out, at, kind, peer, tag, comm, nbytes, req, count, seconds):  # type: ignore[no-untyped-def]
     ops, o_nbytes, o_seconds = out
-    ops[at, COL_KIND] = kind
-    ops[at, COL_PEER] = peer
-    ops[at, COL_TAG] = tag
-    ops[at, COL_COMM] = comm
-    ops[at, COL_REQ] = req
-    ops[at, COL_COUNT] = count
+    ops[at, layout.COL_KIND] = kind
+    ops[at, layout.COL_PEER] = peer
+    ops[at, layout.COL_TAG] = tag
+    ops[at, layout.COL_COMM] = comm
+    ops[at, layout.COL_REQ] = req
+    ops[at, layout.COL_COUNT] = count
     o_nbytes[at] = nbytes
     o_seconds[at] = seconds
 
@@ -181,8 +172,8 @@ def emit_program(  # type: ignore[no-untyped-def]
         at = out_ptr[i]
         n_out = out_ptr[i + 1] - at
         for r in range(at, at + n_out):
-            ops[r, COL_CALL] = call[i]
-            for col in range(COL_CALL + 1, OPS_WIDTH):
+            ops[r, layout.COL_CALL] = call[i]
+            for col in range(layout.COL_CALL + 1, layout.OPS_WIDTH):
                 ops[r, col] = 0  # padding
         if n_out == 0:
             continue

@@ -11,13 +11,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from mpiuq.simulator.program_layout import (
-    COL_CALL,
-    COL_COUNT,
-    COL_KIND,
-    COL_PEER,
-    COL_REQ,
-)
+from mpiuq.simulator import program_layout as layout
 
 # operation codes (must match program.Op)
 OP_ISEND = 1
@@ -65,14 +59,14 @@ def first_problems(  # type: ignore[no-untyped-def]
     dup = n_requests
     for r in range(n_ranks):
         for i in range(rank_ptr[r], rank_ptr[r + 1]):
-            k = ops[i, COL_KIND]
+            k = ops[i, layout.COL_KIND]
             if k in (OP_ISEND, OP_IRECV):
-                p = ops[i, COL_PEER]
+                p = ops[i, layout.COL_PEER]
                 if bad_peer < 0 and (p >= n_ranks or p < ANY_SOURCE or (k == OP_ISEND and p < 0)):
                     bad_peer = i
                 if bad_bytes < 0 and nbytes[i] < 0:
                     bad_bytes = i
-                q = ops[i, COL_REQ]
+                q = ops[i, layout.COL_REQ]
                 if q < 0 or q >= n_requests:
                     if bad_req < 0:
                         bad_req = i
@@ -87,16 +81,18 @@ def first_problems(  # type: ignore[no-untyped-def]
                 if bad_time < 0 and not (np.isfinite(d) and d >= 0.0):
                     bad_time = i
             elif k == OP_WAITALL:
-                lo = ops[i, COL_REQ]
-                c = ops[i, COL_COUNT]
+                lo = ops[i, layout.COL_REQ]
+                c = ops[i, layout.COL_COUNT]
                 if bad_list < 0 and (lo < 0 or c < 0 or lo + c > n_wl):
                     bad_list = i
             elif k == OP_MARK:
-                if bad_mark < 0 and (ops[i, COL_REQ] < 0 or ops[i, COL_REQ] >= n_marks):
+                if bad_mark < 0 and (
+                    ops[i, layout.COL_REQ] < 0 or ops[i, layout.COL_REQ] >= n_marks
+                ):
                     bad_mark = i
             elif k != OP_WAIT and bad_kind < 0:
                 bad_kind = i
-            cl = ops[i, COL_CALL]
+            cl = ops[i, layout.COL_CALL]
             if bad_call < 0 and (cl < 0 or cl >= n_calls):
                 bad_call = i
     found = np.full((N_PROBLEMS, 3), -1, np.int64)
@@ -119,16 +115,16 @@ def first_problems(  # type: ignore[no-untyped-def]
     foreign = np.full((2, 3), -1, np.int64)  # ... x (operation, id, owner)
     for r in range(n_ranks):
         for i in range(rank_ptr[r], rank_ptr[r + 1]):
-            k = ops[i, COL_KIND]
+            k = ops[i, layout.COL_KIND]
             if k == OP_WAIT:
                 w, lo, hi = 0, i, i + 1
             elif k == OP_WAITALL:
-                w, lo = 1, ops[i, COL_REQ]
-                hi = lo + ops[i, COL_COUNT]
+                w, lo = 1, ops[i, layout.COL_REQ]
+                hi = lo + ops[i, layout.COL_COUNT]
             else:
                 continue
             for j in range(lo, hi):
-                q = ops[j, COL_REQ] if w == 0 else wait_list[j]
+                q = ops[j, layout.COL_REQ] if w == 0 else wait_list[j]
                 if q < 0 or q >= n_requests:
                     if unknown[w, 0] < 0:
                         unknown[w, 0] = i
