@@ -128,3 +128,24 @@ def test_trace_info_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     data = json.loads(capsys.readouterr().out)
     assert data["ops_per_kind"]["ALLREDUCE"] == 2 and data["n_ranks"] == 2
     assert main(["trace", "info", str(tmp_path / "missing")]) == 2
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_h5_round_trip_mapped_or_compressed(tmp_path: Path, compress: bool) -> None:
+    """Uncompressed files (the parse cache) are memory-mapped copy-on-write; gzipped ones read."""
+    from mpiuq.simulator.motifs import MotifSpec, synthesize
+    from mpiuq.simulator.trace import load_trace_h5, save_trace
+    from mpiuq.simulator.trace.ir import AUX_COLUMNS, OP_COLUMNS
+
+    trace = synthesize(MotifSpec("halo3d", n_ranks=8, iterations=20))
+    assert trace.n_ops > 4096  # large enough to be gzipped when asked
+    path = tmp_path / "t.h5"
+    save_trace(trace, path, compress=compress)
+    back = load_trace_h5(path)
+    for name, dtype in (*OP_COLUMNS.items(), *AUX_COLUMNS.items()):
+        got = getattr(back, name)
+        assert got.dtype == dtype, name
+        np.testing.assert_array_equal(got, getattr(trace, name), err_msg=name)
+    assert isinstance(back.seconds.base, np.memmap) != compress
+    back.seconds[0] = 99.0  # private to this process: the file keeps its value
+    assert load_trace_h5(path).seconds[0] == trace.seconds[0]
