@@ -112,7 +112,7 @@ INF = np.inf
 
 @nb.njit(cache=True, inline="always", error_model="numpy")
 def _less(ta: float, sa: int, tb: float, sb: int) -> bool:
-    return ta < tb or (ta == tb and sa < sb)
+    return (ta < tb) | ((ta == tb) & (sa < sb))  # branch-free: both sides are cheap
 
 
 @nb.njit(cache=True, inline="always", error_model="numpy")
