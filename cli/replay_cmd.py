@@ -16,10 +16,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mpiuq.simulate import parse_assignments
+from mpiuq.simulate import add_param_argument, parse_assignments
 from mpiuq.simulator.errors import ParameterError, SettingError
 from mpiuq.simulator.network import NETWORK_MODELS
-from mpiuq.simulator.parameters import SimParams, parameter_names
+from mpiuq.simulator.parameters import SimParams
 from mpiuq.simulator.replay import ReplayResult, ReplaySetup, replay
 from mpiuq.simulator.trace import read_trace
 
@@ -51,13 +51,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--estimate", choices=ESTIMATES, default="map", help="posterior estimate used (map)"
     )
-    p.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help=f"override a parameter; names: {', '.join(parameter_names())}",
-    )
+    add_param_argument(p)
     p.add_argument(
         "--compute-scale",
         type=float,

@@ -45,13 +45,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--window", type=int, default=None, help="messages per window of the stream benchmark (64)"
     )
-    p.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help=f"override a parameter; names: {', '.join(parameter_names())}",
-    )
+    add_param_argument(p)
     p.add_argument(
         "--config",
         type=Path,
@@ -84,6 +78,17 @@ def parse_sizes(text: str) -> list[int]:
                 f"message size {item!r} is invalid: expected a whole number of bytes"
             ) from None
     return sizes
+
+
+def add_param_argument(parser: argparse.ArgumentParser) -> None:
+    """The repeatable ``--param NAME=VALUE`` override (read with :func:`parse_assignments`)."""
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help=f"override a parameter; names: {', '.join(parameter_names())}",
+    )
 
 
 def parse_assignments(items: list[str]) -> dict[str, float]:

@@ -214,26 +214,7 @@ def _switch_hops(a_switch, b_switch, next_link, link_dst):  # type: ignore[no-un
 
 
 @nb.njit(cache=True, inline="always", error_model="numpy")
-def _net_arrival(  # type: ignore[no-untyped-def]
-    net_kind,
-    t,
-    src,
-    dst,
-    nbytes,
-    flow,
-    node_of,
-    inj_free,
-    ej_free,
-    flow_rem,
-    alpha,
-    hop,
-    inv_inj,
-    inv_link,
-    inv_min,
-    node_switch,
-    next_link,
-    link_dst,
-):
+def _net_arrival(net_kind, t, src, dst, nbytes, flow, node_of, net_state, net_scalars, topo):  # type: ignore[no-untyped-def]
     """Start moving ``nbytes`` from rank ``src`` to rank ``dst`` at time ``t``.
 
     Returns the arrival time, or -1 for the packet network, whose flow ``flow`` the
@@ -246,6 +227,9 @@ def _net_arrival(  # type: ignore[no-untyped-def]
       empty) ``alpha`` is the hop latency times the links of the minimal route.
     * ``NET_PACKET``: the flow is cut into packets injected one after the other (EV_PKT).
     """
+    inj_free, ej_free, flow_rem = net_state
+    alpha, hop, inv_inj, inv_link, inv_min = net_scalars
+    node_switch, next_link, link_dst = topo
     a = node_of[src]
     b = node_of[dst]
     if net_kind == NET_ZERO or a == b:
@@ -314,30 +298,8 @@ def _transfer_event(net_kind, t, src, dst, nbytes, m, stage, node_of, net_state,
     The arrival event of ``stage`` for the analytic and compute-only networks, or the
     first packet injection (EV_PKT) of the flow for the packet network.
     """
-    inj_free, ej_free, flow_rem = net_state
-    alpha, hop, inv_inj, inv_link, inv_min = net_scalars
-    node_switch, next_link, link_dst = topo
     flow = m * 4 + stage
-    arr = _net_arrival(
-        net_kind,
-        t,
-        src,
-        dst,
-        nbytes,
-        flow,
-        node_of,
-        inj_free,
-        ej_free,
-        flow_rem,
-        alpha,
-        hop,
-        inv_inj,
-        inv_link,
-        inv_min,
-        node_switch,
-        next_link,
-        link_dst,
-    )
+    arr = _net_arrival(net_kind, t, src, dst, nbytes, flow, node_of, net_state, net_scalars, topo)
     if arr < 0.0:
         return t, flow * N_EV + EV_PKT
     return arr, m * N_EV + _stage_event(stage)

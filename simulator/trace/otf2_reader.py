@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mpiuq.simulator.collectives import COLLECTIVES
 from mpiuq.simulator.trace.builder import TraceBuilder
 from mpiuq.simulator.trace.errors import TraceFormatError, UnsupportedTraceError
 from mpiuq.simulator.trace.ir import ANY_SOURCE, ANY_TAG, NO_PEER, OpKind, Trace
@@ -31,27 +32,9 @@ _UNDEFINED_ROOT = 0xFFFFFFFF
 _SEND_REGIONS = frozenset({"MPI_Send", "MPI_Bsend", "MPI_Ssend", "MPI_Rsend"})
 _SENDRECV_REGIONS = frozenset({"MPI_Sendrecv", "MPI_Sendrecv_replace"})
 _WAIT_ALL_REGIONS = frozenset({"MPI_Waitall", "MPI_Testall"})
+# nonblocking forms of the collectives, including two that mpiuq does not replay
 _NB_COLLECTIVES = frozenset(
-    "MPI_I" + n
-    for n in (
-        "barrier",
-        "bcast",
-        "reduce",
-        "allreduce",
-        "gather",
-        "gatherv",
-        "scatter",
-        "scatterv",
-        "allgather",
-        "allgatherv",
-        "alltoall",
-        "alltoallv",
-        "alltoallw",
-        "reduce_scatter",
-        "reduce_scatter_block",
-        "scan",
-        "exscan",
-    )
+    "MPI_I" + n for n in (*COLLECTIVES, "alltoallw", "reduce_scatter_block")
 )
 _COLL_KIND = {
     "BARRIER": OpKind.BARRIER,
