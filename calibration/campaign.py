@@ -1,9 +1,11 @@
 """The campaign pipeline: data -> design -> surrogate -> Sobol groups -> MCMC -> estimates.
 
 Each stage is a function of the immutable :class:`~mpiuq.calibration.config.Campaign`
-and of earlier stages' frozen results. :func:`run_campaign` chains them, writes the
-stage files (``design.h5`` resumable, ``surrogate.h5``, ``posterior.nc``) and reports
-progress through a callback; it prints nothing and draws nothing.
+and of earlier stages' frozen results. :func:`run_campaign` chains them and returns a
+:class:`~mpiuq.calibration.campaign_result.CampaignResult`; the only file it touches is
+the resumable design checkpoint ``design.h5``. It reports progress through a callback,
+prints nothing and draws nothing; :mod:`mpiuq.calibration.artefacts` writes the
+result files.
 """
 
 from __future__ import annotations
@@ -16,17 +18,13 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from mpiuq.calibration.campaign_result import CampaignResult
 from mpiuq.calibration.config import Campaign
-from mpiuq.calibration.data import Observations, load_observations
-from mpiuq.calibration.estimation import (
-    Estimates,
-    Predictive,
-    estimate,
-    map_from_prior,
-    predictive,
-)
+from mpiuq.calibration.estimates import Estimates, estimate, map_from_prior
 from mpiuq.calibration.grouping import Grouping, group_by_sobol, joint_grouping
+from mpiuq.calibration.observations import Observations, load_observations
 from mpiuq.calibration.posterior import Posterior, Problem, sample_posterior
+from mpiuq.calibration.predictive import predictive
 from mpiuq.calibration.sampler import SamplerProgress, SamplerSettings
 from mpiuq.simulator.benchmarks import BenchmarkModel
 from mpiuq.surrogate.box import ParameterBox
@@ -34,7 +32,6 @@ from mpiuq.surrogate.design_run import load_design_outputs, run_design
 from mpiuq.surrogate.designs import sparse_grid_design
 from mpiuq.surrogate.executors import Executor
 from mpiuq.surrogate.pce import PolynomialChaos, fit_pce
-from mpiuq.surrogate.storage import save_pce
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -50,25 +47,6 @@ class CampaignProgress:
 
 
 ProgressFn = Callable[[CampaignProgress], None]
-
-
-@dataclass(frozen=True, slots=True)
-class CampaignResult:
-    """Everything a campaign computed; the CLI turns it into files, plots and tables."""
-
-    campaign: Campaign
-    observations: Observations
-    surrogate: PolynomialChaos
-    sobol_total: FloatArray
-    grouping: Grouping
-    problem: Problem
-    posterior: Posterior
-    estimates: Estimates
-    predictive: Predictive
-    joint: Posterior | None
-    joint_estimates: Estimates | None
-    design_outputs: FloatArray
-    timings_s: tuple[tuple[str, float], ...]
 
 
 # --- stages -----------------------------------------------------------------------------------
@@ -157,7 +135,7 @@ def run_campaign(
     campaign
         The validated campaign.
     out_dir
-        Folder receiving ``design.h5``, ``surrogate.h5`` and ``posterior.nc``.
+        Folder receiving the design checkpoint ``design.h5``.
     executor
         Where the design runs (default in process); the caller owns it.
     on_progress
@@ -168,8 +146,6 @@ def run_campaign(
     CampaignResult
         Deterministic for a given campaign seed (and design outputs).
     """
-    from mpiuq.calibration.report import inference_data  # arviz import only when needed
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     emit: ProgressFn = on_progress if on_progress is not None else (lambda _p: None)
@@ -202,7 +178,6 @@ def run_campaign(
     lap("design")
 
     pce = fit_surrogate(campaign, x, y, names)
-    save_pce(pce, out / "surrogate.h5")
     emit(CampaignProgress("surrogate", 1, 1, f"{pce.n_terms} terms"))
     lap("surrogate")
 
@@ -250,7 +225,7 @@ def run_campaign(
     emit(CampaignProgress("estimates", 1, 1))
     lap("estimates")
 
-    result = CampaignResult(
+    return CampaignResult(
         campaign,
         obs,
         pce,
@@ -265,10 +240,6 @@ def run_campaign(
         y,
         tuple(timings),
     )
-    idata = inference_data(result)
-    idata.to_netcdf(str(out / "posterior.nc"))
-    lap("posterior_nc")
-    return replace(result, timings_s=tuple(timings))
 
 
 def _sampling_reporter(

@@ -1,4 +1,4 @@
-"""Turn a :class:`~mpiuq.calibration.campaign.CampaignResult` into data for humans and tools.
+"""Turn a :class:`~mpiuq.calibration.campaign_result.CampaignResult` into data for humans and tools.
 
 :func:`inference_data` builds the ArviZ container saved as ``posterior.nc``;
 :func:`summary_dict` builds the JSON-ready ``summary.json`` content. Neither prints
@@ -12,8 +12,8 @@ from typing import Any
 import arviz as az
 import numpy as np
 
-from mpiuq.calibration.campaign import CampaignResult
-from mpiuq.calibration.estimation import Estimates
+from mpiuq.calibration.campaign_result import CampaignResult
+from mpiuq.calibration.estimates import Estimates
 from mpiuq.calibration.posterior import Posterior
 
 

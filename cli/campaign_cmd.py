@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``mpiuq campaign run``."""
+    from mpiuq.calibration.artefacts import write_result_files, write_summary
     from mpiuq.calibration.campaign import run_campaign
     from mpiuq.calibration.config import load_campaign
     from mpiuq.calibration.report import summary_dict
@@ -63,10 +65,11 @@ def run(args: argparse.Namespace) -> int:
     finally:
         bars.close()
         executor.close()
+    t0 = time.perf_counter()
+    write_result_files(result, out)
     summary = summary_dict(result)
+    summary["timings_s"]["result_files"] = round(time.perf_counter() - t0, 3)
     if not args.no_plots:
-        import time
-
         from mpiuq.campaign_plots import write_figures
 
         t0 = time.perf_counter()
@@ -74,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         summary["timings_s"]["plots"] = round(time.perf_counter() - t0, 3)
         summary["figures"] = [f.name for f in figures]
     summary["timings_s"]["total"] = round(sum(summary["timings_s"].values()), 3)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    write_summary(summary, out)
     print(format_table(summary))
     print(f"\nresults in {out}/ (summary.json, posterior.nc, surrogate.h5, design.h5, figures)")
     if not summary["diagnostics"]["converged"]:

@@ -16,7 +16,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-from mpiuq.calibration.campaign import CampaignResult
+from mpiuq.calibration.campaign_result import CampaignResult
 from mpiuq.simulator.parameters import UNITS
 
 

@@ -7,14 +7,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpiuq.calibration.data import (
+from mpiuq.calibration.benchmark_csv import Measurements, read_benchmark_csv
+from mpiuq.calibration.errors import DataError
+from mpiuq.calibration.observations import (
     convert_values,
     filter_replicas,
     select_sizes_per_protocol,
     summarize,
 )
-from mpiuq.calibration.data_io import Measurements, read_benchmark_csv
-from mpiuq.calibration.errors import DataError
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "benchmarks"
 

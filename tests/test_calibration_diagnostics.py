@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from mpiuq.calibration.diagnostics import autocorr_time, ensemble_rhat, ess_bulk, rank_rhat
-from mpiuq.calibration.estimates import hdi, marginal
+from mpiuq.calibration.summaries import hdi, marginal
 
 
 def _ar1(rng: np.random.Generator, phi: float, shape: tuple[int, int, int]) -> np.ndarray:

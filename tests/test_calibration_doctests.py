@@ -8,7 +8,7 @@ import importlib
 import pytest
 
 
-@pytest.mark.parametrize("module", ["data", "grouping", "likelihood", "estimates"])
+@pytest.mark.parametrize("module", ["observations", "grouping", "likelihood", "summaries"])
 def test_docstring_examples(module: str) -> None:
     m = importlib.import_module(f"mpiuq.calibration.{module}")
     result = doctest.testmod(m, optionflags=doctest.NORMALIZE_WHITESPACE)

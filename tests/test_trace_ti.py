@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import gzip
 import re
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -300,9 +299,7 @@ _TI_SETS = (
 )
 def test_real_ti_trace_matches_readme_counts(name: str) -> None:
     d = DATA / name
-    t0 = time.perf_counter()
     t = read_ti(d)
-    elapsed = time.perf_counter() - t0
     counts, follow, flops = _readme_counts(d / "README.md")
     kinds = Counter(OpKind(int(k)).name for k in t.kind)
     for action, n in counts.items():
@@ -315,7 +312,6 @@ def test_real_ti_trace_matches_readme_counts(name: str) -> None:
             flops, rel=1e-3
         )
     assert t.summary().n_uncompleted_requests == 0
-    assert elapsed < 30.0
 
 
 @needs_data

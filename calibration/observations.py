@@ -1,6 +1,6 @@
 """Reduction of measured replicas to the per-size mean and variance of eq. (7).
 
-Pure functions on :class:`~mpiuq.calibration.data_io.Measurements`: unit conversion
+Pure functions on :class:`~mpiuq.calibration.benchmark_csv.Measurements`: unit conversion
 (throughput MB/s = size_bytes / time_us), replicate filters (warm-up iterations,
 burst aggregation), size selection per protocol regime, and the sample statistics.
 """
@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from mpiuq.calibration.benchmark_csv import Measurements, read_benchmark_csv
 from mpiuq.calibration.config import DataSpec
-from mpiuq.calibration.data_io import Measurements, read_benchmark_csv
 from mpiuq.calibration.errors import DataError
 
 #: Unit of each observable, as written in the benchmark CSV.
