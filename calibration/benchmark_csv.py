@@ -1,7 +1,8 @@
-"""Reading the benchmark CSV format ``run,msg_size_bytes,value,unit,benchmark``.
+"""The benchmark CSV format ``run,msg_size_bytes,value,unit,benchmark``: read and write.
 
-This is the file-format edge of the calibration layer: it turns a CSV into plain
-arrays (:class:`Measurements`) and knows nothing about statistics.
+This is the one owner of the format (the files of ``../shared/data/benchmarks`` and
+the synthetic data of ``mpiuq simulate --replicas``): it turns a CSV into plain
+arrays (:class:`Measurements`) and back, and knows nothing about statistics.
 """
 
 from __future__ import annotations
@@ -16,6 +17,12 @@ import numpy.typing as npt
 from mpiuq.calibration.errors import DataError
 
 _COLUMNS = ("run", "msg_size_bytes", "value", "unit", "benchmark")
+
+#: Benchmark label and unit of each simulator benchmark's observable in the CSV.
+BENCHMARK_LABELS: dict[str, tuple[str, str]] = {
+    "pingpong": ("pingpong_half_rtt", "us"),
+    "stream": ("stream_bw", "MB/s"),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,3 +115,21 @@ def read_benchmark_csv(path: str | Path, benchmark: str) -> Measurements:
         units.pop(),
         benchmark,
     )
+
+
+def write_benchmark_csv(path: str | Path, measurements: Measurements) -> int:
+    """Write ``measurements`` as a benchmark CSV (values to 7 significant digits).
+
+    Returns the number of rows written. The file reads back with
+    :func:`read_benchmark_csv` (``measurements.benchmark`` as the label).
+    """
+    with Path(path).open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(_COLUMNS)
+        writer.writerows(
+            (int(r), int(n), f"{v:.7g}", measurements.unit, measurements.benchmark)
+            for r, n, v in zip(
+                measurements.run, measurements.size_bytes, measurements.value, strict=True
+            )
+        )
+    return int(measurements.value.size)

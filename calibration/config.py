@@ -238,11 +238,80 @@ def load_campaign(path: str | Path) -> Campaign:
         If the file cannot be read.
     """
     p = Path(path)
-    try:
-        raw = tomllib.loads(p.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise CampaignError("(file)", str(p), f"valid TOML ({exc})") from exc
+    raw = read_toml(p)
     return parse_campaign(raw, base_dir=p.resolve().parent, source=p.resolve())
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """Parse a TOML file; the one reader of campaign and parameter files.
+
+    Raises
+    ------
+    CampaignError
+        If the file is not UTF-8 text or not valid TOML (names the file).
+    OSError
+        If the file cannot be read.
+    """
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise CampaignError(
+            "(file)", str(path), f"UTF-8 text ({exc.reason} at byte {exc.start})"
+        ) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise CampaignError("(file)", str(path), f"valid TOML ({exc})") from None
+
+
+@dataclass(frozen=True, slots=True)
+class ParameterFile:
+    """Simulator settings from a parameter file (``mpiuq simulate --config``).
+
+    Attributes
+    ----------
+    values
+        ``(name, value)`` of simulator parameters, in the file's order.
+    benchmark, window
+        Benchmark settings of a campaign's ``[simulator]`` table, else None.
+    """
+
+    values: tuple[tuple[str, float | int], ...]
+    benchmark: str | None = None
+    window: int | None = None
+
+
+def load_parameter_file(path: str | Path) -> ParameterFile:
+    """Read simulator settings from a campaign file or a flat parameter table.
+
+    A file with a ``[simulator]`` table is read as a campaign file: its
+    ``benchmark``, ``window`` and ``[simulator.fixed]`` values, validated exactly as
+    :func:`load_campaign` does (the calibrated ranges and other tables are not read).
+    Any other file must be a flat table of ``NAME = VALUE`` simulator parameters.
+
+    Raises
+    ------
+    CampaignError
+        For invalid TOML, unknown names or invalid values (names the key).
+    OSError
+        If the file cannot be read.
+    """
+    raw = read_toml(Path(path))
+    if "simulator" in raw:
+        spec = _parse_simulator(_table(raw, "simulator", required=True))
+        return ParameterFile(spec.fixed, spec.benchmark, spec.window)
+    known = parameter_names()
+    values: list[tuple[str, float | int]] = []
+    for key, value in raw.items():
+        if key not in known:
+            raise CampaignError(
+                key,
+                value,
+                f"a simulator parameter, one of {list(known)} (or a campaign file "
+                "with a [simulator] table)",
+            )
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise CampaignError(key, value, "a number")
+        values.append((key, value))
+    return ParameterFile(tuple(values))
 
 
 def parse_campaign(raw: Mapping[str, Any], base_dir: Path, source: Path | None = None) -> Campaign:

@@ -14,9 +14,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Bayesian calibration and uncertainty quantification of an MPI simulator.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    from mpiuq import campaign_cmd, replay_cmd, simulate, surrogate_cmd, trace_cmd
+    from mpiuq import campaign_cmd, replay_cmd, simulate_cmd, surrogate_cmd, trace_cmd
 
-    for module in (simulate, campaign_cmd, trace_cmd, surrogate_cmd, replay_cmd):
+    for module in (simulate_cmd, campaign_cmd, trace_cmd, surrogate_cmd, replay_cmd):
         module.add_parser(sub)
     return parser
 

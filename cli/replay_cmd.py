@@ -11,19 +11,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 from typing import Any
 
-from mpiuq.simulate import add_param_argument, parse_assignments
+from mpiuq.arguments import add_param_argument, parse_assignments
+from mpiuq.calibration.calibrated import ESTIMATES, load_calibrated
 from mpiuq.simulator.errors import ParameterError, SettingError
 from mpiuq.simulator.network import NETWORK_MODELS
 from mpiuq.simulator.parameters import SimParams
 from mpiuq.simulator.replay import ReplayResult, ReplaySetup, replay
 from mpiuq.simulator.trace import read_trace
-
-ESTIMATES = ("map", "mean")
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -94,44 +92,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.set_defaults(handler=run)
 
 
-def campaign_parameters(path: Path, estimate: str = "map") -> dict[str, float]:
-    """Parameter values of a calibration campaign: its fixed values plus the estimates.
-
-    Parameters
-    ----------
-    path
-        ``results/<campaign>`` or its ``summary.json`` (written by ``mpiuq campaign run``).
-    estimate
-        ``"map"`` or ``"mean"`` of the posterior.
-
-    Raises
-    ------
-    SettingError
-        If the file is missing or lacks the ``parameters`` table or an estimate.
-    """
-    if estimate not in ESTIMATES:
-        raise SettingError(f"estimate {estimate!r} is unknown: expected one of {list(ESTIMATES)}")
-    file = path / "summary.json" if path.is_dir() else path
-    if not file.is_file():
-        raise SettingError(
-            f"campaign summary {file} does not exist: expected results/<campaign>/summary.json "
-            "written by 'mpiuq campaign run'"
-        )
-    data = json.loads(file.read_text())
-    params = data.get("parameters")
-    if not isinstance(params, dict):
-        raise SettingError(f"{file} has no 'parameters' table: is it a campaign summary?")
-    values: dict[str, float] = {
-        str(k): float(v) for k, v in (data.get("fixed") or {}).items() if v is not None
-    }
-    for name, entry in params.items():
-        value = entry.get(estimate) if isinstance(entry, dict) else None
-        if value is None or not math.isfinite(float(value)):
-            raise SettingError(f"{file}: parameter {name} has no finite {estimate!r} estimate")
-        values[str(name)] = float(value)
-    return values
-
-
 def parse_algorithms(items: list[str]) -> tuple[tuple[str, str], ...]:
     """``["allreduce=ring"]`` -> ``(("allreduce", "ring"),)`` (validated by ReplaySetup)."""
     out = []
@@ -147,7 +107,7 @@ def build_params(args: argparse.Namespace) -> SimParams:
     """Defaults, then the campaign's values, then ``--param`` overrides."""
     values: dict[str, Any] = {}
     if args.params is not None:
-        values.update(campaign_parameters(args.params, args.estimate))
+        values.update(load_calibrated(args.params, args.estimate).values())
     values.update(parse_assignments(args.param))
     try:
         return SimParams.from_mapping(values)

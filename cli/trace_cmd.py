@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from mpiuq.simulator.trace import TraceSummary, read_trace
-from mpiuq.trace_synth import add_synth_parser
+from mpiuq.trace_synth_cmd import add_synth_parser
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -1,0 +1,134 @@
+"""``mpiuq simulate``: run the ping-pong or streaming benchmark on the simulator.
+
+Prints a table (default) or JSON, and can write synthetic measurements in the
+benchmark CSV format of ``../shared/data/benchmarks`` so users can see what a
+calibration would learn from a planned measurement campaign.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mpiuq.arguments import add_param_argument, parse_assignments, parse_sizes
+from mpiuq.simulator.benchmarks import BENCHMARKS, BenchmarkResult, simulate_benchmark
+from mpiuq.simulator.errors import SettingError
+from mpiuq.simulator.parameters import SimParams
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register the ``simulate`` sub-command."""
+    p = sub.add_parser(
+        "simulate",
+        help="run ping-pong or streaming benchmarks on the simulator",
+        description="Run a two-rank benchmark program on the simulator, one run per message size.",
+    )
+    p.add_argument(
+        "--benchmark", choices=BENCHMARKS, default=None, help="benchmark (default pingpong)"
+    )
+    p.add_argument(
+        "--sizes", required=True, help="comma-separated message sizes in bytes, e.g. 1,256,4096"
+    )
+    p.add_argument(
+        "--window", type=int, default=None, help="messages per window of the stream benchmark (64)"
+    )
+    add_param_argument(p)
+    p.add_argument(
+        "--config",
+        type=Path,
+        help="TOML file with parameter values: a campaign file ([simulator], [simulator.fixed]) "
+        "or a flat table of NAME = VALUE",
+    )
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--replicas", type=int, help="write this many synthetic measurements per size")
+    p.add_argument(
+        "--noise-cv", type=float, default=0.02, help="coefficient of variation of the noise"
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the synthetic noise")
+    p.add_argument(
+        "--csv", type=Path, help="output CSV of synthetic measurements (needs --replicas)"
+    )
+    p.set_defaults(handler=run)
+
+
+def result_json(result: BenchmarkResult) -> dict[str, Any]:
+    """JSON document of a benchmark result."""
+    rows = []
+    for j, size in enumerate(result.sizes_bytes):
+        ranks = result.decomposition[j]
+        total = {k: ranks[0].as_dict()[k] + ranks[1].as_dict()[k] for k in ranks[0].as_dict()}
+        rows.append(
+            {
+                "size_bytes": size,
+                "time_us": float(result.time_us[j]),
+                "throughput_MBps": float(result.throughput_MBps[j]),
+                "protocol": result.protocols[j],
+                "decomposition": total,
+                "per_rank": [d.as_dict() for d in ranks],
+            }
+        )
+    return {
+        "benchmark": result.benchmark,
+        "window": result.setup.window if result.benchmark == "stream" else None,
+        "params": result.params.as_dict(),
+        "results": rows,
+    }
+
+
+def format_table(result: BenchmarkResult) -> str:
+    """Human-readable table: one line per size, decomposition of rank 0 / rank 1 in us."""
+    head = (
+        f"{'size_B':>10} {'protocol':>10} {'time_us':>10} {'MB/s':>10} | "
+        f"{'rank':>4} {'network':>9} {'stack':>9} {'sync':>9} {'compute':>9}  (us per repetition)"
+    )
+    lines = [
+        f"{result.benchmark}: " + ", ".join(f"{k}={v}" for k, v in result.params.as_dict().items()),
+        head,
+    ]
+    for j, size in enumerate(result.sizes_bytes):
+        for r, d in enumerate(result.decomposition[j]):
+            left = (
+                f"{size:>10} {result.protocols[j]:>10} {result.time_us[j]:>10.3f} {result.throughput_MBps[j]:>10.1f}"
+                if r == 0
+                else " " * 43
+            )
+            lines.append(
+                f"{left} | {r:>4} {d.network_s * 1e6:>9.3f} {d.mpi_stack_s * 1e6:>9.3f} "
+                f"{d.sync_s * 1e6:>9.3f} {d.compute_s * 1e6:>9.3f}"
+            )
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``mpiuq simulate``."""
+    from mpiuq.calibration.benchmark_csv import write_benchmark_csv
+    from mpiuq.calibration.config import ParameterFile, load_parameter_file
+    from mpiuq.calibration.synthetic_data import synthetic_measurements
+
+    config = load_parameter_file(args.config) if args.config is not None else ParameterFile(())
+    values: dict[str, Any] = dict(config.values)
+    values.update(parse_assignments(args.param))
+    params = SimParams.from_mapping(values)
+    benchmark = args.benchmark or config.benchmark or "pingpong"
+    window = args.window if args.window is not None else (config.window or 64)
+    result = simulate_benchmark(benchmark, parse_sizes(args.sizes), params, window)
+    if args.csv is not None or args.replicas is not None:
+        if args.csv is None or args.replicas is None:
+            raise SettingError(
+                "--replicas and --csv go together: give both to write synthetic data"
+            )
+        data = synthetic_measurements(
+            result, args.replicas, args.noise_cv, np.random.default_rng(args.seed)
+        )
+        n_rows = write_benchmark_csv(args.csv, data)
+        print(f"wrote {n_rows} synthetic measurements to {args.csv}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(result_json(result), indent=2))
+    else:
+        print(format_table(result))
+    return 0
