@@ -16,8 +16,6 @@ from mpiuq.calibration.observations import (
     summarize,
 )
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "benchmarks"
-
 
 def _meas(sizes: list[int], values: list[float], runs: list[int] | None = None) -> Measurements:
     r = list(range(len(values))) if runs is None else runs
@@ -118,11 +116,8 @@ def test_csv_reader_selects_label_and_reports_bad_rows(tmp_path: Path) -> None:
         read_benchmark_csv(tmp_path / "h.csv", "x")
 
 
-def test_real_stampede_data_matches_its_readme() -> None:
-    path = DATA / "simgrid_stampede_ib_mvapich2" / "data.csv"
-    if not path.exists():
-        pytest.skip("shared benchmark data not available")
-    m = read_benchmark_csv(path, "pingpong_half_rtt")
+def test_real_stampede_data_matches_its_readme(stampede_csv: Path) -> None:
+    m = read_benchmark_csv(stampede_csv, "pingpong_half_rtt")
     obs = summarize(m, (1, 65626, 989921), "time_us")
     # README table: n, mean half-RTT and sd (printed to 3-4 digits)
     assert obs.n_replicas.tolist() == [1250, 50, 50]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from shared_data import TRACES, needs_traces
 
 from mpiuq.main import main
 from mpiuq.simulator.lowering import UnreplayableTraceError
@@ -21,9 +22,9 @@ from mpiuq.simulator.replay import ReplaySetup, replay
 from mpiuq.simulator.trace import read_trace
 from mpiuq.simulator.trace.ir import ANY_SOURCE, OpKind
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "traces"
+DATA = TRACES
 
-pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data/traces is absent")
+pytestmark = needs_traces
 
 TRACES = [
     "ti_minife_16r/minife_16r.txt",  # -333 any-source receives, partial waitalls

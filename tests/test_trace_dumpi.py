@@ -9,11 +9,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from shared_data import TRACES, needs_traces
 
 from mpiuq.simulator.trace import UNKNOWN_PEER, OpKind, TraceFormatError, read_dumpi
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "traces"
-pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason="shared trace data absent")
+DATA = TRACES
+pytestmark = needs_traces
 
 
 def kinds(t, rank=None) -> Counter[str]:

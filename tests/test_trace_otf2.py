@@ -8,11 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from shared_data import TRACES, needs_traces
 
 from mpiuq.simulator.trace import OpKind, TraceFormatError, read_otf2
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "traces"
-pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason="shared trace data absent")
+DATA = TRACES
+pytestmark = needs_traces
 
 
 def kinds(t) -> Counter[str]:

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from shared_data import TRACES, needs_traces
 
 from mpiuq.simulator.trace import ANY_SOURCE, OpKind, TraceFormatError, read_ti
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "traces"
-needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="shared trace data absent")
+DATA = TRACES
+needs_data = needs_traces
 
 
 def _write(tmp: Path, name: str, text: str) -> Path:
