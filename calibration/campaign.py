@@ -1,4 +1,5 @@
-"""The campaign pipeline: data -> design -> surrogate -> Sobol groups -> MCMC -> estimates.
+"""The campaign pipeline: data -> design -> surrogate -> Sobol groups -> grouped MCMC ->
+local refinement -> simulator-exact posterior -> estimates, predictive, comparison, checks.
 
 Each stage is a function of the immutable :class:`~mpiuq.calibration.config.Campaign`
 and of earlier stages' frozen results. :func:`run_campaign` chains them and returns a
@@ -6,6 +7,10 @@ and of earlier stages' frozen results. :func:`run_campaign` chains them and retu
 the resumable design checkpoint ``design.h5``. It reports progress through a callback,
 prints nothing and draws nothing; :mod:`mpiuq.calibration.artefacts` writes the
 result files.
+
+The numerics run with BLAS and OpenMP pools limited to one thread (threadpoolctl), so
+the least-squares fits, and hence the chains, do not depend on the machine's thread
+count.
 """
 
 from __future__ import annotations
@@ -18,15 +23,25 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from mpiuq.calibration.campaign_result import CampaignResult
+from threadpoolctl import threadpool_limits
+
+from mpiuq.calibration.campaign_result import CampaignResult, VariantResult
+from mpiuq.calibration.checks import KHAT_LIMIT, Check, coverage_threshold
+from mpiuq.calibration.comparison import compare, psis_loo
 from mpiuq.calibration.config import Campaign
-from mpiuq.calibration.estimates import Estimates, estimate, map_from_prior
-from mpiuq.calibration.grouping import Grouping, group_by_sobol, joint_grouping
+from mpiuq.calibration.discrepancy import Discrepancy, regime_discrepancy
+from mpiuq.calibration.estimates import estimate
+from mpiuq.calibration.exact import exact_posterior, surrogate_only
+from mpiuq.calibration.grouping import Grouping, joint_grouping, sensitivity_grouping
+from mpiuq.calibration.likelihood import ModelPredictor
 from mpiuq.calibration.observations import Observations, load_observations
 from mpiuq.calibration.posterior import Posterior, Problem, sample_posterior
 from mpiuq.calibration.predictive import predictive
+from mpiuq.calibration.proposal import evenly, refined_proposal
 from mpiuq.calibration.sampler import SamplerProgress, SamplerSettings
+from mpiuq.calibration.summaries import find_map
 from mpiuq.simulator.benchmarks import BenchmarkModel
+from mpiuq.simulator.parameters import UNITS
 from mpiuq.surrogate.box import ParameterBox
 from mpiuq.surrogate.design_run import load_design_outputs, run_design
 from mpiuq.surrogate.designs import sparse_grid_design
@@ -89,26 +104,54 @@ def fit_surrogate(
     )
 
 
-def problem_for(campaign: Campaign, pce: PolynomialChaos, observations: Observations) -> Problem:
-    """The likelihood inputs: data moments, LOO RMSE, prior box and nominal values."""
+def discrepancy_for(campaign: Campaign, observations: Observations) -> Discrepancy:
+    """The ``[discrepancy]`` model over the campaign's sizes (regimes from its thresholds)."""
+    base = campaign.simulator.base_params()
+    protocols = tuple(base.protocol_of(int(s)) for s in observations.sizes_bytes)
+    d = campaign.discrepancy
+    return regime_discrepancy(protocols, d.model, d.bias_rel, d.sd_rel)
+
+
+def problem_for(
+    campaign: Campaign,
+    pce: PolynomialChaos,
+    observations: Observations,
+    discrepancy: Discrepancy | None = None,
+) -> Problem:
+    """The likelihood inputs: data moments, LOO RMSE, prior box, nominal values, discrepancy."""
     p = campaign.parameters
+    disc = discrepancy if discrepancy is not None else Discrepancy()
     return Problem(
         predictor=pce,
-        names=p.names,
-        lower=np.asarray(p.lower, dtype=np.float64),
-        upper=np.asarray(p.upper, dtype=np.float64),
-        nominal=np.asarray(p.nominal, dtype=np.float64),
+        names=p.names + disc.names,
+        lower=np.concatenate([np.asarray(p.lower, dtype=np.float64), disc.lower]),
+        upper=np.concatenate([np.asarray(p.upper, dtype=np.float64), disc.upper]),
+        nominal=np.concatenate([np.asarray(p.nominal, dtype=np.float64), disc.nominal]),
         data_mean=observations.mean,
         data_var=observations.var,
         loo_rmse=np.asarray(pce.loo_rmse, dtype=np.float64),
+        discrepancy=disc,
     )
 
 
-def grouping_for(campaign: Campaign, sobol_total: FloatArray) -> Grouping:
-    """Stage 4: sensitivity groups (eq. 9), or one joint group."""
+def exact_problem(problem: Problem, model: BenchmarkModel | None) -> Problem:
+    """The same likelihood with the simulator as predictor and no surrogate error term."""
+    if model is None:
+        return problem
+    return replace(problem, predictor=ModelPredictor(model), loo_rmse=np.zeros_like(problem.loo_rmse))
+
+
+def grouping_for(
+    campaign: Campaign, sobol_total: FloatArray, discrepancy: Discrepancy | None = None
+) -> Grouping:
+    """Stage 4: sensitivity groups (eq. 9) dropping no informed parameter, or one joint group."""
+    disc = discrepancy if discrepancy is not None else Discrepancy()
     if campaign.calibration.grouping == "joint":
-        return joint_grouping(*sobol_total.shape)
-    return group_by_sobol(sobol_total, campaign.calibration.sobol_threshold)
+        return joint_grouping(sobol_total.shape[0], sobol_total.shape[1] + disc.dim)
+    extra = np.zeros((sobol_total.shape[0], disc.dim), dtype=bool)
+    for k in range(disc.dim):
+        extra[list(disc.outputs_of(k)), k] = True
+    return sensitivity_grouping(sobol_total, campaign.calibration.sobol_threshold, extra)
 
 
 def sampler_settings(campaign: Campaign) -> SamplerSettings:
@@ -144,9 +187,19 @@ def run_campaign(
     Returns
     -------
     CampaignResult
-        Deterministic for a given campaign seed (and design outputs).
+        Deterministic for a given campaign seed (and design outputs), whatever the
+        number of BLAS threads.
     """
-    out = Path(out_dir)
+    with threadpool_limits(limits=1):
+        return _run(campaign, Path(out_dir), executor, on_progress)
+
+
+def _run(
+    campaign: Campaign,
+    out: Path,
+    executor: Executor | None,
+    on_progress: ProgressFn | None,
+) -> CampaignResult:
     out.mkdir(parents=True, exist_ok=True)
     emit: ProgressFn = on_progress if on_progress is not None else (lambda _p: None)
     timings: list[tuple[str, float]] = []
@@ -181,22 +234,22 @@ def run_campaign(
     emit(CampaignProgress("surrogate", 1, 1, f"{pce.n_terms} terms"))
     lap("surrogate")
 
+    disc = discrepancy_for(campaign, obs)
     sobol = np.asarray(pce.sobol_total(), dtype=np.float64)
-    grouping = grouping_for(campaign, sobol)
-    problem = problem_for(campaign, pce, obs)
+    grouping = grouping_for(campaign, sobol, disc)
+    problem = problem_for(campaign, pce, obs, disc)
     emit(CampaignProgress("sensitivity", 1, 1, f"{len(grouping.groups)} groups"))
     lap("sensitivity")
 
     root = np.random.SeedSequence(campaign.seed)
-    seed_grouped, seed_joint, seed_pred, seed_map = root.spawn(4)
-    if campaign.calibration.nominal_source == "map":
-        x_map, _ = map_from_prior(
-            problem, np.random.default_rng(seed_map), starts=campaign.calibration.map_starts
-        )
+    seed_grouped, seed_map, seed_main, seed_alt = root.spawn(4)
+    c = campaign.calibration
+    if c.nominal_source == "map":
+        x_map, _ = _map_from_prior(problem, np.random.default_rng(seed_map), c.map_starts)
         problem = replace(problem, nominal=x_map)
         emit(CampaignProgress("sensitivity", 1, 1, "nominal values = full-likelihood MAP"))
     settings = sampler_settings(campaign)
-    posterior = sample_posterior(
+    grouped = sample_posterior(
         problem,
         grouping,
         settings,
@@ -205,26 +258,48 @@ def run_campaign(
     )
     lap("sampling")
 
-    joint: Posterior | None = None
-    joint_est: Estimates | None = None
-    if campaign.calibration.compare_joint and campaign.calibration.grouping != "joint":
-        joint = sample_posterior(
-            problem,
-            joint_grouping(*sobol.shape),
-            settings,
-            seed_joint,
-            on_progress=_sampling_reporter("joint", emit, settings),
+    main = _variant(
+        "discrepancy" if disc.enabled else "no discrepancy",
+        campaign, problem, pce, grouped, model, seed_main, emit, lap,
+    )
+    alternatives: tuple[VariantResult, ...] = ()
+    comparison: tuple[dict[str, object], ...] = ()
+    if disc.enabled and campaign.discrepancy.compare:
+        plain = problem_for(campaign, pce, obs)
+        plain = replace(plain, nominal=problem.nominal[: plain.n_model])
+        # the main variant's final local surrogate serves (its box is the wider one)
+        alt = _variant(
+            "no discrepancy", campaign, plain, main.proposal.surrogate, grouped, model,
+            seed_alt, emit, lap, reuse_surrogate=True,
         )
-        lap("joint")
+        alternatives = (alt,)
+        comparison = tuple(
+            compare({main.name: main.exact.loglik, alt.name: alt.exact.loglik})
+        )
+        lap("comparison")
 
-    c = campaign.calibration
-    est = estimate(problem, posterior, c.map_starts, c.unconstrained_sd_ratio)
-    if joint is not None:
-        joint_est = estimate(problem, joint, c.map_starts, c.unconstrained_sd_ratio)
-    pred = predictive(problem, posterior, np.random.default_rng(seed_pred), c.predictive_draws)
+    rng_est = np.random.default_rng(seed_main.spawn(1)[0])
+    target = main.problem.log_posterior()
+    units = tuple(UNITS.get(n, "") for n in main.problem.names)
+    est = estimate(
+        main.exact.draws,
+        main.exact.loglik.sum(axis=1),
+        target,
+        main.problem.names,
+        units,
+        main.problem.lower,
+        main.problem.upper,
+        campaign.exact.map_starts,
+        rng_est,
+    )
+    grouped_flat = grouped.draws.reshape(-1, grouped.draws.shape[-1])
+    sd_exact = np.array([m.sd for m in est.marginals])
+    shift = np.abs(grouped_flat.mean(axis=0) - main.exact.draws.mean(axis=0)) / np.maximum(
+        sd_exact, 1e-300
+    )
     emit(CampaignProgress("estimates", 1, 1))
     lap("estimates")
-
+    checks = _checks(campaign, grouped, main, alternatives, shift)
     return CampaignResult(
         campaign,
         obs,
@@ -232,14 +307,192 @@ def run_campaign(
         sobol,
         grouping,
         problem,
-        posterior,
+        grouped,
+        main,
+        alternatives,
         est,
-        pred,
-        joint,
-        joint_est,
+        shift,
+        comparison,
+        checks,
         y,
         tuple(timings),
     )
+
+
+def _variant(
+    name: str,
+    campaign: Campaign,
+    problem: Problem,
+    pce: PolynomialChaos,
+    grouped: Posterior,
+    model: BenchmarkModel,
+    seed: np.random.SeedSequence,
+    emit: ProgressFn,
+    lap: Callable[[str], None],
+    reuse_surrogate: bool = False,
+) -> VariantResult:
+    """Refine, make exact, predict and score one likelihood variant.
+
+    With ``reuse_surrogate``, ``pce`` is an already refined local chaos: no new rounds.
+    """
+    r, e = campaign.refinement, campaign.exact
+    seed_refine, seed_exact, seed_pred = seed.spawn(3)
+    settings = sampler_settings(campaign)
+    stage = f"refine ({name})"
+    start = grouped.draws.reshape(-1, grouped.draws.shape[-1])
+
+    def report(k: int, p: SamplerProgress) -> None:
+        _sampling_reporter(stage, emit, settings)(k, p)
+
+    proposal = refined_proposal(
+        problem,
+        pce,
+        start,
+        model,
+        settings,
+        seed_refine,
+        rounds=0 if reuse_surrogate else r.rounds,
+        level=r.level if r.level is not None else campaign.surrogate.level,
+        order=r.order if r.order is not None else campaign.surrogate.order,
+        pad=r.pad,
+        target_error_sd=r.target_error_sd,
+        error_draws=r.error_draws,
+        on_progress=report,
+        box_given=reuse_surrogate,
+    )
+    lap(f"refinement ({name})")
+    exact_p = exact_problem(problem, model)
+    target = exact_p.log_posterior()
+    rng = np.random.default_rng(seed_exact)
+    draws = evenly(proposal.draws, e.proposal_draws)
+    if proposal.checked_by == "loo":
+        exact = surrogate_only(proposal.problem.log_posterior(), draws, e.draws, rng)
+    else:
+        logq = proposal.problem.log_posterior()(draws)
+        exact = exact_posterior(target, draws, logq, e.draws, e.move_steps, rng)
+    emit(CampaignProgress("exact", 1, 1, name))
+    prior_model = model if model is not None else pce.predict
+    pred = predictive(
+        exact_p,
+        exact,
+        prior_model,
+        np.random.default_rng(seed_pred),
+        campaign.calibration.predictive_draws,
+    )
+    loo = psis_loo(exact.loglik)
+    lap(f"exact ({name})")
+    return VariantResult(name, exact_p, proposal, exact, pred, loo)
+
+
+def _checks(
+    campaign: Campaign,
+    grouped: Posterior,
+    main: VariantResult,
+    alternatives: tuple[VariantResult, ...],
+    shift: FloatArray,
+) -> tuple[Check, ...]:
+    t = campaign.checks
+    stages = [grouped.converged, main.proposal.posterior.converged]
+    stages += [a.proposal.posterior.converged for a in alternatives]
+    out = [
+        Check(
+            "mcmc_converged",
+            all(stages),
+            "fail",
+            None,
+            None,
+            "every surrogate MCMC stage met its R-hat/ESS targets"
+            if all(stages)
+            else "an MCMC stage did not meet its R-hat/ESS targets within max_steps",
+        )
+    ]
+    check = main.proposal.check
+    worst = check.worst_sd
+    by = main.proposal.checked_by
+    out.append(
+        Check(
+            "surrogate_error",
+            worst <= t.max_surrogate_error_sd and by == "simulator",
+            # with a simulator the posterior is made exact (judged by importance_sampling);
+            # without one the surrogate's posterior is the answer
+            "warn" if by == "simulator" else "fail",
+            worst,
+            t.max_surrogate_error_sd,
+            f"largest RMS surrogate error at posterior draws: {worst:.3g} data sd"
+            + ("" if by == "simulator" else " (LOO only: no simulator to check the posterior)"),
+        )
+    )
+    w = main.exact.weights
+    if w is None:
+        out.append(
+            Check(
+                "importance_sampling", False, "fail", None, t.max_khat,
+                "no simulator: the posterior is the surrogate's, not made exact",
+            )
+        )
+    else:
+        ok = w.khat <= t.max_khat and w.ess >= t.min_ess
+        out.append(
+            Check(
+                "importance_sampling",
+                ok,
+                "fail",
+                w.khat,
+                t.max_khat,
+                f"simulator/surrogate importance weights: Pareto k-hat {w.khat:.2f} "
+                f"(<= {t.max_khat}), ESS {w.ess:.0f} (>= {t.min_ess:.0f})",
+            )
+        )
+    n = main.predictive.inside.size
+    need = coverage_threshold(n, t.coverage_alpha)
+    got = main.predictive.n_inside
+    out.append(
+        Check(
+            "predictive_coverage",
+            got >= need,
+            "fail",
+            float(got),
+            float(need),
+            f"data inside the 90% simulator-predictive band at {got} of {n} sizes "
+            f"(at least {need} expected)"
+            + ("" if got >= need else ": model-form error; consider [discrepancy] model = 'regime'"),
+        )
+    )
+    worst_shift = float(np.max(shift))
+    out.append(
+        Check(
+            "grouped_vs_exact",
+            worst_shift <= t.max_grouped_shift_sd,
+            "warn",
+            worst_shift,
+            t.max_grouped_shift_sd,
+            f"grouped (eq. 9) surrogate posterior means within {worst_shift:.2g} posterior sd "
+            "of the exact posterior's",
+        )
+    )
+    kmax = float(np.max(main.loo.pareto_k))
+    out.append(
+        Check(
+            "loo_reliable",
+            kmax <= KHAT_LIMIT,
+            "warn",
+            kmax,
+            KHAT_LIMIT,
+            f"largest pointwise PSIS-LOO k-hat {kmax:.2f}",
+        )
+    )
+    return tuple(out)
+
+
+def _map_from_prior(
+    problem: Problem, rng: np.random.Generator, starts: int, n_prior: int = 4000
+) -> tuple[FloatArray, float]:
+    """MAP of the full surrogate log-posterior from the best prior draws (nominal values)."""
+    full = problem.log_posterior()
+    x = rng.uniform(problem.lower, problem.upper, size=(n_prior, problem.lower.size))
+    lp = full(x)
+    best = x[np.argsort(lp)[::-1][:starts]]
+    return find_map(full, best, problem.lower, problem.upper)
 
 
 def _sampling_reporter(

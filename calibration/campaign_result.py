@@ -3,24 +3,80 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from mpiuq.calibration.checks import Check
+from mpiuq.calibration.comparison import Loo
 from mpiuq.calibration.config import Campaign
 from mpiuq.calibration.estimates import Estimates
+from mpiuq.calibration.exact import ExactPosterior
 from mpiuq.calibration.grouping import Grouping
 from mpiuq.calibration.observations import Observations
 from mpiuq.calibration.posterior import Posterior, Problem
 from mpiuq.calibration.predictive import Predictive
+from mpiuq.calibration.proposal import Proposal
 from mpiuq.surrogate.pce import PolynomialChaos
 
 FloatArray = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True, slots=True)
+class VariantResult:
+    """One likelihood variant (with or without discrepancy) calibrated end to end.
+
+    Attributes
+    ----------
+    name
+        ``"discrepancy"`` or ``"no discrepancy"``.
+    problem
+        The exact problem: simulator predictor, prior box, data, discrepancy.
+    proposal
+        The refined surrogate posterior and the surrogate check at it.
+    exact
+        Posterior draws of the simulator's likelihood.
+    predictive
+        Simulator-computed prior and posterior predictive.
+    loo
+        PSIS-LOO of the pointwise log-likelihood.
+    """
+
+    name: str
+    problem: Problem
+    proposal: Proposal
+    exact: ExactPosterior
+    predictive: Predictive
+    loo: Loo
+
+
+@dataclass(frozen=True, slots=True)
 class CampaignResult:
-    """Everything a campaign computed; the CLI turns it into files, plots and tables."""
+    """Everything a campaign computed; the CLI turns it into files, plots and tables.
+
+    Attributes
+    ----------
+    surrogate, sobol_total, grouping
+        The global chaos over the prior, its total Sobol indices and the groups of eq. (9).
+    problem
+        The global-surrogate problem the grouped posterior was sampled on.
+    posterior
+        The grouped (eq. 9) posterior on the global surrogate (the paper's method), kept
+        for the comparison with the exact posterior.
+    main
+        The campaign's model (discrepancy as configured), refined and exact.
+    alternatives
+        Variants fitted for the model comparison (the model without discrepancy).
+    estimates
+        Estimates of ``main``.
+    grouped_shift_sd
+        Per parameter: ``|grouped mean - exact mean| / exact sd``.
+    comparison
+        Rows of the PSIS-LOO comparison of ``main`` and ``alternatives`` (empty if none).
+    checks
+        The honesty checks (:mod:`~mpiuq.calibration.checks`).
+    """
 
     campaign: Campaign
     observations: Observations
@@ -29,9 +85,16 @@ class CampaignResult:
     grouping: Grouping
     problem: Problem
     posterior: Posterior
+    main: VariantResult
+    alternatives: tuple[VariantResult, ...]
     estimates: Estimates
-    predictive: Predictive
-    joint: Posterior | None
-    joint_estimates: Estimates | None
+    grouped_shift_sd: FloatArray
+    comparison: tuple[dict[str, Any], ...]
+    checks: tuple[Check, ...]
     design_outputs: FloatArray
     timings_s: tuple[tuple[str, float], ...]
+
+    @property
+    def predictive(self) -> Predictive:
+        """The main variant's predictive."""
+        return self.main.predictive

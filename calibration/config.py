@@ -11,6 +11,10 @@ The key names of the campaign file are a contract shared with users::
     [surrogate]            # level, order
     [calibration]          # grouping, sobol_threshold, walkers, steps, burn, targets, ...
     [calibration.nominal]  # optional nominal values of calibrated parameters
+    [refinement]           # optional: local surrogate refinement around the posterior
+    [exact]                # optional: simulator-exact posterior (importance weights + moves)
+    [discrepancy]          # optional: per-regime model discrepancy, model comparison
+    [checks]               # optional: thresholds of the honesty checks
     [executor]             # optional: workers, scheduler
 
 Every invalid key raises :class:`~mpiuq.calibration.errors.CampaignError` naming the
@@ -43,6 +47,10 @@ _TOP_KEYS = (
     "data",
     "surrogate",
     "calibration",
+    "refinement",
+    "exact",
+    "discrepancy",
+    "checks",
     "executor",
 )
 
@@ -174,15 +182,11 @@ class CalibrationSpec:
         nominal values of parameters its outputs depend on only weakly.
     moves
         emcee proposal: ``"stretch"`` or ``"de"`` (differential evolution + snooker).
-    compare_joint
-        Also run the joint sampler and report its marginals next to the grouped ones.
     map_starts
-        Number of best posterior samples used as starts of the MAP optimisation.
-    unconstrained_sd_ratio
-        A sampled parameter whose posterior sd exceeds this fraction of its prior sd
-        is reported as unconstrained.
+        Number of best posterior samples used as starts of the MAP optimisation before
+        sampling (``nominal_source = "map"``).
     predictive_draws
-        Posterior draws used for the posterior predictive.
+        Prior draws used for the prior predictive.
     """
 
     grouping: str = "sobol"
@@ -196,10 +200,106 @@ class CalibrationSpec:
     target_ess: float = 400.0
     nominal_source: str = "config"
     moves: str = "stretch"
-    compare_joint: bool = False
     map_starts: int = 5
-    unconstrained_sd_ratio: float = 0.8
     predictive_draws: int = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class RefinementSpec:
+    """Local refinement of the surrogate where the posterior lies (``[refinement]``).
+
+    Attributes
+    ----------
+    rounds
+        At most this many local designs (0: the global surrogate is the proposal).
+    level, order
+        Sparse-grid level and chaos order of every local design (default: ``[surrogate]``'s).
+    pad
+        The local box is the posterior's 0.5-99.5% range widened by ``pad`` times its
+        width on each side, within the prior.
+    target_error_sd
+        Refinement stops once the surrogate's RMS error at posterior draws is at most this
+        many data standard deviations at every output.
+    error_draws
+        Posterior draws at which the simulator checks the surrogate in every round.
+    """
+
+    rounds: int = 2
+    level: int | None = None
+    order: int | None = None
+    pad: float = 0.5
+    target_error_sd: float = 0.25
+    error_draws: int = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class ExactSpec:
+    """The simulator-exact posterior (``[exact]``): importance weights, then moves.
+
+    Attributes
+    ----------
+    draws
+        Final posterior draws (resampled from the surrogate draws by their weights).
+    proposal_draws
+        Surrogate posterior draws weighted by the simulator's likelihood.
+    move_steps
+        Differential-evolution Metropolis steps of every draw on the simulator's posterior.
+    map_starts
+        Starts of the multi-start MAP search on the simulator's posterior.
+    """
+
+    draws: int = 2000
+    proposal_draws: int = 4000
+    move_steps: int = 20
+    map_starts: int = 6
+
+
+@dataclass(frozen=True, slots=True)
+class DiscrepancySpec:
+    """Model discrepancy per protocol regime (``[discrepancy]``, :mod:`.discrepancy`).
+
+    Attributes
+    ----------
+    model
+        ``"none"`` or ``"regime"``.
+    bias_rel
+        Half-width of the uniform prior of each regime's relative bias (0: no bias term).
+    sd_rel
+        Upper bound of the uniform prior of each regime's relative model-error sd.
+    compare
+        Also calibrate the model without discrepancy and compare both by PSIS-LOO.
+    """
+
+    model: str = "none"
+    bias_rel: float = 0.0
+    sd_rel: float = 0.2
+    compare: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ChecksSpec:
+    """Thresholds of the checks a campaign must pass (``[checks]``, :mod:`.checks`).
+
+    Attributes
+    ----------
+    max_surrogate_error_sd
+        Largest RMS surrogate error at posterior draws, in data standard deviations.
+    max_khat
+        Largest Pareto k-hat of the importance weights (Vehtari et al. 2024: 0.7).
+    min_ess
+        Smallest effective sample size of the importance weights.
+    max_grouped_shift_sd
+        Grouped and exact posterior means may differ by this many posterior sd (warning).
+    coverage_alpha
+        The predictive check fails when fewer data fall inside their 90% predictive band
+        than the ``coverage_alpha`` quantile of Binomial(n_sizes, 0.9).
+    """
+
+    max_surrogate_error_sd: float = 1.0
+    max_khat: float = 0.7
+    min_ess: float = 100.0
+    max_grouped_shift_sd: float = 0.5
+    coverage_alpha: float = 0.01
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,6 +323,10 @@ class Campaign:
     calibration: CalibrationSpec
     executor: ExecutorSpec
     source: Path | None = None
+    refinement: RefinementSpec = RefinementSpec()
+    exact: ExactSpec = ExactSpec()
+    discrepancy: DiscrepancySpec = DiscrepancySpec()
+    checks: ChecksSpec = ChecksSpec()
 
 
 def load_campaign(path: str | Path) -> Campaign:
@@ -342,7 +446,19 @@ def parse_campaign(raw: Mapping[str, Any], base_dir: Path, source: Path | None =
     calibration = _parse_calibration(_table(raw, "calibration"), parameters)
     executor = _parse_executor(_table(raw, "executor"))
     return Campaign(
-        name, seed, simulator, parameters, data, surrogate, calibration, executor, source
+        name,
+        seed,
+        simulator,
+        parameters,
+        data,
+        surrogate,
+        calibration,
+        executor,
+        source,
+        refinement=_parse_refinement(_table(raw, "refinement")),
+        exact=_parse_exact(_table(raw, "exact")),
+        discrepancy=_parse_discrepancy(_table(raw, "discrepancy")),
+        checks=_parse_checks(_table(raw, "checks")),
     )
 
 
@@ -506,9 +622,7 @@ def _parse_calibration(t: Mapping[str, Any], parameters: ParameterSpec) -> Calib
         "target_ess",
         "nominal_source",
         "moves",
-        "compare_joint",
         "map_starts",
-        "unconstrained_sd_ratio",
         "predictive_draws",
         "nominal",
     )
@@ -546,12 +660,85 @@ def _parse_calibration(t: Mapping[str, Any], parameters: ParameterSpec) -> Calib
         target_ess=_float(t, "target_ess", p, d.target_ess, lo=1.0, hi=1e7),
         nominal_source=nominal_source,
         moves=moves,
-        compare_joint=_bool(t, "compare_joint", p, d.compare_joint),
         map_starts=_int(t, "map_starts", p, minimum=1, default=d.map_starts),
-        unconstrained_sd_ratio=_float(
-            t, "unconstrained_sd_ratio", p, d.unconstrained_sd_ratio, lo=0.0, hi=1.0
-        ),
         predictive_draws=_int(t, "predictive_draws", p, minimum=10, default=d.predictive_draws),
+    )
+
+
+# --- honest-calibration sections (refinement, exact posterior, discrepancy, checks) ----------
+
+
+def _parse_refinement(t: Mapping[str, Any]) -> RefinementSpec:
+    p = "refinement."
+    _check_keys(p, t, ("rounds", "level", "order", "pad", "target_error_sd", "error_draws"))
+    d = RefinementSpec()
+    level = t.get("level")
+    order = t.get("order")
+    return RefinementSpec(
+        rounds=_int(t, "rounds", p, minimum=0, default=d.rounds, maximum=10),
+        level=None if level is None else _int(t, "level", p, minimum=1, maximum=8),
+        order=None if order is None else _int(t, "order", p, minimum=1, maximum=10),
+        pad=_float(t, "pad", p, d.pad, lo=0.0, hi=10.0),
+        target_error_sd=_float(t, "target_error_sd", p, d.target_error_sd, lo=1e-6, hi=100.0),
+        error_draws=_int(t, "error_draws", p, minimum=10, default=d.error_draws, maximum=10**6),
+    )
+
+
+def _parse_exact(t: Mapping[str, Any]) -> ExactSpec:
+    p = "exact."
+    _check_keys(p, t, ("draws", "proposal_draws", "move_steps", "map_starts"))
+    d = ExactSpec()
+    draws = _int(t, "draws", p, minimum=100, default=d.draws, maximum=10**6)
+    return ExactSpec(
+        draws=draws,
+        proposal_draws=_int(
+            t, "proposal_draws", p, minimum=draws, default=max(d.proposal_draws, draws),
+            maximum=10**7,
+        ),
+        move_steps=_int(t, "move_steps", p, minimum=0, default=d.move_steps, maximum=10**5),
+        map_starts=_int(t, "map_starts", p, minimum=2, default=d.map_starts, maximum=100),
+    )
+
+
+def _parse_discrepancy(t: Mapping[str, Any]) -> DiscrepancySpec:
+    from mpiuq.calibration.discrepancy import DISCREPANCY_MODELS
+
+    p = "discrepancy."
+    _check_keys(p, t, ("model", "bias_rel", "sd_rel", "compare"))
+    d = DiscrepancySpec()
+    model = t.get("model", d.model)
+    if model not in DISCREPANCY_MODELS:
+        raise CampaignError("discrepancy.model", model, f"one of {list(DISCREPANCY_MODELS)}")
+    bias = _float(t, "bias_rel", p, d.bias_rel, lo=0.0, hi=1.0)
+    sd = _float(t, "sd_rel", p, d.sd_rel, lo=0.0, hi=10.0)
+    if model == "regime" and bias == 0.0 and sd == 0.0:
+        raise CampaignError(
+            "discrepancy.sd_rel", sd, "> 0 (or discrepancy.bias_rel > 0) with model = 'regime'"
+        )
+    return DiscrepancySpec(model, bias, sd, _bool(t, "compare", p, d.compare))
+
+
+def _parse_checks(t: Mapping[str, Any]) -> ChecksSpec:
+    p = "checks."
+    keys = (
+        "max_surrogate_error_sd",
+        "max_khat",
+        "min_ess",
+        "max_grouped_shift_sd",
+        "coverage_alpha",
+    )
+    _check_keys(p, t, keys)
+    d = ChecksSpec()
+    return ChecksSpec(
+        max_surrogate_error_sd=_float(
+            t, "max_surrogate_error_sd", p, d.max_surrogate_error_sd, lo=1e-6, hi=1e3
+        ),
+        max_khat=_float(t, "max_khat", p, d.max_khat, lo=0.0, hi=10.0),
+        min_ess=_float(t, "min_ess", p, d.min_ess, lo=1.0, hi=1e7),
+        max_grouped_shift_sd=_float(
+            t, "max_grouped_shift_sd", p, d.max_grouped_shift_sd, lo=0.0, hi=1e3
+        ),
+        coverage_alpha=_float(t, "coverage_alpha", p, d.coverage_alpha, lo=0.0, hi=0.5),
     )
 
 

@@ -1,4 +1,9 @@
-"""Per-parameter estimates from combined posterior draws: MAP, marginal summaries."""
+"""Per-parameter estimates from the exact posterior draws: median, mean, sd, HDI, mode.
+
+The median and the 90% highest-density interval are the primary report (they are
+invariant to where a ridge is cut); the MAP is reported only where the multi-start
+search of :mod:`~mpiuq.calibration.mode` finds a unique mode.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from mpiuq.calibration.posterior import Posterior, Problem
-from mpiuq.calibration.summaries import Marginal, find_map, marginal
+from mpiuq.calibration.identifiability import Identifiability, analyse
+from mpiuq.calibration.likelihood import LogPosterior
+from mpiuq.calibration.mode import ModeSearch, search_mode
+from mpiuq.calibration.summaries import Marginal, marginal
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -19,66 +26,62 @@ class Estimates:
 
     Attributes
     ----------
-    map
-        Maximum a posteriori point of the full likelihood (all parameters, all outputs),
-        shape (dim,).
-    map_log_post
-        Log-posterior at ``map`` (up to a constant).
+    median
+        Posterior median of every parameter, shape (dim,).
     marginals
         Mean, sd and 90% HDI of every parameter.
-    constrained
-        Whether the data constrain each parameter: it was sampled in some group and its
-        posterior sd is below ``sd_ratio`` times its prior sd.
+    mode
+        The multi-start mode search (``mode.unique`` says whether a MAP exists).
+    identifiability
+        Information per parameter, identified combinations, eigen-directions.
     """
 
-    map: FloatArray
-    map_log_post: float
+    median: FloatArray
     marginals: tuple[Marginal, ...]
-    constrained: tuple[bool, ...]
+    mode: ModeSearch
+    identifiability: Identifiability
+
+    @property
+    def map(self) -> FloatArray | None:
+        """The MAP point if the mode is unique, else None."""
+        return self.mode.best if self.mode.unique else None
 
 
 def estimate(
-    problem: Problem, posterior: Posterior, map_starts: int = 5, sd_ratio: float = 0.8
+    draws: FloatArray,
+    loglik: FloatArray,
+    target: LogPosterior,
+    names: tuple[str, ...],
+    units: tuple[str, ...],
+    lower: FloatArray,
+    upper: FloatArray,
+    map_starts: int,
+    rng: np.random.Generator,
 ) -> Estimates:
-    """MAP by bounded L-BFGS-B from the best combined draws, and marginal summaries.
+    """Marginal summaries, identifiability and a multi-start mode search.
 
     Parameters
     ----------
-    problem
-        Surrogate, priors and data; the MAP maximises the full log-posterior.
-    posterior
-        Combined draws of :func:`~mpiuq.calibration.posterior.sample_posterior`.
+    draws
+        Posterior draws (full vectors), shape (n, dim).
+    loglik
+        Their log-likelihood (summed over outputs), shape (n,); picks the best starts.
+    target
+        The log-posterior the mode search maximises (the simulator's).
+    names, units
+        Parameter names and units.
+    lower, upper
+        Prior bounds.
     map_starts
-        Number of best draws (under the full log-posterior) used as starts.
-    sd_ratio
-        Threshold of posterior sd / prior sd (uniform prior sd = width / sqrt(12))
-        above which a sampled parameter is reported as unconstrained.
+        Starts of the mode search: half the best draws, half random draws.
+    rng
+        Random starts and the prior draws of the identifiability analysis.
     """
-    full = problem.log_posterior()
-    flat = posterior.draws.reshape(-1, posterior.draws.shape[-1])
-    lp = full(flat)
-    best = flat[np.argsort(lp)[::-1][:map_starts]]
-    x_map, lp_map = find_map(full, best, problem.lower, problem.upper)
-    marginals = tuple(marginal(flat[:, j]) for j in range(flat.shape[1]))
-    prior_sd = (problem.upper - problem.lower) / np.sqrt(12.0)
-    sampled = {j for g in posterior.groups for j in g.parameters}
-    constrained = tuple(
-        bool(j in sampled and marginals[j].sd < sd_ratio * prior_sd[j])
-        for j in range(flat.shape[1])
-    )
-    return Estimates(x_map, lp_map, marginals, constrained)
-
-
-def map_from_prior(
-    problem: Problem, rng: np.random.Generator, n_prior: int = 4000, starts: int = 5
-) -> tuple[FloatArray, float]:
-    """MAP of the full log-posterior, started from the best of ``n_prior`` prior draws.
-
-    Used before sampling as nominal values of the parameters outside each group
-    (``nominal_source = "map"``).
-    """
-    full = problem.log_posterior()
-    x = rng.uniform(problem.lower, problem.upper, size=(n_prior, problem.lower.size))
-    lp = full(x)
-    best = x[np.argsort(lp)[::-1][:starts]]
-    return find_map(full, best, problem.lower, problem.upper)
+    marginals = tuple(marginal(draws[:, j]) for j in range(draws.shape[1]))
+    ident = analyse(draws, names, units, lower, upper, rng)
+    best = np.argsort(loglik)[::-1][: max(1, map_starts // 2)]
+    rand = rng.choice(draws.shape[0], size=map_starts - best.size, replace=False)
+    starts = draws[np.concatenate([best, rand])]
+    sd = np.array([m.sd for m in marginals])
+    mode = search_mode(target, starts, lower, upper, sd)
+    return Estimates(np.median(draws, axis=0), marginals, mode, ident)

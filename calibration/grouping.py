@@ -3,6 +3,12 @@
 An output depends on a parameter when its total Sobol index exceeds a threshold.
 Groups are the connected components of the bipartite outputs-parameters graph;
 each group is later sampled with only its own outputs in the likelihood.
+
+:func:`sensitivity_grouping` is the campaign's grouping: a parameter below the
+threshold for every output is not dropped but joins the group of the output it
+influences most (a weak influence can still be constrained by precise data), and
+discrepancy parameters join the group of the outputs of their regime. Only a
+parameter with no influence at all (Sobol index 0 everywhere) keeps its prior.
 """
 
 from __future__ import annotations
@@ -79,8 +85,71 @@ def group_by_sobol(sobol_total: npt.ArrayLike, threshold: float) -> Grouping:
         )
     if not 0.0 <= threshold < 1.0:
         raise SamplerError(f"sobol_threshold={threshold!r} is invalid: expected 0 <= t < 1")
-    n_out, n_par = s.shape
+    return group_by_edges(s > threshold)
+
+
+def sensitivity_grouping(
+    sobol_total: npt.ArrayLike,
+    threshold: float,
+    extra_edges: npt.ArrayLike | None = None,
+) -> Grouping:
+    """Groups of eq. (9) that drop no parameter the data can inform.
+
+    Parameters
+    ----------
+    sobol_total
+        Total Sobol indices of the model parameters, shape (n_outputs, n_parameters).
+    threshold
+        Output ``i`` depends on parameter ``j`` when ``sobol_total[i, j] > threshold``.
+    extra_edges
+        Dependencies of further (discrepancy) parameters, boolean (n_outputs, n_extra);
+        their columns follow the model parameters'.
+
+    Returns
+    -------
+    Grouping
+        As :func:`group_by_sobol`, except that a model parameter above the threshold for
+        no output is linked to the output with its largest index (if that index is > 0).
+
+    Examples
+    --------
+    >>> s = np.array([[0.9, 0.01], [0.0, 0.03]])
+    >>> [g.parameters for g in sensitivity_grouping(s, 0.05).groups]
+    [(0,), (1,)]
+    """
+    s = np.asarray(sobol_total, dtype=np.float64)
+    if s.ndim != 2 or s.size == 0 or not np.all(np.isfinite(s)):
+        raise SamplerError(
+            f"Sobol matrix of shape {s.shape} is invalid: expected a finite "
+            "(n_outputs, n_parameters) array"
+        )
+    if not 0.0 <= threshold < 1.0:
+        raise SamplerError(f"sobol_threshold={threshold!r} is invalid: expected 0 <= t < 1")
     edges = s > threshold
+    for j in range(s.shape[1]):
+        if not edges[:, j].any() and s[:, j].max() > 0.0:
+            edges[int(np.argmax(s[:, j])), j] = True
+    if extra_edges is not None:
+        extra = np.asarray(extra_edges, dtype=bool)
+        if extra.ndim != 2 or extra.shape[0] != s.shape[0]:
+            raise SamplerError(
+                f"extra dependencies of shape {extra.shape} are invalid: expected "
+                f"({s.shape[0]}, n_extra)"
+            )
+        edges = np.concatenate([edges, extra], axis=1)
+    return group_by_edges(edges)
+
+
+def group_by_edges(edges: npt.ArrayLike) -> Grouping:
+    """Connected components of the bipartite graph given by a boolean dependency matrix.
+
+    Parameters
+    ----------
+    edges
+        ``edges[i, j]``: output ``i`` depends on parameter ``j``, shape (n_outputs, n_parameters).
+    """
+    edges = np.asarray(edges, dtype=bool)
+    n_out, n_par = edges.shape
     # union-find over nodes 0..n_out-1 (outputs) and n_out..n_out+n_par-1 (parameters)
     parent = list(range(n_out + n_par))
 

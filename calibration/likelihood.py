@@ -1,7 +1,10 @@
-"""Gaussian likelihood (eq. 7) with surrogate-error inflation and uniform priors (eq. 6).
+"""Gaussian likelihood (eq. 7) with surrogate-error inflation, optional model discrepancy
+(:mod:`~mpiuq.calibration.discrepancy`) and uniform priors (eq. 6).
 
 The log-posterior is vectorized: it takes many parameter vectors at once, as
-emcee's ``vectorize=True`` expects, and evaluates the surrogate once per call.
+emcee's ``vectorize=True`` expects, and evaluates the predictor (surrogate or
+simulator) once per call. A parameter vector holds the ``n_model`` inputs of the
+predictor followed by the discrepancy parameters.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from mpiuq.calibration.discrepancy import Discrepancy
 from mpiuq.calibration.errors import SamplerError
 
 FloatArray = npt.NDArray[np.float64]
@@ -23,6 +27,41 @@ class Predictor(Protocol):
     def predict(self, x: npt.ArrayLike) -> FloatArray:
         """Outputs at parameter vectors ``x`` of shape (n, dim)."""
         ...
+
+
+class ModelPredictor:
+    """Wrap a batch model ``f(X) -> Y`` (e.g. a ``BenchmarkModel``) as a :class:`Predictor`."""
+
+    def __init__(self, model: object) -> None:
+        if not callable(model):
+            raise SamplerError(f"model {model!r} is invalid: expected a callable f(X) -> Y")
+        self.model = model
+
+    def predict(self, x: npt.ArrayLike) -> FloatArray:
+        """Model outputs at ``x`` (n, dim), shape (n, n_out)."""
+        out = self.model(np.atleast_2d(np.asarray(x, dtype=np.float64)))  # type: ignore[operator]
+        return np.asarray(out, dtype=np.float64)
+
+
+def gaussian_pointwise(pred: FloatArray, mean: FloatArray, var: npt.ArrayLike) -> FloatArray:
+    """Log density of every output: ``-((mu - f)^2 / v + log(2 pi v)) / 2``.
+
+    Parameters
+    ----------
+    pred
+        Model means, shape (n, n_out).
+    mean
+        Data means, shape (n_out,).
+    var
+        Variances, shape (n_out,) or (n, n_out), all > 0.
+
+    Returns
+    -------
+    ndarray
+        Shape (n, n_out).
+    """
+    v = np.asarray(var, dtype=np.float64)
+    return np.asarray(-0.5 * ((pred - mean) ** 2 / v + np.log(2.0 * np.pi * v)), dtype=np.float64)
 
 
 def gaussian_loglik(pred: FloatArray, mean: FloatArray, var: FloatArray) -> FloatArray:
@@ -63,7 +102,7 @@ class LogPosterior:
     Attributes
     ----------
     predictor
-        Surrogate (or model) over the full parameter vector.
+        Surrogate (or model) over the first ``n_model`` entries of the parameter vector.
     data_mean
         ``mu_i`` of the selected outputs, shape (n_sel,).
     var_total
@@ -76,6 +115,10 @@ class LogPosterior:
         Full parameter vector used for the parameters not sampled, shape (dim,).
     lower, upper
         Prior bounds of the sampled parameters, shape (len(columns),).
+    n_model
+        Inputs of the predictor (the rest of the vector are discrepancy parameters).
+    discrepancy
+        The discrepancy model over all outputs (none by default).
     """
 
     predictor: Predictor
@@ -86,6 +129,8 @@ class LogPosterior:
     nominal: FloatArray
     lower: FloatArray
     upper: FloatArray
+    n_model: int
+    discrepancy: Discrepancy
 
     @property
     def dim(self) -> int:
@@ -103,14 +148,32 @@ class LogPosterior:
         """Whether every row lies inside the prior box (bounds included)."""
         return np.all((theta >= self.lower) & (theta <= self.upper), axis=-1)
 
+    def pointwise(self, full: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """Pointwise log-likelihood and predictor outputs at full parameter vectors.
+
+        Parameters
+        ----------
+        full
+            Full parameter vectors (model inputs then discrepancy), shape (n, n_params).
+
+        Returns
+        -------
+        (loglik, f)
+            ``loglik`` of the selected outputs, shape (n, n_sel); ``f`` the predictor's
+            outputs at every output, shape (n, n_out).
+        """
+        f = np.asarray(self.predictor.predict(full[:, : self.n_model]), dtype=np.float64)
+        sel = f[:, list(self.outputs)]
+        mean, dvar = self.discrepancy.mean_and_var(sel, full[:, self.n_model :], self.outputs)
+        return gaussian_pointwise(mean, self.data_mean, self.var_total + dvar), f
+
     def __call__(self, theta: npt.ArrayLike) -> FloatArray:
         """Log-posterior (up to a constant) of every row of ``theta`` (n, dim), shape (n,)."""
         t = np.atleast_2d(np.asarray(theta, dtype=np.float64))
         logp = np.full(t.shape[0], -np.inf)
         inside = self.in_box(t)
         if inside.any():
-            pred = np.asarray(self.predictor.predict(self.full(t[inside])), dtype=np.float64)
-            ll = gaussian_loglik(pred[:, list(self.outputs)], self.data_mean, self.var_total)
+            ll = self.pointwise(self.full(t[inside]))[0].sum(axis=1)
             logp[inside] = np.where(np.isfinite(ll), ll, -np.inf)
         return logp
 
@@ -125,6 +188,7 @@ def make_log_posterior(
     nominal: npt.ArrayLike,
     columns: tuple[int, ...] | None = None,
     outputs: tuple[int, ...] | None = None,
+    discrepancy: Discrepancy | None = None,
 ) -> LogPosterior:
     """Build the log-posterior of eq. (6)-(7) for one group (eq. 9) or all parameters.
 
@@ -139,11 +203,14 @@ def make_log_posterior(
         Leave-one-out RMSE of the surrogate per output (same unit); 0 for an exact model.
         The likelihood variance is ``sigma_i^2 + loo_rmse_i^2``.
     lower, upper, nominal
-        Prior bounds and nominal values of all calibrated parameters.
+        Prior bounds and nominal values of all parameters (model inputs, then the
+        discrepancy parameters).
     columns
         Sampled parameters (default: all).
     outputs
         Outputs in the likelihood (default: all).
+    discrepancy
+        Discrepancy model (default: none); its parameters are the last entries.
 
     Raises
     ------
@@ -173,7 +240,24 @@ def make_log_posterior(
         raise SamplerError(f"columns {cols} are invalid: expected indices in [0, {lo.size})")
     if not outs or min(outs) < 0 or max(outs) >= mean.size:
         raise SamplerError(f"outputs {outs} are invalid: expected indices in [0, {mean.size})")
+    disc = discrepancy if discrepancy is not None else Discrepancy()
+    if disc.enabled and len(disc.output_regime) != mean.size:
+        raise SamplerError(
+            f"discrepancy covers {len(disc.output_regime)} outputs: expected {mean.size}"
+        )
+    n_model = lo.size - disc.dim
+    if n_model < 1:
+        raise SamplerError(f"{lo.size} parameters leave no model input for {disc.dim} discrepancy terms")
     sel = list(outs)
     return LogPosterior(
-        predictor, mean[sel], var[sel], outs, cols, nom, lo[list(cols)], hi[list(cols)]
+        predictor,
+        mean[sel],
+        var[sel],
+        outs,
+        cols,
+        nom,
+        lo[list(cols)],
+        hi[list(cols)],
+        n_model,
+        disc,
     )

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from mpiuq.calibration.discrepancy import Discrepancy
 from mpiuq.calibration.grouping import Grouping
 from mpiuq.calibration.likelihood import LogPosterior, Predictor, make_log_posterior
 from mpiuq.calibration.sampler import EnsembleSamples, SamplerProgress, SamplerSettings
@@ -30,15 +31,18 @@ class Problem:
     Attributes
     ----------
     predictor
-        Surrogate over all calibrated parameters.
+        Surrogate (or simulator) over the calibrated model parameters.
     names
-        Calibrated parameter names.
+        Parameter names: the model parameters, then the discrepancy parameters.
     lower, upper, nominal
         Prior bounds (eq. 6) and nominal values, shape (dim,).
     data_mean, data_var
         Per-output data mean and variance (eq. 7), shape (n_out,).
     loo_rmse
-        Surrogate leave-one-out RMSE per output, shape (n_out,).
+        Surrogate error added to the likelihood variance per output, shape (n_out,)
+        (0 for the simulator itself).
+    discrepancy
+        Model-discrepancy terms (none by default); their parameters are the last entries.
     """
 
     predictor: Predictor
@@ -49,6 +53,17 @@ class Problem:
     data_mean: FloatArray
     data_var: FloatArray
     loo_rmse: FloatArray
+    discrepancy: Discrepancy = Discrepancy()
+
+    @property
+    def n_model(self) -> int:
+        """Number of model (simulator) parameters: the predictor's inputs."""
+        return len(self.names) - self.discrepancy.dim
+
+    @property
+    def model_names(self) -> tuple[str, ...]:
+        """Names of the model parameters."""
+        return self.names[: self.n_model]
 
     def log_posterior(
         self, columns: tuple[int, ...] | None = None, outputs: tuple[int, ...] | None = None
@@ -64,6 +79,7 @@ class Problem:
             self.nominal,
             columns=columns,
             outputs=outputs,
+            discrepancy=self.discrepancy,
         )
 
     @property

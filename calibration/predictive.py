@@ -1,39 +1,50 @@
-"""Prior and posterior predictive distributions of the calibrated outputs."""
+"""Prior and posterior predictive distributions computed by the simulator.
+
+The posterior predictive of an output is the distribution of a new measurement mean
+given the posterior: the simulator's output at a posterior draw, shifted by the draw's
+discrepancy bias, plus Gaussian noise of the likelihood's variance (data variance and
+discrepancy spread). It is computed from the simulator's outputs at the exact
+posterior's draws (:mod:`~mpiuq.calibration.exact`), so it says how the *simulator*
+fits the data, not how the surrogate does (``source`` says which was used).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from mpiuq.calibration.posterior import Posterior, Problem
+from mpiuq.calibration.exact import ExactPosterior
+from mpiuq.calibration.posterior import Problem
 
 FloatArray = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True, slots=True)
 class Predictive:
-    """Prior and posterior predictive of every output (eq. 7 noise included).
-
-    All arrays have shape (n_out,) except ``draws``; units are the observable's.
+    """Prior and posterior predictive of every output; arrays of shape (n_out,) unless noted.
 
     Attributes
     ----------
+    source
+        ``"simulator"`` (or ``"surrogate"`` for a fixed design with no model to call).
     prior_mean, prior_lo, prior_hi
         Mean and 5%/95% quantiles of the prior predictive.
     post_mean, post_sd, post_lo, post_hi
-        Mean, sd and 5%/95% quantiles of the posterior predictive ``f(lambda) + noise``.
-    post_model_sd
-        Sd of the surrogate output ``f(lambda)`` over the posterior (no noise).
+        Mean, sd and 5%/95% quantiles of the posterior predictive (noise included).
+    model_median, model_lo, model_hi
+        Median and 5%/95% quantiles of the model's mean ``f (1 + b)`` over the posterior.
+    inside
+        Whether each data mean lies inside ``[post_lo, post_hi]``.
     draws
-        Posterior predictive draws, shape (n_chains, n_draws, n_out).
-    prior_draws
-        Prior predictive draws, shape (n_prior, n_out).
-    prior_x
-        The prior parameter draws behind ``prior_draws``, shape (n_prior, dim).
+        Posterior predictive draws, shape (n, n_out).
+    prior_draws, prior_x
+        Prior predictive draws (n_prior, n_out) and their parameter draws (n_prior, dim).
     """
 
+    source: str
     prior_mean: FloatArray
     prior_lo: FloatArray
     prior_hi: FloatArray
@@ -41,38 +52,83 @@ class Predictive:
     post_sd: FloatArray
     post_lo: FloatArray
     post_hi: FloatArray
-    post_model_sd: FloatArray
+    model_median: FloatArray
+    model_lo: FloatArray
+    model_hi: FloatArray
+    inside: npt.NDArray[np.bool_]
     draws: FloatArray
     prior_draws: FloatArray
     prior_x: FloatArray
 
+    @property
+    def n_inside(self) -> int:
+        """Data means inside their 90% posterior predictive band."""
+        return int(self.inside.sum())
+
+
+def replicate(
+    problem: Problem, f: FloatArray, full: FloatArray, rng: np.random.Generator
+) -> tuple[FloatArray, FloatArray]:
+    """Model means and replicated data at parameter draws.
+
+    Parameters
+    ----------
+    problem
+        Data and discrepancy (its ``loo_rmse`` is the surrogate error term, 0 for the
+        simulator).
+    f
+        Model outputs at the draws, shape (n, n_out).
+    full
+        Full parameter vectors of the draws, shape (n, dim).
+    rng
+        Noise generator.
+    """
+    mean, dvar = problem.discrepancy.mean_and_var(f, full[:, problem.n_model :])
+    sd = np.sqrt(problem.data_var + problem.loo_rmse**2 + dvar)
+    return mean, mean + rng.standard_normal(mean.shape) * sd
+
 
 def predictive(
-    problem: Problem, posterior: Posterior, rng: np.random.Generator, n_prior: int = 1000
+    problem: Problem,
+    exact: ExactPosterior,
+    prior_model: Callable[[FloatArray], FloatArray],
+    rng: np.random.Generator,
+    n_prior: int = 1000,
 ) -> Predictive:
-    """Prior and posterior predictive distributions through the surrogate plus eq. (7) noise.
+    """Prior and posterior predictive from the exact posterior's simulator outputs.
 
-    The noise variance is ``sigma_i^2 + loo_rmse_i^2``, the likelihood's. Prior draws are
-    uniform on the prior box.
+    Parameters
+    ----------
+    problem
+        The exact problem (simulator predictor, no surrogate error) over the prior box.
+    exact
+        Posterior draws with the simulator's outputs at them.
+    prior_model
+        Batch model for the prior draws (the simulator, or the surrogate without one).
+    rng
+        Noise and prior draws.
+    n_prior
+        Prior predictive draws.
     """
-    chains, n_draws, dim = posterior.draws.shape
-    f = problem.predictor.predict(posterior.draws.reshape(-1, dim))
-    sd_noise = np.sqrt(problem.var_total)
-    y = f + rng.normal(size=f.shape) * sd_noise
-    x_prior = rng.uniform(problem.lower, problem.upper, size=(n_prior, dim))
-    y_prior = (
-        problem.predictor.predict(x_prior) + rng.normal(size=(n_prior, sd_noise.size)) * sd_noise
-    )
+    mean, y = replicate(problem, exact.outputs, exact.draws, rng)
+    x_prior = rng.uniform(problem.lower, problem.upper, size=(n_prior, problem.lower.size))
+    f_prior = np.asarray(prior_model(x_prior[:, : problem.n_model]), dtype=np.float64)
+    _, y_prior = replicate(problem, f_prior, x_prior, rng)
+    lo, hi = np.quantile(y, [0.05, 0.95], axis=0)
     return Predictive(
+        source=exact.source,
         prior_mean=y_prior.mean(axis=0),
         prior_lo=np.quantile(y_prior, 0.05, axis=0),
         prior_hi=np.quantile(y_prior, 0.95, axis=0),
         post_mean=y.mean(axis=0),
         post_sd=y.std(axis=0, ddof=1),
-        post_lo=np.quantile(y, 0.05, axis=0),
-        post_hi=np.quantile(y, 0.95, axis=0),
-        post_model_sd=f.std(axis=0, ddof=1),
-        draws=y.reshape(chains, n_draws, -1),
+        post_lo=lo,
+        post_hi=hi,
+        model_median=np.median(mean, axis=0),
+        model_lo=np.quantile(mean, 0.05, axis=0),
+        model_hi=np.quantile(mean, 0.95, axis=0),
+        inside=(problem.data_mean >= lo) & (problem.data_mean <= hi),
+        draws=y,
         prior_draws=y_prior,
         prior_x=x_prior,
     )
