@@ -5,7 +5,9 @@ The pipeline (:func:`~mpiuq.calibration.campaign.run_campaign`) returns a frozen
 into files in the results folder:
 
 ``surrogate.h5``
-    the fitted polynomial chaos (:func:`mpiuq.surrogate.storage.save_pce`);
+    the global polynomial chaos over the prior (:func:`mpiuq.surrogate.storage.save_pce`);
+``surrogate_local.h5``
+    the final local chaos of the refinement around the posterior;
 ``posterior.nc``
     ArviZ InferenceData (:func:`mpiuq.calibration.report.inference_data`);
 ``summary.json``
@@ -23,12 +25,13 @@ from mpiuq.calibration.campaign_result import CampaignResult
 from mpiuq.surrogate.storage import save_pce
 
 SURROGATE_FILE = "surrogate.h5"
+LOCAL_SURROGATE_FILE = "surrogate_local.h5"
 POSTERIOR_FILE = "posterior.nc"
 SUMMARY_FILE = "summary.json"
 
 
 def write_result_files(result: CampaignResult, out_dir: str | Path) -> list[Path]:
-    """Write ``surrogate.h5`` and ``posterior.nc`` of ``result`` into ``out_dir``.
+    """Write ``surrogate.h5``, ``surrogate_local.h5`` and ``posterior.nc`` into ``out_dir``.
 
     Returns the paths written.
     """
@@ -38,9 +41,11 @@ def write_result_files(result: CampaignResult, out_dir: str | Path) -> list[Path
     out.mkdir(parents=True, exist_ok=True)
     surrogate = out / SURROGATE_FILE
     save_pce(result.surrogate, surrogate)
+    local = out / LOCAL_SURROGATE_FILE
+    save_pce(result.main.proposal.surrogate, local)
     posterior = out / POSTERIOR_FILE
     inference_data(result).to_netcdf(str(posterior))
-    return [surrogate, posterior]
+    return [surrogate, local, posterior]
 
 
 def write_summary(summary: dict[str, Any], out_dir: str | Path) -> Path:

@@ -1,8 +1,14 @@
 """Calibrated parameters for replay and simulation: the calibration -> replay hand-off.
 
 A finished campaign's ``summary.json`` (:mod:`mpiuq.calibration.artefacts`) holds the
-fixed simulator values and per-parameter estimates. :func:`load_calibrated` is the one
-reader of that hand-off, so the CLI never parses the summary's keys itself.
+fixed simulator values and per-parameter estimates; its ``posterior.nc`` holds the
+posterior draws. :func:`load_calibrated` (one point estimate) and
+:func:`load_posterior_draws` (many draws) are the only readers of that hand-off, so the
+CLI never parses the files' keys itself.
+
+The default estimate is the posterior **median**: on a ridge the data do not resolve
+(a ping-pong fixes only ``min(injection, link)`` bandwidth) a MAP is an arbitrary point
+of the ridge, so ``"map"`` is refused unless the campaign found a unique mode.
 """
 
 from __future__ import annotations
@@ -14,10 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeGuard
 
+import numpy as np
+import numpy.typing as npt
+
 from mpiuq.calibration.errors import CalibrationError
 
-#: Posterior point estimates a campaign summary provides per parameter.
-ESTIMATES: tuple[str, ...] = ("map", "mean")
+#: Posterior point estimates a campaign summary provides per parameter (default first).
+ESTIMATES: tuple[str, ...] = ("median", "mean", "map")
 
 
 class CalibratedParametersError(CalibrationError, ValueError):
@@ -59,7 +68,7 @@ def summary_path(path: str | Path) -> Path:
     return p / "summary.json" if p.is_dir() else p
 
 
-def load_calibrated(path: str | Path, estimate: str = "map") -> CalibratedParameters:
+def load_calibrated(path: str | Path, estimate: str = "median") -> CalibratedParameters:
     """Read the calibrated parameters of a finished campaign.
 
     Parameters
@@ -73,7 +82,8 @@ def load_calibrated(path: str | Path, estimate: str = "map") -> CalibratedParame
     ------
     CalibratedParametersError
         If the file is missing, not JSON, or lacks the ``parameters`` table or a finite
-        value of the estimate (names the file and key).
+        value of the estimate (names the file and key), or if ``estimate = "map"`` and the
+        campaign found no unique mode (the reason is quoted).
     """
     if estimate not in ESTIMATES:
         raise CalibratedParametersError(
@@ -96,6 +106,14 @@ def load_calibrated(path: str | Path, estimate: str = "map") -> CalibratedParame
         raise CalibratedParametersError(
             f"{file} has no 'parameters' table: expected a campaign summary"
         )
+    if estimate == "map":
+        mode = data.get("map")
+        if not isinstance(mode, Mapping) or mode.get("unique") is not True:
+            reason = mode.get("reason", "not recorded") if isinstance(mode, Mapping) else "not recorded"
+            raise CalibratedParametersError(
+                f"{file}: the MAP is not unique ({reason}): use --estimate median or mean, "
+                "or replay posterior draws"
+            )
     fixed = _numbers(file, "fixed", data.get("fixed") or {})
     calibrated: list[tuple[str, float]] = []
     for name, entry in data["parameters"].items():
@@ -126,3 +144,83 @@ def _numbers(file: Path, key: str, table: object) -> list[tuple[str, float]]:
             )
         out.append((str(name), float(value)))
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class PosteriorDraws:
+    """Posterior draws of the calibrated simulator parameters, for replaying many of them.
+
+    Attributes
+    ----------
+    source
+        The ``posterior.nc`` read.
+    names
+        Calibrated simulator parameter names (columns of ``values``).
+    values
+        Draws, shape (n_draws, len(names)), in the parameters' units.
+    fixed
+        ``(name, value)`` of the simulator parameters the campaign held fixed.
+    """
+
+    source: Path
+    names: tuple[str, ...]
+    values: npt.NDArray[np.float64]
+    fixed: tuple[tuple[str, float], ...]
+
+    def mapping(self, k: int) -> dict[str, float]:
+        """Fixed values and draw ``k`` in one mapping (``SimParams.from_mapping`` input)."""
+        return dict(self.fixed) | {n: float(v) for n, v in zip(self.names, self.values[k], strict=True)}
+
+
+def posterior_path(path: str | Path) -> Path:
+    """``posterior.nc`` of a results folder (or the file itself)."""
+    p = Path(path)
+    return p / "posterior.nc" if p.is_dir() else p
+
+
+def load_posterior_draws(path: str | Path, n_draws: int, seed: int = 0) -> PosteriorDraws:
+    """Read ``n_draws`` posterior draws of the simulator parameters from ``posterior.nc``.
+
+    Parameters
+    ----------
+    path
+        ``results/<campaign>`` or its ``posterior.nc`` (written by ``mpiuq campaign run``).
+    n_draws
+        Draws wanted (>= 1); picked without replacement when the file holds enough,
+        else all of them and then with replacement.
+    seed
+        Seed of the pick: the same seed gives the same draws.
+
+    Raises
+    ------
+    CalibratedParametersError
+        If the file is missing or not a campaign posterior, or ``n_draws`` is invalid.
+    """
+    if isinstance(n_draws, bool) or not isinstance(n_draws, int) or n_draws < 1:
+        raise CalibratedParametersError(f"n_draws={n_draws!r} is invalid: expected an integer >= 1")
+    file = posterior_path(path)
+    if not file.is_file():
+        raise CalibratedParametersError(
+            f"campaign posterior {file} does not exist: expected results/<campaign>/posterior.nc "
+            "written by 'mpiuq campaign run'"
+        )
+    import xarray as xr
+
+    try:
+        with xr.open_dataset(file, group="posterior", engine="h5netcdf") as ds:
+            names = tuple(json.loads(ds.attrs["model_parameters"]))
+            fixed_raw = json.loads(ds.attrs.get("fixed", "{}"))
+            values = np.stack([np.asarray(ds[n].values, dtype=np.float64).ravel() for n in names], axis=1)
+    except (OSError, KeyError, ValueError, TypeError) as exc:
+        raise CalibratedParametersError(
+            f"{file} is not a campaign posterior with model_parameters: expected posterior.nc "
+            f"written by 'mpiuq campaign run' ({exc})"
+        ) from None
+    fixed = _numbers(file, "fixed", fixed_raw)
+    rng = np.random.default_rng(seed)
+    n = values.shape[0]
+    if n_draws <= n:
+        pick = rng.choice(n, size=n_draws, replace=False)
+    else:
+        pick = np.concatenate([rng.permutation(n), rng.choice(n, size=n_draws - n)])
+    return PosteriorDraws(file, names, values[pick], tuple(fixed))

@@ -14,7 +14,9 @@ Every check has a value, a threshold and a severity. A failed ``"fail"`` check m
     importance weights degenerate).
 ``importance_sampling`` (fail)
     Pareto k-hat of the simulator/surrogate weights <= ``max_khat`` (0.7, the PSIS
-    reliability limit) and their ESS >= ``min_ess``; skipped (fail) without a simulator.
+    reliability limit) and their ESS >= ``min_ess``; failed without a simulator. When the
+    weights are almost uniform (ESS >= 99% of the draws: the surrogate is as good as the
+    simulator there) k-hat has no tail to fit and is not used.
 ``predictive_coverage`` (fail)
     the number of data means inside their 90% simulator-predictive band is at least the
     ``coverage_alpha`` quantile of Binomial(n_sizes, 0.9) (13 of 18 at the default 1%):
@@ -35,6 +37,8 @@ from scipy.stats import binom
 
 #: Pareto k-hat above which importance-sampling and LOO estimates are unreliable.
 KHAT_LIMIT = 0.7
+#: Importance weights with an ESS of at least this fraction of the draws are uniform.
+UNIFORM_ESS_FRACTION = 0.99
 
 
 @dataclass(frozen=True, slots=True)

@@ -222,6 +222,11 @@ class RefinementSpec:
         many data standard deviations at every output.
     error_draws
         Posterior draws at which the simulator checks the surrogate in every round.
+    max_steps, target_rhat
+        Step cap and R-hat target of every round's joint MCMC (ESS target and block
+        sizes are ``[calibration]``'s). The surrogate posterior is only the proposal of
+        the exact stage, which corrects it; it must cover the posterior, so a looser
+        R-hat than the grouped stage's is enough.
     """
 
     rounds: int = 2
@@ -230,6 +235,8 @@ class RefinementSpec:
     pad: float = 0.5
     target_error_sd: float = 0.25
     error_draws: int = 1000
+    max_steps: int = 3000
+    target_rhat: float = 1.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -455,7 +462,9 @@ def parse_campaign(raw: Mapping[str, Any], base_dir: Path, source: Path | None =
         calibration,
         executor,
         source,
-        refinement=_parse_refinement(_table(raw, "refinement")),
+        refinement=_parse_refinement(
+            _table(raw, "refinement"), calibration.burn + calibration.steps
+        ),
         exact=_parse_exact(_table(raw, "exact")),
         discrepancy=_parse_discrepancy(_table(raw, "discrepancy")),
         checks=_parse_checks(_table(raw, "checks")),
@@ -668,9 +677,19 @@ def _parse_calibration(t: Mapping[str, Any], parameters: ParameterSpec) -> Calib
 # --- honest-calibration sections (refinement, exact posterior, discrepancy, checks) ----------
 
 
-def _parse_refinement(t: Mapping[str, Any]) -> RefinementSpec:
+def _parse_refinement(t: Mapping[str, Any], min_steps: int) -> RefinementSpec:
     p = "refinement."
-    _check_keys(p, t, ("rounds", "level", "order", "pad", "target_error_sd", "error_draws"))
+    keys = (
+        "rounds",
+        "level",
+        "order",
+        "pad",
+        "target_error_sd",
+        "error_draws",
+        "max_steps",
+        "target_rhat",
+    )
+    _check_keys(p, t, keys)
     d = RefinementSpec()
     level = t.get("level")
     order = t.get("order")
@@ -681,6 +700,11 @@ def _parse_refinement(t: Mapping[str, Any]) -> RefinementSpec:
         pad=_float(t, "pad", p, d.pad, lo=0.0, hi=10.0),
         target_error_sd=_float(t, "target_error_sd", p, d.target_error_sd, lo=1e-6, hi=100.0),
         error_draws=_int(t, "error_draws", p, minimum=10, default=d.error_draws, maximum=10**6),
+        max_steps=_int(
+            t, "max_steps", p, minimum=min_steps, default=max(d.max_steps, min_steps),
+            maximum=10**7,
+        ),
+        target_rhat=_float(t, "target_rhat", p, d.target_rhat, lo=1.0, hi=2.0),
     )
 
 

@@ -86,7 +86,9 @@ def autocorr_time(x: npt.ArrayLike) -> float:
         tau >= 1 (``inf`` for a constant trace, which carries no information).
     """
     a = np.asarray(x, dtype=np.float64)
-    live = a[:, a.var(axis=0) > 0.0]
+    # walkers whose trace varies above rounding (a constant trace has no autocorrelation)
+    scale = np.maximum(np.abs(a).max(axis=0), 1e-300)
+    live = a[:, a.std(axis=0) > 1e-12 * scale]
     if live.shape[1] == 0:
         return float("inf")
     f = np.mean([function_1d(live[:, k]) for k in range(live.shape[1])], axis=0)

@@ -8,7 +8,8 @@ each group is later sampled with only its own outputs in the likelihood.
 threshold for every output is not dropped but joins the group of the output it
 influences most (a weak influence can still be constrained by precise data), and
 discrepancy parameters join the group of the outputs of their regime. Only a
-parameter with no influence at all (Sobol index 0 everywhere) keeps its prior.
+parameter with no influence at all (Sobol index at rounding level everywhere) keeps its
+prior in the grouped stage; the exact posterior samples every parameter jointly.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ import numpy as np
 import numpy.typing as npt
 
 from mpiuq.calibration.errors import SamplerError
+
+#: A total Sobol index at most this (rounding level of a fitted chaos) is no influence.
+NO_INFLUENCE = 1e-6
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +113,8 @@ def sensitivity_grouping(
     -------
     Grouping
         As :func:`group_by_sobol`, except that a model parameter above the threshold for
-        no output is linked to the output with its largest index (if that index is > 0).
+        no output is linked to the output with its largest index (if that index exceeds
+        :data:`NO_INFLUENCE`).
 
     Examples
     --------
@@ -127,7 +132,7 @@ def sensitivity_grouping(
         raise SamplerError(f"sobol_threshold={threshold!r} is invalid: expected 0 <= t < 1")
     edges = s > threshold
     for j in range(s.shape[1]):
-        if not edges[:, j].any() and s[:, j].max() > 0.0:
+        if not edges[:, j].any() and s[:, j].max() > NO_INFLUENCE:
             edges[int(np.argmax(s[:, j])), j] = True
     if extra_edges is not None:
         extra = np.asarray(extra_edges, dtype=bool)

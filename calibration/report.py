@@ -7,44 +7,54 @@ nor writes: the CLI does.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import arviz as az
 import numpy as np
 
-from mpiuq.calibration.campaign_result import CampaignResult
-from mpiuq.calibration.estimates import Estimates
+from mpiuq.calibration.campaign_result import CampaignResult, VariantResult
+from mpiuq.calibration.checks import failed
 from mpiuq.calibration.posterior import Posterior
+from mpiuq.calibration.sampler import ChainDiagnostics
 
 
 def inference_data(result: CampaignResult) -> az.InferenceData:
-    """ArviZ InferenceData with posterior, prior, (prior/posterior) predictive and data.
+    """ArviZ InferenceData of the exact posterior (one chain of resample-move draws).
 
-    Groups: ``posterior`` (one variable per parameter, chain x draw; chain ``c`` pairs
-    ensemble ``c`` of every sensitivity group), ``prior``, ``posterior_predictive`` and
-    ``prior_predictive`` (variable ``y`` over ``size_bytes``), ``observed_data`` (``y`` =
-    per-size data mean) and ``constant_data`` (data sd, surrogate LOO RMSE).
+    Groups: ``posterior`` (one variable per parameter, model and discrepancy),
+    ``log_likelihood`` (``y``: pointwise over ``size_bytes``, for PSIS-LOO),
+    ``posterior_predictive`` and ``prior_predictive`` (``y``, simulator-computed),
+    ``prior``, ``observed_data`` (``y`` = per-size data mean) and ``constant_data`` (data
+    sd, RMS surrogate error at the posterior). Attributes name the model parameters,
+    the fixed simulator values (JSON) and the posterior's source.
     """
-    names = result.problem.names
-    draws = result.posterior.draws
-    pred = result.predictive
+    main = result.main
+    names = main.problem.names
+    draws = main.exact.draws
+    pred = main.predictive
     obs = result.observations
     coords = {"size_bytes": obs.sizes_bytes.tolist()}
-    dims = {"y": ["size_bytes"], "data_sd": ["size_bytes"], "loo_rmse": ["size_bytes"]}
+    dims = {"y": ["size_bytes"], "data_sd": ["size_bytes"], "surrogate_rmse": ["size_bytes"]}
     idata = az.from_dict(
-        posterior={n: draws[:, :, j] for j, n in enumerate(names)},
+        posterior={n: draws[None, :, j] for j, n in enumerate(names)},
+        log_likelihood={"y": main.exact.loglik[None]},
         prior={n: pred.prior_x[None, :, j] for j, n in enumerate(names)},
-        posterior_predictive={"y": pred.draws},
+        posterior_predictive={"y": pred.draws[None]},
         prior_predictive={"y": pred.prior_draws[None]},
         observed_data={"y": obs.mean},
-        constant_data={"data_sd": obs.sd, "loo_rmse": result.problem.loo_rmse},
+        constant_data={"data_sd": obs.sd, "surrogate_rmse": main.proposal.check.rmse},
         coords=coords,
         dims=dims,
     )
-    idata.posterior.attrs["campaign"] = result.campaign.name
-    idata.posterior.attrs["seed"] = result.campaign.seed
-    idata.posterior.attrs["observable"] = obs.observable
-    idata.posterior.attrs["converged"] = int(result.posterior.converged)
+    attrs = idata.posterior.attrs
+    attrs["campaign"] = result.campaign.name
+    attrs["seed"] = result.campaign.seed
+    attrs["observable"] = obs.observable
+    attrs["source"] = main.exact.source
+    attrs["model_parameters"] = json.dumps(list(main.problem.model_names))
+    attrs["fixed"] = json.dumps(dict(result.campaign.simulator.fixed))
+    attrs["checks_passed"] = int(not failed(result.checks))
     return idata
 
 
@@ -52,83 +62,178 @@ def _f(x: float) -> float | None:
     return float(x) if np.isfinite(x) else None
 
 
-def _marginals(est: Estimates, names: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+def _diag_entry(d: ChainDiagnostics, k: int, steps: int) -> dict[str, Any]:
     return {
-        n: {
-            "map": float(est.map[j]),
-            "mean": est.marginals[j].mean,
-            "sd": est.marginals[j].sd,
-            "hdi90": list(est.marginals[j].hdi90),
-            "constrained": est.constrained[j],
-        }
-        for j, n in enumerate(names)
+        "rhat": _f(d.rhat[k]),
+        "ess_bulk": _f(d.ess_bulk[k]),
+        "ess_tail": _f(d.ess_tail[k]),
+        "tau_steps": _f(d.tau[k]),
+        "acceptance": float(np.mean(d.acceptance)),
+        "steps": steps,
+        "converged": d.converged,
     }
 
 
 def _diagnostics(post: Posterior, names: tuple[str, ...]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for g in post.groups:
-        d = g.samples.diagnostics
         for k, j in enumerate(g.parameters):
-            out[names[j]] = {
-                "rhat": _f(d.rhat[k]),
-                "ess_bulk": _f(d.ess_bulk[k]),
-                "ess_tail": _f(d.ess_tail[k]),
-                "tau_steps": _f(d.tau[k]),
-                "acceptance": float(np.mean(d.acceptance)),
-                "steps": g.samples.total_steps,
-                "converged": d.converged,
-            }
+            out[names[j]] = _diag_entry(g.samples.diagnostics, k, g.samples.total_steps)
     for j in post.unconstrained:
         out[names[j]] = {"rhat": None, "ess_bulk": None, "ess_tail": None, "sampled": False}
     out["converged"] = post.converged
     return out
 
 
-def summary_dict(result: CampaignResult) -> dict[str, Any]:
-    """The content of ``summary.json`` (JSON-ready: lists, floats, None for non-finite)."""
-    c = result.campaign
-    names = result.problem.names
+def _exact(v: VariantResult) -> dict[str, Any]:
+    e = v.exact
+    out: dict[str, Any] = {"source": e.source, "n_draws": int(e.draws.shape[0])}
+    if e.weights is not None:
+        out["importance"] = {
+            "pareto_khat": e.weights.khat,
+            "ess": e.weights.ess,
+            "n_proposal": int(e.weights.log_weights.size),
+        }
+    if e.moves is not None:
+        out["moves"] = {
+            "steps": e.moves.steps,
+            "acceptance": e.moves.acceptance,
+            "unique_before": e.moves.unique_before,
+            "unique_after": e.moves.unique_after,
+            "max_drift_sd": float(np.max(e.moves.drift_sd)),
+        }
+    return out
+
+
+def _surrogate_at_posterior(v: VariantResult, out_names: list[str]) -> dict[str, Any]:
+    c = v.proposal.check
+    return {
+        "checked_by": v.proposal.checked_by,
+        "n_draws": c.n_draws,
+        "worst_rmse_data_sd": c.worst_sd,
+        "outputs": {
+            n: {"rmse": float(c.rmse[i]), "rmse_data_sd": float(c.rmse_sd[i]), "max_abs": float(c.max_abs[i])}
+            for i, n in enumerate(out_names)
+        },
+    }
+
+
+def _predictive(result: CampaignResult, v: VariantResult) -> dict[str, Any]:
     obs = result.observations
-    params = _marginals(result.estimates, names)
-    for j, n in enumerate(names):
-        params[n]["prior"] = [c.parameters.lower[j], c.parameters.upper[j]]
-        params[n]["nominal"] = float(result.problem.nominal[j])
-    if result.joint_estimates is not None:
-        joint = _marginals(result.joint_estimates, names)
-        for n in names:
-            params[n]["joint"] = {k: joint[n][k] for k in ("map", "mean", "sd", "hdi90")}
-    out_names = list(result.surrogate.output_names)
-    pred = result.predictive
-    lo_design = result.design_outputs.min(axis=0)
-    hi_design = result.design_outputs.max(axis=0)
-    predictive: list[dict[str, Any]] = []
+    pred = v.predictive
+    sizes = []
+    base = result.campaign.simulator.base_params()
     for i, s in enumerate(obs.sizes_bytes.tolist()):
-        within = abs(pred.post_mean[i] - obs.mean[i]) <= obs.sd[i]
-        q05, q95 = (float(v) for v in np.quantile(obs.replicas[i], [0.05, 0.95]))
-        predictive.append(
+        sizes.append(
             {
                 "size_bytes": int(s),
-                "output": out_names[i],
+                "protocol": base.protocol_of(int(s)),
                 "n_replicas": int(obs.n_replicas[i]),
                 "data_mean": float(obs.mean[i]),
                 "data_sd": float(obs.sd[i]),
-                "data_q05": q05,
-                "data_q95": q95,
                 "post_mean": float(pred.post_mean[i]),
                 "post_sd": float(pred.post_sd[i]),
-                "post_model_sd": float(pred.post_model_sd[i]),
-                "post_hdi90_approx": [float(pred.post_lo[i]), float(pred.post_hi[i])],
+                "post_q05": float(pred.post_lo[i]),
+                "post_q95": float(pred.post_hi[i]),
+                "model_median": float(pred.model_median[i]),
+                "model_q05": float(pred.model_lo[i]),
+                "model_q95": float(pred.model_hi[i]),
                 "prior_q05": float(pred.prior_lo[i]),
                 "prior_q95": float(pred.prior_hi[i]),
-                "simulator_range_over_design": [float(lo_design[i]), float(hi_design[i])],
-                "prior_covers_data": bool(lo_design[i] <= obs.mean[i] <= hi_design[i]),
-                "loo_rmse": float(result.problem.loo_rmse[i]),
-                "within_data_sd": bool(within),
-                "within_data_q05_q95": bool(q05 <= pred.post_mean[i] <= q95),
-                "z": float((pred.post_mean[i] - obs.mean[i]) / obs.sd[i]),
+                "inside_90": bool(pred.inside[i]),
+                "within_data_sd": bool(abs(pred.model_median[i] - obs.mean[i]) <= obs.sd[i]),
+                "z": float((pred.model_median[i] - obs.mean[i]) / obs.sd[i]),
+                "loo_pareto_k": float(v.loo.pareto_k[i]),
             }
         )
+    return {
+        "source": pred.source,
+        "band": "5-95% of f(x)(1 + bias) + noise over the posterior, noise sd^2 = data var + discrepancy var",
+        "n_inside_90": pred.n_inside,
+        "n_within_data_sd": int(sum(p["within_data_sd"] for p in sizes)),
+        "n_sizes": len(sizes),
+        "sizes": sizes,
+    }
+
+
+def _marginal(draws: np.ndarray, j: int, est: Any = None) -> dict[str, Any]:
+    from mpiuq.calibration.summaries import hdi
+
+    x = draws[:, j]
+    return {
+        "median": float(np.median(x)),
+        "mean": float(x.mean()),
+        "sd": float(x.std(ddof=1)),
+        "hdi90": list(hdi(x)),
+    }
+
+
+def summary_dict(result: CampaignResult) -> dict[str, Any]:
+    """The content of ``summary.json`` (JSON-ready: lists, floats, None for non-finite)."""
+    c = result.campaign
+    main = result.main
+    names = main.problem.names
+    nm = main.problem.n_model
+    est = result.estimates
+    obs = result.observations
+    out_names = list(result.surrogate.output_names)
+    grouped = result.posterior.draws.reshape(-1, result.posterior.draws.shape[-1])
+    mode = est.mode
+    params: dict[str, Any] = {}
+    disc_params: dict[str, Any] = {}
+    for j, n in enumerate(names):
+        info = est.identifiability.parameters[j]
+        entry = {
+            "median": float(est.median[j]),
+            "mean": est.marginals[j].mean,
+            "sd": est.marginals[j].sd,
+            "hdi90": list(est.marginals[j].hdi90),
+            "map": float(mode.best[j]) if mode.unique else None,
+            "prior": [float(main.problem.lower[j]), float(main.problem.upper[j])],
+            "information": {
+                "sd_ratio": info.sd_ratio,
+                "kl_nats": info.kl_nats,
+                "label": info.label,
+            },
+            "grouped": _marginal(grouped, j) | {"shift_sd": float(result.grouped_shift_sd[j])},
+        }
+        if j < nm:
+            entry["nominal"] = float(result.problem.nominal[j])
+            params[n] = entry
+        else:
+            disc_params[n] = entry
+    ident = est.identifiability
+    combos = [
+        {
+            "expression": cmb.expression,
+            "kind": cmb.kind,
+            "parameters": [cmb.first, cmb.second],
+            "sd_ratio": cmb.sd_ratio,
+            "gain": cmb.gain,
+            "median": cmb.median,
+            "hdi90": list(cmb.hdi90),
+            "identified": cmb.identified,
+        }
+        for cmb in ident.combinations
+    ]
+    comparison: dict[str, Any] = {"method": "PSIS-LOO (ArviZ), one observation per size"}
+    variants = {}
+    for v in (main, *result.alternatives):
+        variants[v.name] = {
+            "elpd_loo": v.loo.elpd,
+            "se": v.loo.se,
+            "p_loo": v.loo.p_loo,
+            "max_pareto_k": float(np.max(v.loo.pareto_k)),
+            "n_inside_90": v.predictive.n_inside,
+            "n_sizes": int(v.predictive.inside.size),
+            "exact": _exact(v),
+            "surrogate_at_posterior_worst_sd": v.proposal.check.worst_sd,
+            "medians": {
+                n: float(np.median(v.exact.draws[:, j])) for j, n in enumerate(v.problem.names)
+            },
+        }
+    comparison["variants"] = variants
+    comparison["table"] = list(result.comparison)
     groups = [
         {
             "parameters": [names[j] for j in g.parameters],
@@ -136,14 +241,36 @@ def summary_dict(result: CampaignResult) -> dict[str, Any]:
         }
         for g in result.grouping.groups
     ]
+    local = main.proposal.surrogate
     summary: dict[str, Any] = {
         "name": c.name,
         "seed": c.seed,
         "campaign_file": str(c.source) if c.source is not None else None,
         "observable": obs.observable,
+        "posterior_source": main.exact.source,
         "grouping": c.calibration.grouping,
         "nominal_source": c.calibration.nominal_source,
         "parameters": params,
+        "discrepancy": {
+            "model": c.discrepancy.model,
+            "bias_rel": c.discrepancy.bias_rel,
+            "sd_rel": c.discrepancy.sd_rel,
+            "regimes": list(main.problem.discrepancy.regimes),
+            "parameters": disc_params,
+        },
+        "map": {
+            "unique": mode.unique,
+            "reason": mode.reason(names),
+            "log_posterior": mode.best_log_post,
+            "starts": int(mode.ends.shape[0]),
+        },
+        "identifiability": {
+            "identified_combinations": [x for x in combos if x["identified"]],
+            "candidates": combos[:12],
+            "directions": [
+                {"sd_ratio": d.sd_ratio, "loadings": dict(d.loadings)} for d in ident.directions
+            ],
+        },
         "fixed": dict(c.simulator.fixed),
         "groups": groups,
         "unconstrained": [names[j] for j in result.grouping.unconstrained],
@@ -153,26 +280,43 @@ def summary_dict(result: CampaignResult) -> dict[str, Any]:
             "n_terms": int(result.surrogate.n_terms),
             "level": c.surrogate.level,
             "order": c.surrogate.order,
-            "loo_rel_error": dict(
-                zip(out_names, map(float, result.surrogate.loo_rel_error), strict=True)
-            ),
             "loo_rmse": dict(zip(out_names, map(float, result.surrogate.loo_rmse), strict=True)),
+            "local": {
+                "box": {
+                    n: [float(local.box.lower[j]), float(local.box.upper[j])]
+                    for j, n in enumerate(main.problem.model_names)
+                },
+                "n_train": int(local.train_x.shape[0]),
+                "loo_rmse": dict(zip(out_names, map(float, local.loo_rmse), strict=True)),
+            },
+            "refinement": [
+                {
+                    "n_design": rd.n_design,
+                    "worst_rmse_data_sd": rd.check.worst_sd,
+                    "pressed_faces": list(rd.pressed),
+                    "converged": rd.converged,
+                }
+                for rd in main.proposal.rounds
+            ],
+            "at_posterior": _surrogate_at_posterior(main, out_names),
         },
+        "exact": _exact(main),
         "sobol_total": {
             "outputs": out_names,
-            "parameters": list(names),
+            "parameters": list(main.problem.model_names),
             "values": np.round(result.sobol_total, 6).tolist(),
         },
         "diagnostics": _diagnostics(result.posterior, names),
-        "map_log_posterior": result.estimates.map_log_post,
-        "predictive": predictive,
-        "fit": {
-            "sizes_within_data_sd": int(sum(p["within_data_sd"] for p in predictive)),
-            "sizes_within_data_q05_q95": int(sum(p["within_data_q05_q95"] for p in predictive)),
-            "n_sizes": len(predictive),
-        },
+        "diagnostics_refined": _diagnostics(main.proposal.posterior, names),
+        "predictive": _predictive(result, main),
+        "model_comparison": comparison,
+        "checks": {ch.name: ch.as_dict() for ch in result.checks},
+        "checks_passed": not failed(result.checks),
         "timings_s": {k: round(v, 3) for k, v in result.timings_s},
     }
-    if result.joint is not None:
-        summary["diagnostics_joint"] = _diagnostics(result.joint, names)
+    summary["diagnostics"]["converged"] = bool(
+        result.posterior.converged
+        and main.proposal.posterior.converged
+        and all(a.proposal.posterior.converged for a in result.alternatives)
+    )
     return summary

@@ -4,7 +4,11 @@
     design -> simulation -> surrogate -> Sobol -> groups -> MCMC -> diagnostics ->
     plots -> ``summary.json``; resumable (the design run continues from ``design.h5``).
 ``mpiuq campaign show results/NAME``
-    Print the Table-1-like parameter table again from ``summary.json``.
+    Print the Table-1-like parameter table, identified combinations, model comparison and
+    checks again from ``summary.json``.
+
+``run`` exits 1 (with a WARNING on stderr) when the chains did not converge or a check
+of severity "fail" failed (:mod:`mpiuq.calibration.checks`).
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def run(args: argparse.Namespace) -> int:
-    """Execute ``mpiuq campaign run``."""
+    """Execute ``mpiuq campaign run``; exits 1 when a check that must pass failed."""
     from mpiuq.calibration.artefacts import write_result_files, write_summary
     from mpiuq.calibration.campaign import run_campaign
     from mpiuq.calibration.config import load_campaign
@@ -79,84 +83,119 @@ def run(args: argparse.Namespace) -> int:
     summary["timings_s"]["total"] = round(sum(summary["timings_s"].values()), 3)
     write_summary(summary, out)
     print(format_table(summary))
-    print(f"\nresults in {out}/ (summary.json, posterior.nc, surrogate.h5, design.h5, figures)")
+    print(
+        f"\nresults in {out}/ (summary.json, posterior.nc, surrogate.h5, surrogate_local.h5, "
+        "design.h5, figures)"
+    )
+    return _warn(summary, running=True)
+
+
+def show(args: argparse.Namespace) -> int:
+    """Execute ``mpiuq campaign show`` (warnings on stderr; exit 0)."""
+    path = args.folder / "summary.json" if args.folder.is_dir() else args.folder
+    summary = json.loads(path.read_text(encoding="utf-8"))
+    print(format_table(summary))
+    _warn(summary, running=False)
+    return 0
+
+
+def _warn(summary: dict[str, Any], running: bool) -> int:
+    """Print a loud stderr warning per failed check; 1 if a must-pass check failed."""
+    status = 0
     if not summary["diagnostics"]["converged"]:
         print(
             "WARNING: MCMC did NOT converge (R-hat/ESS targets not met within max_steps); "
             "treat the estimates as preliminary and raise calibration.max_steps.",
             file=sys.stderr,
         )
-        return 1
-    if "diagnostics_joint" in summary and not summary["diagnostics_joint"]["converged"]:
-        print(
-            "WARNING: the joint comparison run did NOT converge; its marginals are indicative only.",
-            file=sys.stderr,
-        )
-    return 0
-
-
-def show(args: argparse.Namespace) -> int:
-    """Execute ``mpiuq campaign show``."""
-    path = args.folder / "summary.json" if args.folder.is_dir() else args.folder
-    summary = json.loads(path.read_text(encoding="utf-8"))
-    print(format_table(summary))
-    if not summary["diagnostics"]["converged"]:
-        print("WARNING: this campaign's MCMC did NOT converge.", file=sys.stderr)
-    return 0
+        status = 1
+    for name, c in summary.get("checks", {}).items():
+        if c["passed"] or name == "mcmc_converged":
+            continue
+        if c["severity"] == "fail":
+            print(f"WARNING: check {name} FAILED: {c['message']}", file=sys.stderr)
+            status = 1
+        else:
+            print(f"warning: check {name}: {c['message']}", file=sys.stderr)
+    return status if running else 0
 
 
 def format_table(summary: dict[str, Any]) -> str:
-    """Table 1-like text: parameter, MAP, mean, sd, 90% HDI, prior range, constrained."""
-    head = f"{'parameter':<24}{'MAP':>10}{'mean':>10}{'sd':>9}  {'90% HDI':<19}"
-    head += f"{'prior range':<17}{'rhat':>7}{'ess':>7}  constrained"
+    """Table 1-like text: estimates, information, identified combinations, checks."""
+    head = f"{'parameter':<24}{'median':>10}{'mean':>10}{'sd':>9}  {'90% HDI':<19}"
+    head += f"{'prior range':<17}{'sd ratio':>9}{'KL nats':>8}  information"
     lines = [
-        f"campaign {summary['name']} (seed {summary['seed']}, {summary['grouping']} "
-        f"grouping, observable {summary['observable']})",
+        f"campaign {summary['name']} (seed {summary['seed']}, observable "
+        f"{summary['observable']}, posterior computed by the {summary['posterior_source']})",
         head,
         "-" * len(head),
     ]
-    diag = summary["diagnostics"]
-    for name, p in summary["parameters"].items():
-        unit = UNITS.get(name, "")
-        d = diag.get(name, {})
-        rhat = "-" if d.get("rhat") is None else f"{d['rhat']:.3f}"
-        ess = "-" if d.get("ess_bulk") is None else f"{min(d['ess_bulk'], d['ess_tail']):.0f}"
+    disc = summary["discrepancy"]["parameters"]
+    for name, p in list(summary["parameters"].items()) + list(disc.items()):
+        unit = UNITS.get(name, "relative")
+        info = p["information"]
         hdi = f"[{_g(p['hdi90'][0])}, {_g(p['hdi90'][1])}]"
         prior = f"{_g(p['prior'][0])} - {_g(p['prior'][1])}"
         lines.append(
-            f"{name:<24}{_g(p['map']):>10}{_g(p['mean']):>10}{_g(p['sd']):>9}  {hdi:<19}"
-            f"{prior:<17}{rhat:>7}{ess:>7}  {'yes' if p['constrained'] else 'NO'} ({unit})"
+            f"{name:<24}{_g(p['median']):>10}{_g(p['mean']):>10}{_g(p['sd']):>9}  {hdi:<19}"
+            f"{prior:<17}{info['sd_ratio']:>9.3f}{info['kl_nats']:>8.2f}  {info['label']} ({unit})"
         )
-    if any("joint" in p for p in summary["parameters"].values()):
-        lines.append("")
-        lines.append(f"{'joint sampling':<24}{'MAP':>10}{'mean':>10}{'sd':>9}  90% HDI")
-        for name, p in summary["parameters"].items():
-            j = p["joint"]
-            lines.append(
-                f"{name:<24}{_g(j['map']):>10}{_g(j['mean']):>10}{_g(j['sd']):>9}  "
-                f"[{_g(j['hdi90'][0])}, {_g(j['hdi90'][1])}]"
-            )
     lines.append("")
+    mode = summary["map"]
+    lines.append(
+        f"MAP: {'unique' if mode['unique'] else 'not unique'} ({mode['reason']})"
+    )
+    combos = summary["identifiability"]["identified_combinations"]
+    for cmb in combos:
+        lines.append(
+            f"identified combination: {cmb['expression']} = {_g(cmb['median'])} "
+            f"[{_g(cmb['hdi90'][0])}, {_g(cmb['hdi90'][1])}] (sd ratio {cmb['sd_ratio']:.3f}, "
+            f"{cmb['gain']:.2f} of its better parameter's)"
+        )
     groups = "; ".join(
         f"{{{', '.join(g['parameters'])}}} <- {len(g['outputs'])} outputs"
         for g in summary["groups"]
     )
-    lines.append(f"groups: {groups}")
+    lines.append(f"groups (grouped exploration, eq. 9): {groups}")
     if summary.get("unconstrained"):
-        lines.append(f"unconstrained (no output depends on them): {summary['unconstrained']}")
-    fit = summary["fit"]
+        lines.append(f"no influence at all (prior kept in grouping): {summary['unconstrained']}")
+    sur = summary["surrogate"]["at_posterior"]
     lines.append(
-        f"posterior predictive mean within the data sd at {fit['sizes_within_data_sd']}"
-        f" of {fit['n_sizes']} sizes"
+        f"surrogate error at the posterior ({sur['checked_by']}, {sur['n_draws']} draws): "
+        f"worst RMS {sur['worst_rmse_data_sd']:.3g} data sd"
     )
+    ex = summary["exact"]
+    if "importance" in ex:
+        imp, mv = ex["importance"], ex.get("moves", {})
+        lines.append(
+            f"simulator-exact posterior: importance k-hat {imp['pareto_khat']:.2f}, ESS "
+            f"{imp['ess']:.0f} of {imp['n_proposal']}; {mv.get('steps', 0)} moves per draw, "
+            f"acceptance {mv.get('acceptance', 0.0):.2f}"
+        )
+    pred = summary["predictive"]
     lines.append(
-        f"posterior predictive mean within the 5-95% range of the replicas at "
-        f"{fit['sizes_within_data_q05_q95']} of {fit['n_sizes']} sizes"
+        f"posterior predictive ({pred['source']}): data inside the 90% band at "
+        f"{pred['n_inside_90']} of {pred['n_sizes']} sizes; model median within the data sd at "
+        f"{pred['n_within_data_sd']}"
     )
-    lines.append(f"converged: {'yes' if diag['converged'] else 'NO'}")
-    if "diagnostics_joint" in summary:
-        joint_ok = summary["diagnostics_joint"]["converged"]
-        lines.append(f"joint comparison converged: {'yes' if joint_ok else 'NO'}")
+    comp = summary["model_comparison"]
+    if comp["table"]:
+        lines.append("model comparison (PSIS-LOO, one observation per size):")
+        for row in comp["table"]:
+            v = comp["variants"][row["variant"]]
+            lines.append(
+                f"  {row['variant']:<16} elpd_loo {row['elpd_loo']:8.2f}  diff {row['elpd_diff']:6.2f}"
+                f" +- {row['dse']:.2f}  p_loo {row['p_loo']:5.1f}  max k {v['max_pareto_k']:.2f}"
+                f"  inside 90% {v['n_inside_90']}/{v['n_sizes']}"
+            )
+    d = summary["discrepancy"]
+    if d["model"] != "none":
+        lines.append(f"discrepancy: {d['model']} over regimes {', '.join(d['regimes'])}")
+    lines.append(f"converged: {'yes' if summary['diagnostics']['converged'] else 'NO'}")
+    for name, c in summary["checks"].items():
+        tag = "ok" if c["passed"] else ("FAILED" if c["severity"] == "fail" else "warning")
+        lines.append(f"check {name:<20} {tag:<8} {c['message']}")
+    lines.append(f"checks passed: {'yes' if summary['checks_passed'] else 'NO'}")
     timings = ", ".join(f"{k} {v:.1f}s" for k, v in summary["timings_s"].items())
     lines.append(f"timings: {timings}")
     return "\n".join(lines)

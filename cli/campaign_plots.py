@@ -1,9 +1,11 @@
 """Figures of a calibration campaign (matplotlib Agg, PNG), written by the CLI layer only.
 
 ``sensitivity.png`` (Fig. 5: total Sobol indices, outputs x parameters),
-``predictive.png`` (Fig. 6: prior and posterior predictive bands against the data),
-``marginals.png`` (Fig. 7: marginal posteriors over the prior), and
-``pairs_group<k>.png`` (pair plot of each sensitivity group).
+``predictive.png`` (Fig. 6: simulator-computed posterior predictive against the data, over
+log message size with the protocol boundaries; the variant without discrepancy too),
+``marginals.png`` (Fig. 7: exact and grouped marginal posteriors, zoomed on the posterior),
+``pairs.png`` (pair plot of the exact posterior with 50%/90% contours and the identified
+combinations' level sets), and ``discrepancy.png`` (the discrepancy terms' posterior).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.axes import Axes
 
 from mpiuq.calibration.campaign_result import CampaignResult
 from mpiuq.simulator.parameters import UNITS
@@ -22,14 +25,16 @@ from mpiuq.simulator.parameters import UNITS
 
 def write_figures(result: CampaignResult, out: Path) -> list[Path]:
     """Write every figure into ``out``; returns the paths written."""
+    for old in out.glob("pairs_group*.png"):  # figures of an older layout
+        old.unlink()
     paths = [
         _sensitivity(result, out / "sensitivity.png"),
         _predictive(result, out / "predictive.png"),
         _marginals(result, out / "marginals.png"),
+        _pairs(result, out / "pairs.png"),
     ]
-    for k, g in enumerate(result.posterior.groups):
-        if len(g.parameters) >= 2:
-            paths.append(_pairs(result, g.parameters, out / f"pairs_group{k}.png"))
+    if result.main.problem.discrepancy.enabled:
+        paths.append(_discrepancy(result, out / "discrepancy.png"))
     return paths
 
 
@@ -37,7 +42,7 @@ def _sensitivity(r: CampaignResult, path: Path) -> Path:
     s = r.sobol_total
     fig, ax = plt.subplots(figsize=(1.2 + 0.9 * s.shape[1], 1.0 + 0.32 * s.shape[0]))
     im = ax.imshow(s, cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
-    ax.set_xticks(range(s.shape[1]), r.problem.names, rotation=40, ha="right", fontsize=8)
+    ax.set_xticks(range(s.shape[1]), r.problem.model_names, rotation=40, ha="right", fontsize=8)
     labels = [
         f"{int(b)} B ({r.campaign.simulator.base_params().protocol_of(int(b))})"
         for b in r.observations.sizes_bytes
@@ -63,112 +68,183 @@ def _sensitivity(r: CampaignResult, path: Path) -> Path:
 
 
 def _predictive(r: CampaignResult, path: Path) -> Path:
-    obs, pred = r.observations, r.predictive
-    x = np.arange(obs.sizes_bytes.size)
+    obs = r.observations
+    sizes = obs.sizes_bytes.astype(float)
+    base = r.campaign.simulator.base_params()
     fig, (ax, axr) = plt.subplots(
-        2, 1, figsize=(9, 7), sharex=True, gridspec_kw={"height_ratios": [2, 1]}
+        2, 1, figsize=(9, 7.5), sharex=True, gridspec_kw={"height_ratios": [2, 1.3]}
     )
-    ax.fill_between(x, pred.prior_lo, pred.prior_hi, color="0.85", label="prior predictive 90%")
-    ax.fill_between(
-        x,
-        pred.post_lo,
-        pred.post_hi,
-        color="tab:blue",
-        alpha=0.35,
-        label="posterior predictive 90%",
-    )
-    ax.plot(x, pred.post_mean, "-", color="tab:blue", lw=1, label="posterior predictive mean")
-    for i, rep in enumerate(obs.replicas):
-        ax.plot(
-            np.full(rep.size, x[i]) + np.linspace(-0.15, 0.15, rep.size),
-            rep,
-            ".",
-            color="k",
-            ms=1.5,
-            alpha=0.4,
+    variants = [r.main, *r.alternatives]
+    colours = ["tab:blue", "tab:orange"]
+    for v, colour in zip(variants, colours, strict=False):
+        pred = v.predictive
+        ax.fill_between(
+            sizes, pred.post_lo, pred.post_hi, color=colour, alpha=0.3 if v is r.main else 0.15,
+            label=f"90% posterior predictive, simulator ({v.name})",
         )
+        ax.plot(sizes, pred.model_median, "-", color=colour, lw=1)
     ax.errorbar(
-        x, obs.mean, yerr=obs.sd, fmt="o", color="tab:red", ms=3, capsize=2, label="data mean +- sd"
+        sizes, obs.mean, yerr=obs.sd, fmt="o", color="k", ms=3, capsize=2,
+        label="data mean +- replica sd",
     )
+    ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_ylabel(obs.observable)
-    ax.legend(fontsize=8)
-    ax.set_title(f"{r.campaign.name}: prior and posterior predictive")
-    z = (pred.post_mean - obs.mean) / obs.sd
+    ax.set_title(f"{r.campaign.name}: posterior predictive computed by the simulator")
+    for axis in (ax, axr):
+        for b, name in ((base.small_max_bytes, "small | eager"), (base.eager_max_bytes, "eager | rendezvous")):
+            axis.axvline(b, color="0.4", ls=":", lw=1)
+        axis.grid(True, which="major", alpha=0.3)
+    ymin = ax.get_ylim()[0]
+    ax.text(base.small_max_bytes, ymin, " small | eager", fontsize=7, rotation=90, va="bottom")
+    ax.text(base.eager_max_bytes, ymin, " eager | rendezvous", fontsize=7, rotation=90, va="bottom")
+    ax.legend(fontsize=7, loc="upper left")
+    for k, (v, colour) in enumerate(zip(variants, colours, strict=False)):
+        pred = v.predictive
+        z = (pred.model_median - obs.mean) / obs.sd
+        lo = (pred.post_lo - obs.mean) / obs.sd
+        hi = (pred.post_hi - obs.mean) / obs.sd
+        shift = 1.0 + 0.06 * (k - 0.5 * (len(variants) - 1))
+        axr.errorbar(
+            sizes * shift, z, yerr=[z - lo, hi - z], fmt="s", ms=3, color=colour, capsize=2,
+            label=f"{v.name}: {pred.n_inside}/{pred.inside.size} inside",
+        )
+    axr.axhline(0.0, color="k", lw=0.8)
     axr.axhspan(-1, 1, color="0.9")
-    axr.bar(x, z, color=np.where(np.abs(z) <= 1, "tab:green", "tab:orange"))
-    axr.set_ylabel("(post. mean - data) / data sd")
-    axr.set_xticks(x, [f"{int(s)}" for s in obs.sizes_bytes], rotation=60, fontsize=7)
-    axr.set_xlabel("message size (B)")
+    axr.set_ylabel("(model - data) / data sd\nbars: 90% predictive")
+    axr.set_xlabel("message size (B, log scale)")
+    axr.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
 
 
+def _zoom(x: np.ndarray, lo: float, hi: float) -> tuple[float, float]:
+    a, b = np.quantile(x, [0.002, 0.998])
+    pad = 0.15 * max(b - a, 1e-9 * (hi - lo))
+    return max(lo, a - pad), min(hi, b + pad)
+
+
 def _marginals(r: CampaignResult, path: Path) -> Path:
-    names = r.problem.names
+    names = r.main.problem.names
     n = len(names)
     cols = min(4, n)
     rows = int(np.ceil(n / cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.5 * rows), squeeze=False)
-    draws = r.posterior.draws.reshape(-1, n)
-    joint = r.joint.draws.reshape(-1, n) if r.joint is not None else None
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.6 * rows), squeeze=False)
+    draws = r.main.exact.draws
+    grouped = r.posterior.draws.reshape(-1, n)
+    est = r.estimates
     for j, name in enumerate(names):
         ax = axes[j // cols][j % cols]
-        lo, hi = r.problem.lower[j], r.problem.upper[j]
-        bins = np.linspace(lo, hi, 41)
-        ax.hist(
-            draws[:, j],
-            bins=bins,
-            density=True,
-            color="tab:blue",
-            alpha=0.6,
-            label="grouped" if joint is not None else "posterior",
-        )
-        if joint is not None:
-            ax.hist(joint[:, j], bins=bins, density=True, histtype="step", color="k", label="joint")
-        ax.axhline(1.0 / (hi - lo), color="0.5", ls="--", label="prior")
-        ax.axvline(r.estimates.map[j], color="tab:red", lw=1, label="MAP")
-        ax.set_xlabel(f"{name} ({UNITS.get(name, '')})", fontsize=8)
+        lo, hi = r.main.problem.lower[j], r.main.problem.upper[j]
+        a, b = _zoom(np.concatenate([draws[:, j], grouped[:, j]]), lo, hi)
+        bins = np.linspace(a, b, 41)
+        ax.hist(draws[:, j], bins=bins, density=True, color="tab:blue", alpha=0.6, label="exact")
+        ax.hist(grouped[:, j], bins=bins, density=True, histtype="step", color="k", label="grouped (surrogate)")
+        ax.axhline(1.0 / (hi - lo), color="0.5", ls="--", label="prior density")
+        h = est.marginals[j].hdi90
+        ax.axvspan(h[0], h[1], color="tab:blue", alpha=0.08)
+        ax.axvline(est.median[j], color="tab:blue", lw=1, label="median")
+        if est.map is not None:
+            ax.axvline(est.map[j], color="tab:red", lw=1, label="MAP")
+        ax.set_xlim(a, b)
+        ax.set_xlabel(f"{name} ({UNITS.get(name, 'relative')})", fontsize=8)
         ax.set_yticks([])
-        if not r.estimates.constrained[j]:
-            ax.set_title("unconstrained", fontsize=8)
+        info = est.identifiability.parameters[j]
+        ax.set_title(
+            f"{info.label}: sd ratio {info.sd_ratio:.2f}, prior [{lo:.3g}, {hi:.3g}]", fontsize=7
+        )
+        ax.tick_params(labelsize=7)
         if j == 0:
             ax.legend(fontsize=6)
     for k in range(n, rows * cols):
         axes[k // cols][k % cols].axis("off")
-    fig.suptitle(f"{r.campaign.name}: marginal posteriors over the prior")
+    fig.suptitle(f"{r.campaign.name}: marginal posteriors (zoomed; shaded: 90% HDI)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
 
 
-def _pairs(r: CampaignResult, cols: tuple[int, ...], path: Path) -> Path:
-    d = r.posterior.draws.reshape(-1, len(r.problem.names))[:, list(cols)]
+def _contours(ax: Axes, x: np.ndarray, y: np.ndarray, xr: tuple[float, float], yr: tuple[float, float]) -> None:
+    """Filled 2-D histogram with contours enclosing 50% and 90% of the draws."""
+    from scipy.ndimage import gaussian_filter
+
+    h, xe, ye = np.histogram2d(x, y, bins=30, range=[xr, yr])
+    h = gaussian_filter(h, 1.0)
+    flat = np.sort(h.ravel())[::-1]
+    cum = np.cumsum(flat) / max(flat.sum(), 1)
+    levels = sorted({float(flat[min(np.searchsorted(cum, q), flat.size - 1)]) for q in (0.9, 0.5)})
+    xc, yc = (xe[:-1] + xe[1:]) / 2, (ye[:-1] + ye[1:]) / 2
+    ax.plot(x, y, ".", ms=0.6, alpha=0.15, color="tab:blue")
+    if len(levels) >= 1 and h.max() > 0:
+        ax.contour(xc, yc, h.T, levels=[lv for lv in levels if lv > 0] or [h.max() / 2], colors="k", linewidths=0.7)
+
+
+def _pairs(r: CampaignResult, path: Path) -> Path:
+    p = r.main.problem
+    cols = list(range(p.n_model))
+    d = r.main.exact.draws[:, cols]
     k = len(cols)
-    fig, axes = plt.subplots(k, k, figsize=(2.2 * k, 2.2 * k), squeeze=False)
+    names = [p.names[j] for j in cols]
+    ranges = [_zoom(d[:, a], p.lower[cols[a]], p.upper[cols[a]]) for a in range(k)]
+    combos = r.estimates.identifiability.identified_combinations
+    fig, axes = plt.subplots(k, k, figsize=(1.9 * k, 1.9 * k), squeeze=False)
     for a in range(k):
         for b in range(k):
             ax = axes[a][b]
-            ja, jb = cols[a], cols[b]
             if a == b:
-                ax.hist(d[:, a], bins=40, color="tab:blue", alpha=0.7)
-                ax.set_xlim(r.problem.lower[ja], r.problem.upper[ja])
+                ax.hist(d[:, a], bins=40, range=ranges[a], color="tab:blue", alpha=0.7)
+                ax.set_xlim(ranges[a])
+                ax.set_yticks([])
             elif a > b:
-                ax.plot(d[:, b], d[:, a], ".", ms=1, alpha=0.2, color="tab:blue")
-                ax.set_xlim(r.problem.lower[jb], r.problem.upper[jb])
-                ax.set_ylim(r.problem.lower[ja], r.problem.upper[ja])
+                _contours(ax, d[:, b], d[:, a], ranges[b], ranges[a])
+                for cmb in combos:
+                    if {cmb.first, cmb.second} == {names[a], names[b]} and cmb.kind in ("min", "max"):
+                        for level, style in ((cmb.median, "-"), (cmb.hdi90[0], "--"), (cmb.hdi90[1], "--")):
+                            lo_x, hi_x = ranges[b]
+                            lo_y, hi_y = ranges[a]
+                            if cmb.kind == "min":
+                                ax.plot([level, level, hi_x], [hi_y, level, level], style, color="tab:red", lw=1)
+                            else:
+                                ax.plot([level, level, lo_x], [lo_y, level, level], style, color="tab:red", lw=1)
+                        ax.set_title(f"red: {cmb.expression.split('(')[0]} = median, 90% HDI", fontsize=5)
+                ax.set_xlim(ranges[b])
+                ax.set_ylim(ranges[a])
             else:
                 ax.axis("off")
             if a == k - 1:
-                ax.set_xlabel(r.problem.names[jb], fontsize=7)
+                ax.set_xlabel(names[b], fontsize=6)
             if b == 0 and a > 0:
-                ax.set_ylabel(r.problem.names[ja], fontsize=7)
-            ax.tick_params(labelsize=6)
-    fig.suptitle(f"{r.campaign.name}: posterior pairs of one group", fontsize=9)
+                ax.set_ylabel(names[a], fontsize=6)
+            ax.tick_params(labelsize=5)
+    fig.suptitle(
+        f"{r.campaign.name}: exact posterior pairs (contours: 50%/90% of the draws)", fontsize=9
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def _discrepancy(r: CampaignResult, path: Path) -> Path:
+    p = r.main.problem
+    nm = p.n_model
+    names = p.names[nm:]
+    draws = r.main.exact.draws[:, nm:]
+    fig, axes = plt.subplots(1, len(names), figsize=(3.0 * len(names), 2.6), squeeze=False)
+    for k, name in enumerate(names):
+        ax = axes[0][k]
+        ax.hist(draws[:, k], bins=40, range=(p.lower[nm + k], p.upper[nm + k]), density=True, color="tab:purple", alpha=0.7)
+        med = float(np.median(draws[:, k]))
+        ax.axvline(med, color="k", lw=1)
+        ax.set_xlabel(name, fontsize=8)
+        ax.set_yticks([])
+        ax.set_title(f"median {med:.3g} (relative)", fontsize=8)
+        ax.tick_params(labelsize=7)
+    fig.suptitle(f"{r.campaign.name}: model discrepancy per protocol regime (posterior over the prior)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
     plt.close(fig)
     return path

@@ -47,7 +47,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "or its summary.json",
     )
     p.add_argument(
-        "--estimate", choices=ESTIMATES, default="map", help="posterior estimate used (map)"
+        "--estimate",
+        choices=ESTIMATES,
+        default="median",
+        help="posterior estimate used (median; map only where the campaign found a unique mode)",
     )
     add_param_argument(p)
     p.add_argument(

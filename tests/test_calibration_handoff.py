@@ -9,7 +9,11 @@ import numpy as np
 import pytest
 
 from mpiuq.calibration.benchmark_csv import Measurements, read_benchmark_csv, write_benchmark_csv
-from mpiuq.calibration.calibrated import CalibratedParametersError, load_calibrated
+from mpiuq.calibration.calibrated import (
+    CalibratedParametersError,
+    load_calibrated,
+    load_posterior_draws,
+)
 from mpiuq.calibration.config import load_parameter_file
 from mpiuq.calibration.errors import CampaignError, DataError
 from mpiuq.calibration.synthetic_data import synthetic_measurements
@@ -89,19 +93,68 @@ def _summary(tmp_path: Path, **over: object) -> Path:
     data = {
         "name": "demo",
         "fixed": {"eager_max_bytes": 17408},
-        "parameters": {"link_bw_GBps": {"map": 5.0, "mean": 5.5}},
+        "parameters": {"link_bw_GBps": {"median": 5.2, "map": 5.0, "mean": 5.5}},
+        "map": {"unique": True, "reason": "6 starts agree"},
     }
     data.update(over)
     (tmp_path / "summary.json").write_text(json.dumps(data))
     return tmp_path
 
 
-def test_load_calibrated_map_and_mean(tmp_path: Path) -> None:
+def test_load_calibrated_median_by_default_mean_and_unique_map(tmp_path: Path) -> None:
     folder = _summary(tmp_path)
     c = load_calibrated(folder)
-    assert c.values() == {"eager_max_bytes": 17408.0, "link_bw_GBps": 5.0}
+    assert c.values() == {"eager_max_bytes": 17408.0, "link_bw_GBps": 5.2}
+    assert c.campaign == "demo" and c.estimate == "median"
     assert load_calibrated(folder / "summary.json", "mean").values()["link_bw_GBps"] == 5.5
-    assert c.campaign == "demo" and c.estimate == "map"
+    assert load_calibrated(folder, "map").values()["link_bw_GBps"] == 5.0
+
+
+def test_load_calibrated_refuses_a_map_that_is_not_unique(tmp_path: Path) -> None:
+    folder = _summary(tmp_path, map={"unique": False, "reason": "disagree in link_bw_GBps"})
+    with pytest.raises(CalibratedParametersError, match=r"MAP is not unique \(disagree in link"):
+        load_calibrated(folder, "map")
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "summary.json").write_text(json.dumps({"parameters": {"link_bw_GBps": {"map": 5.0}}}))
+    with pytest.raises(CalibratedParametersError, match="not recorded"):
+        load_calibrated(old, "map")
+
+
+def _posterior_nc(path: Path, n: int = 50) -> Path:
+    import arviz as az
+
+    draws = np.arange(2.0 * n).reshape(2, n)
+    idata = az.from_dict(posterior={"link_bw_GBps": draws[:1], "sd_rel_eager": draws[1:]})
+    idata.posterior.attrs["model_parameters"] = json.dumps(["link_bw_GBps"])
+    idata.posterior.attrs["fixed"] = json.dumps({"eager_max_bytes": 17408})
+    idata.to_netcdf(str(path / "posterior.nc"))
+    return path
+
+
+def test_load_posterior_draws_picks_seeded_draws_of_model_parameters(tmp_path: Path) -> None:
+    folder = _posterior_nc(tmp_path)
+    d = load_posterior_draws(folder, 10, seed=3)
+    assert d.names == ("link_bw_GBps",) and d.values.shape == (10, 1)
+    assert set(d.values[:, 0]) <= set(np.arange(50.0))  # the model parameter, not sd_rel_eager
+    assert len(set(d.values[:, 0])) == 10  # without replacement
+    again = load_posterior_draws(folder / "posterior.nc", 10, seed=3)
+    assert np.array_equal(d.values, again.values)
+    assert d.mapping(0) == {"eager_max_bytes": 17408.0, "link_bw_GBps": float(d.values[0, 0])}
+    more = load_posterior_draws(folder, 120, seed=1)
+    assert more.values.shape == (120, 1) and set(more.values[:, 0]) == set(np.arange(50.0))
+
+
+def test_load_posterior_draws_errors(tmp_path: Path) -> None:
+    with pytest.raises(CalibratedParametersError, match="does not exist"):
+        load_posterior_draws(tmp_path, 5)
+    with pytest.raises(CalibratedParametersError, match="n_draws=0 is invalid"):
+        load_posterior_draws(_posterior_nc(tmp_path), 0)
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "posterior.nc").write_text("not netcdf")
+    with pytest.raises(CalibratedParametersError, match="is not a campaign posterior"):
+        load_posterior_draws(bad, 5)
 
 
 def test_committed_stampede_result_loads() -> None:
@@ -114,7 +167,7 @@ def test_committed_stampede_result_loads() -> None:
     [
         ("not json", "is not a campaign summary"),
         ('{"name": "x"}', "has no 'parameters' table"),
-        ('{"parameters": {"link_bw_GBps": {"map": null}}}', r"parameters\.link_bw_GBps\.map"),
+        ('{"parameters": {"link_bw_GBps": {"median": null}}}', r"parameters\.link_bw_GBps\.median"),
         ('{"parameters": {}, "fixed": {"hop_latency_ns": "x"}}', r"fixed\.hop_latency_ns"),
     ],
 )
