@@ -109,7 +109,9 @@ def load_calibrated(path: str | Path, estimate: str = "median") -> CalibratedPar
     if estimate == "map":
         mode = data.get("map")
         if not isinstance(mode, Mapping) or mode.get("unique") is not True:
-            reason = mode.get("reason", "not recorded") if isinstance(mode, Mapping) else "not recorded"
+            reason = (
+                mode.get("reason", "not recorded") if isinstance(mode, Mapping) else "not recorded"
+            )
             raise CalibratedParametersError(
                 f"{file}: the MAP is not unique ({reason}): use --estimate median or mean, "
                 "or replay posterior draws"
@@ -169,7 +171,9 @@ class PosteriorDraws:
 
     def mapping(self, k: int) -> dict[str, float]:
         """Fixed values and draw ``k`` in one mapping (``SimParams.from_mapping`` input)."""
-        return dict(self.fixed) | {n: float(v) for n, v in zip(self.names, self.values[k], strict=True)}
+        return dict(self.fixed) | {
+            n: float(v) for n, v in zip(self.names, self.values[k], strict=True)
+        }
 
 
 def posterior_path(path: str | Path) -> Path:
@@ -210,7 +214,9 @@ def load_posterior_draws(path: str | Path, n_draws: int, seed: int = 0) -> Poste
         with xr.open_dataset(file, group="posterior", engine="h5netcdf") as ds:
             names = tuple(json.loads(ds.attrs["model_parameters"]))
             fixed_raw = json.loads(ds.attrs.get("fixed", "{}"))
-            values = np.stack([np.asarray(ds[n].values, dtype=np.float64).ravel() for n in names], axis=1)
+            values = np.stack(
+                [np.asarray(ds[n].values, dtype=np.float64).ravel() for n in names], axis=1
+            )
     except (OSError, KeyError, ValueError, TypeError) as exc:
         raise CalibratedParametersError(
             f"{file} is not a campaign posterior with model_parameters: expected posterior.nc "

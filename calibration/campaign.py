@@ -22,7 +22,6 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
-
 from threadpoolctl import threadpool_limits
 
 from mpiuq.calibration.campaign_result import CampaignResult, VariantResult
@@ -143,7 +142,9 @@ def exact_problem(problem: Problem, model: BenchmarkModel | None) -> Problem:
     """The same likelihood with the simulator as predictor and no surrogate error term."""
     if model is None:
         return problem
-    return replace(problem, predictor=ModelPredictor(model), loo_rmse=np.zeros_like(problem.loo_rmse))
+    return replace(
+        problem, predictor=ModelPredictor(model), loo_rmse=np.zeros_like(problem.loo_rmse)
+    )
 
 
 def grouping_for(
@@ -265,7 +266,14 @@ def _run(
 
     main = _variant(
         "discrepancy" if disc.enabled else "no discrepancy",
-        campaign, problem, pce, grouped, model, seed_main, emit, lap,
+        campaign,
+        problem,
+        pce,
+        grouped,
+        model,
+        seed_main,
+        emit,
+        lap,
     )
     alternatives: tuple[VariantResult, ...] = ()
     comparison: tuple[dict[str, object], ...] = ()
@@ -274,13 +282,19 @@ def _run(
         plain = replace(plain, nominal=problem.nominal[: plain.n_model])
         # the main variant's final local surrogate serves (its box is the wider one)
         alt = _variant(
-            "no discrepancy", campaign, plain, main.proposal.surrogate, grouped, model,
-            seed_alt, emit, lap, reuse_surrogate=True,
+            "no discrepancy",
+            campaign,
+            plain,
+            main.proposal.surrogate,
+            grouped,
+            model,
+            seed_alt,
+            emit,
+            lap,
+            reuse_surrogate=True,
         )
         alternatives = (alt,)
-        comparison = tuple(
-            compare({main.name: main.exact.loglik, alt.name: alt.exact.loglik})
-        )
+        comparison = tuple(compare({main.name: main.exact.loglik, alt.name: alt.exact.loglik}))
         lap("comparison")
 
     rng_est = np.random.default_rng(seed_main.spawn(1)[0])
@@ -437,7 +451,11 @@ def _checks(
     if w is None:
         out.append(
             Check(
-                "importance_sampling", False, "fail", None, t.max_khat,
+                "importance_sampling",
+                False,
+                "fail",
+                None,
+                t.max_khat,
                 "no simulator: the posterior is the surrogate's, not made exact",
             )
         )
@@ -458,6 +476,25 @@ def _checks(
                 f"{w.ess:.0f} of {n_prop} (>= {t.min_ess:.0f})",
             )
         )
+    for a in alternatives:
+        wa = a.exact.weights
+        if wa is None:
+            continue
+        ok_a = (wa.khat <= t.max_khat or wa.ess >= UNIFORM_ESS_FRACTION * wa.log_weights.size) and (
+            wa.ess >= t.min_ess
+        )
+        out.append(
+            Check(
+                f"importance_sampling ({a.name})",
+                ok_a,
+                "warn",
+                wa.khat,
+                t.max_khat,
+                f"variant {a.name!r} (comparison only): k-hat {wa.khat:.2f}, ESS {wa.ess:.0f} of "
+                f"{wa.log_weights.size}"
+                + ("" if ok_a else ": its draws rest on the moves more than on the weights"),
+            )
+        )
     n = main.predictive.inside.size
     need = coverage_threshold(n, t.coverage_alpha)
     got = main.predictive.n_inside
@@ -470,7 +507,9 @@ def _checks(
             float(need),
             f"data inside the 90% simulator-predictive band at {got} of {n} sizes "
             f"(at least {need} expected)"
-            + ("" if got >= need else ": model-form error; consider [discrepancy] model = 'regime'"),
+            + (
+                "" if got >= need else ": model-form error; consider [discrepancy] model = 'regime'"
+            ),
         )
     )
     worst_shift = float(np.max(shift))

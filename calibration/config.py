@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -330,10 +330,10 @@ class Campaign:
     calibration: CalibrationSpec
     executor: ExecutorSpec
     source: Path | None = None
-    refinement: RefinementSpec = RefinementSpec()
-    exact: ExactSpec = ExactSpec()
-    discrepancy: DiscrepancySpec = DiscrepancySpec()
-    checks: ChecksSpec = ChecksSpec()
+    refinement: RefinementSpec = field(default_factory=RefinementSpec)
+    exact: ExactSpec = field(default_factory=ExactSpec)
+    discrepancy: DiscrepancySpec = field(default_factory=DiscrepancySpec)
+    checks: ChecksSpec = field(default_factory=ChecksSpec)
 
 
 def load_campaign(path: str | Path) -> Campaign:
@@ -701,7 +701,11 @@ def _parse_refinement(t: Mapping[str, Any], min_steps: int) -> RefinementSpec:
         target_error_sd=_float(t, "target_error_sd", p, d.target_error_sd, lo=1e-6, hi=100.0),
         error_draws=_int(t, "error_draws", p, minimum=10, default=d.error_draws, maximum=10**6),
         max_steps=_int(
-            t, "max_steps", p, minimum=min_steps, default=max(d.max_steps, min_steps),
+            t,
+            "max_steps",
+            p,
+            minimum=min_steps,
+            default=max(d.max_steps, min_steps),
             maximum=10**7,
         ),
         target_rhat=_float(t, "target_rhat", p, d.target_rhat, lo=1.0, hi=2.0),
@@ -716,7 +720,11 @@ def _parse_exact(t: Mapping[str, Any]) -> ExactSpec:
     return ExactSpec(
         draws=draws,
         proposal_draws=_int(
-            t, "proposal_draws", p, minimum=draws, default=max(d.proposal_draws, draws),
+            t,
+            "proposal_draws",
+            p,
+            minimum=draws,
+            default=max(d.proposal_draws, draws),
             maximum=10**7,
         ),
         move_steps=_int(t, "move_steps", p, minimum=0, default=d.move_steps, maximum=10**5),

@@ -81,7 +81,9 @@ def psis_weights(log_ratio: npt.ArrayLike) -> ImportanceWeights:
     return ImportanceWeights(lw, float(khat), float(1.0 / np.sum(w**2)))
 
 
-def systematic_resample(log_weights: npt.ArrayLike, n: int, rng: np.random.Generator) -> npt.NDArray[np.int64]:
+def systematic_resample(
+    log_weights: npt.ArrayLike, n: int, rng: np.random.Generator
+) -> npt.NDArray[np.int64]:
     """Indices of ``n`` draws by systematic resampling (one uniform, low variance).
 
     Examples

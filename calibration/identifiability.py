@@ -8,8 +8,9 @@ A yes/no "constrained" flag hides both partial information and identified combin
   **KL divergence** of the marginal posterior from the uniform prior, in nats
   (``log(prior width) - H(posterior)``, with the m-spacing entropy estimate of Vasicek);
 * **identified combinations**: for every pair of model parameters with the same unit,
-  ``min``, ``max``, ``sum`` and ratio (its spread measured on the log scale, which keeps
-  the heavy prior tail of a ratio from faking information); a combination is reported
+  ``min``, ``max``, ``sum`` and ratio (its spread, and its parameters' for the comparison,
+  measured on the log scale, which keeps the heavy prior tail of a ratio from faking
+  information); a combination is reported
   when its sd ratio (prior sd from prior draws) is at most :data:`COMBINATION_RATIO` and
   at most :data:`COMBINATION_GAIN` times the smaller sd ratio of its two parameters: the
   data fix the combination clearly better than either parameter, and it is the best of
@@ -38,8 +39,9 @@ IDENTIFIED_RATIO = 0.5
 UNINFORMED_RATIO = 0.9
 #: A combination is identified when its sd ratio is at most this ...
 COMBINATION_RATIO = 0.5
-#: ... and at most this fraction of the smaller sd ratio of its two parameters.
-COMBINATION_GAIN = 0.75
+#: ... and at most this fraction of the smaller sd ratio of its two parameters (for
+#: independent parameters the fraction is >= 1 up to Monte Carlo error of a few %).
+COMBINATION_GAIN = 0.8
 
 COMBINATIONS: dict[str, Callable[[FloatArray, FloatArray], FloatArray]] = {
     "min": np.minimum,
@@ -188,7 +190,11 @@ def analyse(
                 ratio = float(
                     spread(post).std(ddof=1) / spread(fn(prior[:, a], prior[:, b])).std(ddof=1)
                 )
-                gain = ratio / max(min(info[a].sd_ratio, info[b].sd_ratio), 1e-300)
+                singles = [
+                    float(spread(x[:, k]).std(ddof=1) / spread(prior[:, k]).std(ddof=1))
+                    for k in (a, b)
+                ]
+                gain = ratio / max(min(singles), 1e-300)
                 identified = ratio <= COMBINATION_RATIO and gain <= COMBINATION_GAIN
                 combos.append(
                     Combination(

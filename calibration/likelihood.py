@@ -247,7 +247,9 @@ def make_log_posterior(
         )
     n_model = lo.size - disc.dim
     if n_model < 1:
-        raise SamplerError(f"{lo.size} parameters leave no model input for {disc.dim} discrepancy terms")
+        raise SamplerError(
+            f"{lo.size} parameters leave no model input for {disc.dim} discrepancy terms"
+        )
     sel = list(outs)
     return LogPosterior(
         predictor,

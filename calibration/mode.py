@@ -62,7 +62,9 @@ class ModeSearch:
         """Why the mode is (not) unique, naming the parameters that disagree."""
         if self.unique:
             return f"{self.n_near} starts agree within {TOL_SD} posterior sd"
-        bad = [f"{n} ({s:.2g} sd)" for n, s in zip(names, self.spread_sd, strict=True) if s > TOL_SD]
+        bad = [
+            f"{n} ({s:.2g} sd)" for n, s in zip(names, self.spread_sd, strict=True) if s > TOL_SD
+        ]
         return (
             f"{self.n_near} near-optimal end points (within {TOL_LOG_POST} of the best "
             f"log-posterior) disagree in {', '.join(bad)}: a ridge or flat direction"
@@ -125,7 +127,11 @@ def search_mode(
     for x0 in x0s:
         u0 = np.clip((x0 - lo) / sc, 0.0, (hi - lo) / sc)
         res = minimize(
-            value_and_grad, u0, jac=True, method="L-BFGS-B", bounds=bounds,
+            value_and_grad,
+            u0,
+            jac=True,
+            method="L-BFGS-B",
+            bounds=bounds,
             options={"maxiter": max_iter},
         )
         x = np.clip(lo + res.x * sc, lo, hi)

@@ -10,7 +10,7 @@ groups' draws index by index, the product approximation of eq. (9).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -53,7 +53,7 @@ class Problem:
     data_mean: FloatArray
     data_var: FloatArray
     loo_rmse: FloatArray
-    discrepancy: Discrepancy = Discrepancy()
+    discrepancy: Discrepancy = field(default_factory=Discrepancy)
 
     @property
     def n_model(self) -> int:

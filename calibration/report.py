@@ -112,7 +112,11 @@ def _surrogate_at_posterior(v: VariantResult, out_names: list[str]) -> dict[str,
         "n_draws": c.n_draws,
         "worst_rmse_data_sd": c.worst_sd,
         "outputs": {
-            n: {"rmse": float(c.rmse[i]), "rmse_data_sd": float(c.rmse_sd[i]), "max_abs": float(c.max_abs[i])}
+            n: {
+                "rmse": float(c.rmse[i]),
+                "rmse_data_sd": float(c.rmse_sd[i]),
+                "max_abs": float(c.max_abs[i]),
+            }
             for i, n in enumerate(out_names)
         },
     }
@@ -121,7 +125,7 @@ def _surrogate_at_posterior(v: VariantResult, out_names: list[str]) -> dict[str,
 def _predictive(result: CampaignResult, v: VariantResult) -> dict[str, Any]:
     obs = result.observations
     pred = v.predictive
-    sizes = []
+    sizes: list[dict[str, Any]] = []
     base = result.campaign.simulator.base_params()
     for i, s in enumerate(obs.sizes_bytes.tolist()):
         sizes.append(
@@ -150,7 +154,7 @@ def _predictive(result: CampaignResult, v: VariantResult) -> dict[str, Any]:
         "source": pred.source,
         "band": "5-95% of f(x)(1 + bias) + noise over the posterior, noise sd^2 = data var + discrepancy var",
         "n_inside_90": pred.n_inside,
-        "n_within_data_sd": int(sum(p["within_data_sd"] for p in sizes)),
+        "n_within_data_sd": int(sum(bool(p["within_data_sd"]) for p in sizes)),
         "n_sizes": len(sizes),
         "sizes": sizes,
     }

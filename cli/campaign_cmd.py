@@ -122,7 +122,7 @@ def _warn(summary: dict[str, Any], running: bool) -> int:
 
 def format_table(summary: dict[str, Any]) -> str:
     """Table 1-like text: estimates, information, identified combinations, checks."""
-    head = f"{'parameter':<24}{'median':>10}{'mean':>10}{'sd':>9}  {'90% HDI':<19}"
+    head = f"{'parameter':<24}{'median':>10}{'mean':>10}{'sd':>9}  {'90% HDI':<22}"
     head += f"{'prior range':<17}{'sd ratio':>9}{'KL nats':>8}  information"
     lines = [
         f"campaign {summary['name']} (seed {summary['seed']}, observable "
@@ -137,14 +137,12 @@ def format_table(summary: dict[str, Any]) -> str:
         hdi = f"[{_g(p['hdi90'][0])}, {_g(p['hdi90'][1])}]"
         prior = f"{_g(p['prior'][0])} - {_g(p['prior'][1])}"
         lines.append(
-            f"{name:<24}{_g(p['median']):>10}{_g(p['mean']):>10}{_g(p['sd']):>9}  {hdi:<19}"
+            f"{name:<24}{_g(p['median']):>10}{_g(p['mean']):>10}{_g(p['sd']):>9}  {hdi:<22}"
             f"{prior:<17}{info['sd_ratio']:>9.3f}{info['kl_nats']:>8.2f}  {info['label']} ({unit})"
         )
     lines.append("")
     mode = summary["map"]
-    lines.append(
-        f"MAP: {'unique' if mode['unique'] else 'not unique'} ({mode['reason']})"
-    )
+    lines.append(f"MAP: {'unique' if mode['unique'] else 'not unique'} ({mode['reason']})")
     combos = summary["identifiability"]["identified_combinations"]
     for cmb in combos:
         lines.append(

@@ -79,12 +79,22 @@ def _predictive(r: CampaignResult, path: Path) -> Path:
     for v, colour in zip(variants, colours, strict=False):
         pred = v.predictive
         ax.fill_between(
-            sizes, pred.post_lo, pred.post_hi, color=colour, alpha=0.3 if v is r.main else 0.15,
+            sizes,
+            pred.post_lo,
+            pred.post_hi,
+            color=colour,
+            alpha=0.3 if v is r.main else 0.15,
             label=f"90% posterior predictive, simulator ({v.name})",
         )
         ax.plot(sizes, pred.model_median, "-", color=colour, lw=1)
     ax.errorbar(
-        sizes, obs.mean, yerr=obs.sd, fmt="o", color="k", ms=3, capsize=2,
+        sizes,
+        obs.mean,
+        yerr=obs.sd,
+        fmt="o",
+        color="k",
+        ms=3,
+        capsize=2,
         label="data mean +- replica sd",
     )
     ax.set_xscale("log")
@@ -92,7 +102,7 @@ def _predictive(r: CampaignResult, path: Path) -> Path:
     ax.set_ylabel(obs.observable)
     ax.set_title(f"{r.campaign.name}: posterior predictive computed by the simulator")
     for axis in (ax, axr):
-        for b, name in ((base.small_max_bytes, "small | eager"), (base.eager_max_bytes, "eager | rendezvous")):
+        for b in (base.small_max_bytes, base.eager_max_bytes):
             axis.axvline(b, color="0.4", ls=":", lw=1)
         axis.grid(True, which="major", alpha=0.3)
     ymin = ax.get_ylim()[0]
@@ -106,7 +116,13 @@ def _predictive(r: CampaignResult, path: Path) -> Path:
         hi = (pred.post_hi - obs.mean) / obs.sd
         shift = 1.0 + 0.06 * (k - 0.5 * (len(variants) - 1))
         axr.errorbar(
-            sizes * shift, z, yerr=[z - lo, hi - z], fmt="s", ms=3, color=colour, capsize=2,
+            sizes * shift,
+            z,
+            yerr=[z - lo, hi - z],
+            fmt="s",
+            ms=3,
+            color=colour,
+            capsize=2,
             label=f"{v.name}: {pred.n_inside}/{pred.inside.size} inside",
         )
     axr.axhline(0.0, color="k", lw=0.8)
@@ -141,7 +157,14 @@ def _marginals(r: CampaignResult, path: Path) -> Path:
         a, b = _zoom(np.concatenate([draws[:, j], grouped[:, j]]), lo, hi)
         bins = np.linspace(a, b, 41)
         ax.hist(draws[:, j], bins=bins, density=True, color="tab:blue", alpha=0.6, label="exact")
-        ax.hist(grouped[:, j], bins=bins, density=True, histtype="step", color="k", label="grouped (surrogate)")
+        ax.hist(
+            grouped[:, j],
+            bins=bins,
+            density=True,
+            histtype="step",
+            color="k",
+            label="grouped (surrogate)",
+        )
         ax.axhline(1.0 / (hi - lo), color="0.5", ls="--", label="prior density")
         h = est.marginals[j].hdi90
         ax.axvspan(h[0], h[1], color="tab:blue", alpha=0.08)
@@ -167,19 +190,29 @@ def _marginals(r: CampaignResult, path: Path) -> Path:
     return path
 
 
-def _contours(ax: Axes, x: np.ndarray, y: np.ndarray, xr: tuple[float, float], yr: tuple[float, float]) -> None:
+def _contours(
+    ax: Axes, x: np.ndarray, y: np.ndarray, xr: tuple[float, float], yr: tuple[float, float]
+) -> None:
     """Filled 2-D histogram with contours enclosing 50% and 90% of the draws."""
     from scipy.ndimage import gaussian_filter
 
     h, xe, ye = np.histogram2d(x, y, bins=30, range=[xr, yr])
     h = gaussian_filter(h, 1.0)
     flat = np.sort(h.ravel())[::-1]
-    cum = np.cumsum(flat) / max(flat.sum(), 1)
-    levels = sorted({float(flat[min(np.searchsorted(cum, q), flat.size - 1)]) for q in (0.9, 0.5)})
+    cum = np.cumsum(flat) / max(float(flat.sum()), 1.0)
+    at = [min(int(np.searchsorted(cum, q)), flat.size - 1) for q in (0.9, 0.5)]
+    levels = sorted({float(flat[k]) for k in at})
     xc, yc = (xe[:-1] + xe[1:]) / 2, (ye[:-1] + ye[1:]) / 2
     ax.plot(x, y, ".", ms=0.6, alpha=0.15, color="tab:blue")
     if len(levels) >= 1 and h.max() > 0:
-        ax.contour(xc, yc, h.T, levels=[lv for lv in levels if lv > 0] or [h.max() / 2], colors="k", linewidths=0.7)
+        ax.contour(
+            xc,
+            yc,
+            h.T,
+            levels=[lv for lv in levels if lv > 0] or [h.max() / 2],
+            colors="k",
+            linewidths=0.7,
+        )
 
 
 def _pairs(r: CampaignResult, path: Path) -> Path:
@@ -201,15 +234,36 @@ def _pairs(r: CampaignResult, path: Path) -> Path:
             elif a > b:
                 _contours(ax, d[:, b], d[:, a], ranges[b], ranges[a])
                 for cmb in combos:
-                    if {cmb.first, cmb.second} == {names[a], names[b]} and cmb.kind in ("min", "max"):
-                        for level, style in ((cmb.median, "-"), (cmb.hdi90[0], "--"), (cmb.hdi90[1], "--")):
+                    if {cmb.first, cmb.second} == {names[a], names[b]} and cmb.kind in (
+                        "min",
+                        "max",
+                    ):
+                        for level, style in (
+                            (cmb.median, "-"),
+                            (cmb.hdi90[0], "--"),
+                            (cmb.hdi90[1], "--"),
+                        ):
                             lo_x, hi_x = ranges[b]
                             lo_y, hi_y = ranges[a]
                             if cmb.kind == "min":
-                                ax.plot([level, level, hi_x], [hi_y, level, level], style, color="tab:red", lw=1)
+                                ax.plot(
+                                    [level, level, hi_x],
+                                    [hi_y, level, level],
+                                    style,
+                                    color="tab:red",
+                                    lw=1,
+                                )
                             else:
-                                ax.plot([level, level, lo_x], [lo_y, level, level], style, color="tab:red", lw=1)
-                        ax.set_title(f"red: {cmb.expression.split('(')[0]} = median, 90% HDI", fontsize=5)
+                                ax.plot(
+                                    [level, level, lo_x],
+                                    [lo_y, level, level],
+                                    style,
+                                    color="tab:red",
+                                    lw=1,
+                                )
+                        ax.set_title(
+                            f"red: {cmb.expression.split('(')[0]} = median, 90% HDI", fontsize=5
+                        )
                 ax.set_xlim(ranges[b])
                 ax.set_ylim(ranges[a])
             else:
@@ -236,14 +290,24 @@ def _discrepancy(r: CampaignResult, path: Path) -> Path:
     fig, axes = plt.subplots(1, len(names), figsize=(3.0 * len(names), 2.6), squeeze=False)
     for k, name in enumerate(names):
         ax = axes[0][k]
-        ax.hist(draws[:, k], bins=40, range=(p.lower[nm + k], p.upper[nm + k]), density=True, color="tab:purple", alpha=0.7)
+        ax.hist(
+            draws[:, k],
+            bins=40,
+            range=(p.lower[nm + k], p.upper[nm + k]),
+            density=True,
+            color="tab:purple",
+            alpha=0.7,
+        )
         med = float(np.median(draws[:, k]))
         ax.axvline(med, color="k", lw=1)
         ax.set_xlabel(name, fontsize=8)
         ax.set_yticks([])
         ax.set_title(f"median {med:.3g} (relative)", fontsize=8)
         ax.tick_params(labelsize=7)
-    fig.suptitle(f"{r.campaign.name}: model discrepancy per protocol regime (posterior over the prior)", fontsize=9)
+    fig.suptitle(
+        f"{r.campaign.name}: model discrepancy per protocol regime (posterior over the prior)",
+        fontsize=9,
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -36,8 +36,12 @@ def test_discrepancy_likelihood_is_the_inflated_gaussian() -> None:
     np.testing.assert_allclose(var, [[0.01, 0.01, 1.0]], rtol=1e-12)
     lp = make_log_posterior(
         ModelPredictor(lambda x: np.tile([1.0, 10.0, 100.0], (len(x), 1)) * x[:, :1]),
-        [1.0, 9.0, 101.0], [0.04, 0.25, 1.0], [0.0, 0.0, 0.0],
-        [0.5, -0.1, -0.1, 0.0, 0.0], [2.0, 0.1, 0.1, 0.2, 0.2], [1.0, 0, 0, 0.1, 0.1],
+        [1.0, 9.0, 101.0],
+        [0.04, 0.25, 1.0],
+        [0.0, 0.0, 0.0],
+        [0.5, -0.1, -0.1, 0.0, 0.0],
+        [2.0, 0.1, 0.1, 0.2, 0.2],
+        [1.0, 0, 0, 0.1, 0.1],
         discrepancy=d,
     )
     x = np.array([[1.0, 0.05, -0.02, 0.1, 0.01]])
@@ -80,8 +84,14 @@ def test_systematic_resampling_keeps_proportions() -> None:
 def _linear_problem(data: list[float], sd: list[float], lo: float, hi: float) -> Problem:
     model = ModelPredictor(lambda x: np.column_stack([x[:, 0], 2.0 * x[:, 0]]))
     return Problem(
-        model, ("a",), np.array([lo]), np.array([hi]), np.array([(lo + hi) / 2]),
-        np.asarray(data), np.asarray(sd) ** 2, np.zeros(2),
+        model,
+        ("a",),
+        np.array([lo]),
+        np.array([hi]),
+        np.array([(lo + hi) / 2]),
+        np.asarray(data),
+        np.asarray(sd) ** 2,
+        np.zeros(2),
     )
 
 
@@ -100,9 +110,7 @@ def test_exact_posterior_of_a_linear_model_is_the_analytic_gaussian() -> None:
     assert ex.weights is not None and ex.weights.khat < 0.7
     assert ex.moves is not None and ex.moves.unique_after > ex.moves.unique_before
     assert ex.outputs[:, 1] == pytest.approx(2 * ex.draws[:, 0])
-    np.testing.assert_allclose(
-        ex.loglik.sum(axis=1), problem.log_posterior()(ex.draws), rtol=1e-12
-    )
+    np.testing.assert_allclose(ex.loglik.sum(axis=1), problem.log_posterior()(ex.draws), rtol=1e-12)
 
 
 def test_mode_search_finds_a_unique_mode_and_refuses_a_ridge() -> None:
@@ -116,7 +124,9 @@ def test_mode_search_finds_a_unique_mode_and_refuses_a_ridge() -> None:
     def bottleneck(x: np.ndarray) -> np.ndarray:  # only min(a, b) = 5 is seen
         return -0.5 * (np.minimum(x[:, 0], x[:, 1]) - 5.0) ** 2 / 0.01
 
-    ridge = search_mode(bottleneck, [[5.1, 6.0], [7.5, 5.2], [6.5, 7.0]], [3, 3], [8, 8], [0.7, 0.7])
+    ridge = search_mode(
+        bottleneck, [[5.1, 6.0], [7.5, 5.2], [6.5, 7.0]], [3, 3], [8, 8], [0.7, 0.7]
+    )
     assert not ridge.unique
     assert "disagree" in ridge.reason(("injection_bw_GBps", "link_bw_GBps"))
 
@@ -150,7 +160,9 @@ def test_entropy_and_information_of_known_distributions() -> None:
     assert spacing_entropy(x) == pytest.approx(0.5 * np.log(2 * np.pi * np.e * 0.25), abs=0.02)
     info = parameter_information(x.clip(-4, 4), -4.0, 4.0)
     assert info.sd_ratio == pytest.approx(0.5 / (8 / np.sqrt(12)), rel=0.03)
-    assert info.kl_nats == pytest.approx(np.log(8) - 0.5 * np.log(2 * np.pi * np.e * 0.25), abs=0.03)
+    assert info.kl_nats == pytest.approx(
+        np.log(8) - 0.5 * np.log(2 * np.pi * np.e * 0.25), abs=0.03
+    )
 
 
 def test_grouping_keeps_weak_parameters_and_joins_discrepancy_terms() -> None:
@@ -177,7 +189,9 @@ def test_local_box_and_pressed_faces() -> None:
 
 def _kink_model(x: np.ndarray) -> np.ndarray:
     """A toy external model with a bottleneck kink, like the ping-pong's bandwidths."""
-    return np.column_stack([1.0 + 1.0 / np.minimum(x[:, 0], x[:, 1]), 2.0 + x[:, 0] + 0.5 * x[:, 1]])
+    return np.column_stack(
+        [1.0 + 1.0 / np.minimum(x[:, 0], x[:, 1]), 2.0 + x[:, 0] + 0.5 * x[:, 1]]
+    )
 
 
 def test_refinement_and_exact_posterior_work_for_any_batch_model() -> None:
@@ -189,24 +203,50 @@ def test_refinement_and_exact_posterior_work_for_any_batch_model() -> None:
     y = _kink_model(truth)[0]
     sd = np.array([0.002, 0.02])
     problem = Problem(
-        pce, names, box.lower.copy(), box.upper.copy(), np.array([2.5, 2.5]),
-        y, sd**2, np.asarray(pce.loo_rmse),
+        pce,
+        names,
+        box.lower.copy(),
+        box.upper.copy(),
+        np.array([2.5, 2.5]),
+        y,
+        sd**2,
+        np.asarray(pce.loo_rmse),
     )
     settings = SamplerSettings(walkers=8, steps=300, burn=300, max_steps=3000, moves="de")
     start = np.random.default_rng(5).uniform(1.0, 4.0, (200, 2))
     prop = refined_proposal(
-        problem, pce, start, _kink_model, settings, np.random.SeedSequence(6),
-        rounds=2, level=3, order=3, pad=0.5, target_error_sd=0.25, error_draws=300,
+        problem,
+        pce,
+        start,
+        _kink_model,
+        settings,
+        np.random.SeedSequence(6),
+        rounds=2,
+        level=3,
+        order=3,
+        pad=0.5,
+        target_error_sd=0.25,
+        error_draws=300,
     )
     assert prop.checked_by == "simulator" and 1 <= len(prop.rounds) <= 2
     assert prop.rounds[0].check.worst_sd > prop.check.worst_sd or len(prop.rounds) == 1
     exact_p = Problem(
-        ModelPredictor(_kink_model), names, box.lower.copy(), box.upper.copy(),
-        np.array([2.5, 2.5]), y, sd**2, np.zeros(2),
+        ModelPredictor(_kink_model),
+        names,
+        box.lower.copy(),
+        box.upper.copy(),
+        np.array([2.5, 2.5]),
+        y,
+        sd**2,
+        np.zeros(2),
     )
     draws = prop.draws
     ex = exact_posterior(
-        exact_p.log_posterior(), draws, prop.problem.log_posterior()(draws), 1000, 10,
+        exact_p.log_posterior(),
+        draws,
+        prop.problem.log_posterior()(draws),
+        1000,
+        10,
         np.random.default_rng(7),
     )
     # the data are the model at the truth (no noise): the truth is inside the 90% range
@@ -215,8 +255,18 @@ def test_refinement_and_exact_posterior_work_for_any_batch_model() -> None:
         assert lo <= truth[0, j] <= hi
     # and without a model (a fixed design) the surrogate is the answer, said so
     fixed = refined_proposal(
-        problem, pce, start, None, settings, np.random.SeedSequence(6),
-        rounds=2, level=3, order=3, pad=0.5, target_error_sd=0.25, error_draws=300,
+        problem,
+        pce,
+        start,
+        None,
+        settings,
+        np.random.SeedSequence(6),
+        rounds=2,
+        level=3,
+        order=3,
+        pad=0.5,
+        target_error_sd=0.25,
+        error_draws=300,
     )
     assert fixed.checked_by == "loo" and fixed.rounds == ()
     assert fixed.check.rmse.tolist() == pytest.approx(np.asarray(pce.loo_rmse).tolist())

@@ -17,28 +17,56 @@ from mpiuq.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 STOCK = ROOT / "experiments" / "stampede-ib.toml"
-SIZES = (1, 3, 7, 20, 54, 146, 158, 400, 1054, 2593, 6798, 17107, 17498, 39686, 87444,
-         197051, 440936, 989921)  # the stock campaign's 18 sizes (6 per protocol regime)
+SIZES = (
+    1,
+    3,
+    7,
+    20,
+    54,
+    146,
+    158,
+    400,
+    1054,
+    2593,
+    6798,
+    17107,
+    17498,
+    39686,
+    87444,
+    197051,
+    440936,
+    989921,
+)  # the stock campaign's 18 sizes (6 per protocol regime)
 
 TRUTHS = {
     # injection is the bottleneck, slow copies, slow RDMA post, moderate pinning
     "inj-bottleneck": {
-        "injection_bw_GBps": 5.5, "link_bw_GBps": 7.0, "memory_bw_GBps": 8.0,
-        "post_header_delay_us": 0.6, "post_rdma_delay_us": 1.5,
-        "rdma_pin_latency_us": 3.0, "rdma_pin_per_page_ns": 20.0,
+        "injection_bw_GBps": 5.5,
+        "link_bw_GBps": 7.0,
+        "memory_bw_GBps": 8.0,
+        "post_header_delay_us": 0.6,
+        "post_rdma_delay_us": 1.5,
+        "rdma_pin_latency_us": 3.0,
+        "rdma_pin_per_page_ns": 20.0,
     },
     # the link is the bottleneck, fast copies, slow header post, costly pinning
     "link-bottleneck": {
-        "injection_bw_GBps": 7.5, "link_bw_GBps": 4.0, "memory_bw_GBps": 18.0,
-        "post_header_delay_us": 1.8, "post_rdma_delay_us": 0.3,
-        "rdma_pin_latency_us": 6.0, "rdma_pin_per_page_ns": 70.0,
+        "injection_bw_GBps": 7.5,
+        "link_bw_GBps": 4.0,
+        "memory_bw_GBps": 18.0,
+        "post_header_delay_us": 1.8,
+        "post_rdma_delay_us": 0.3,
+        "rdma_pin_latency_us": 6.0,
+        "rdma_pin_per_page_ns": 70.0,
     },
 }
 COMBINE = {"min": np.minimum, "max": np.maximum, "sum": np.add, "ratio": np.divide}
 
 
 @pytest.fixture(scope="module", params=sorted(TRUTHS))
-def stock_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, float], Path, int]:
+def stock_run(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[dict[str, float], Path, int]:
     truth = TRUTHS[request.param]
     d = tmp_path_factory.mktemp(request.param)
     fixed = ["--param", "eager_max_bytes=17408", "--param", "small_max_bytes=150"]
@@ -48,23 +76,36 @@ def stock_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
     assert main([*args, "--csv", str(d / "synthetic.csv")]) == 0
     text = STOCK.read_text()
     text = text.replace('name = "stampede-ib"', f'name = "blind-{request.param}"')
-    text = text.replace('path = "data/simgrid_stampede_ib_mvapich2/data.csv"', 'path = "synthetic.csv"')
+    text = text.replace(
+        'path = "data/simgrid_stampede_ib_mvapich2/data.csv"', 'path = "synthetic.csv"'
+    )
     assert "synthetic.csv" in text
     (d / "campaign.toml").write_text(text)
     out = d / "results"
-    rc = main(["campaign", "run", str(d / "campaign.toml"), "--out", str(out), "--quiet", "--no-plots"])
+    rc = main(
+        ["campaign", "run", str(d / "campaign.toml"), "--out", str(out), "--quiet", "--no-plots"]
+    )
     return truth, out, rc
 
 
-def test_stock_settings_recover_every_identified_truth(stock_run: tuple[dict[str, float], Path, int]) -> None:
+def test_stock_settings_recover_every_identified_truth(
+    stock_run: tuple[dict[str, float], Path, int],
+) -> None:
     truth, out, rc = stock_run
     s = json.loads((out / "summary.json").read_text())
     failed = {k: c["message"] for k, c in s["checks"].items() if not c["passed"]}
     assert rc == 0, failed
     assert s["posterior_source"] == "simulator" and s["predictive"]["source"] == "simulator"
-    identified = [n for n, p in s["parameters"].items() if p["information"]["label"] == "identified"]
+    identified = [
+        n for n, p in s["parameters"].items() if p["information"]["label"] == "identified"
+    ]
     # the ping-pong informs the copy bandwidth, both post delays and the pin latency
-    assert {"memory_bw_GBps", "post_header_delay_us", "post_rdma_delay_us", "rdma_pin_latency_us"} <= set(identified)
+    assert {
+        "memory_bw_GBps",
+        "post_header_delay_us",
+        "post_rdma_delay_us",
+        "rdma_pin_latency_us",
+    } <= set(identified)
     for name in identified:
         lo, hi = s["parameters"][name]["hdi90"]
         assert lo <= truth[name] <= hi, (name, truth[name], lo, hi)
@@ -76,7 +117,9 @@ def test_stock_settings_recover_every_identified_truth(stock_run: tuple[dict[str
     assert s["predictive"]["n_inside_90"] == len(SIZES)
 
 
-def test_replay_gets_the_median_and_a_map_only_if_unique(stock_run: tuple[dict[str, float], Path, int]) -> None:
+def test_replay_gets_the_median_and_a_map_only_if_unique(
+    stock_run: tuple[dict[str, float], Path, int],
+) -> None:
     _, out, _ = stock_run
     s = json.loads((out / "summary.json").read_text())
     c = load_calibrated(out)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import os
 import pstats
 import tempfile
 import time
@@ -45,6 +46,7 @@ def main() -> int:
     def on_progress(p: CampaignProgress) -> None:
         blocks[p.stage] = blocks.get(p.stage, 0) + 1
 
+    load_before = os.getloadavg()
     executor = make_executor(args.workers, None)
     prof = cProfile.Profile() if args.profile else None
     t0 = time.perf_counter()
@@ -61,25 +63,30 @@ def main() -> int:
             prof.disable()
     finally:
         executor.close()
+    load = os.getloadavg()
     print(
         f"campaign {campaign.name}: {result.surrogate.train_x.shape[0]} design points x "
         f"{result.observations.sizes_bytes.size} sizes, {result.surrogate.n_terms} PCE terms, "
-        f"{len(result.grouping.groups)} groups, converged={result.posterior.converged}"
+        f"{len(result.grouping.groups)} groups, converged={result.posterior.converged}; "
+        f"load average before/after {load_before[0]:.2f}/{load[0]:.2f} on {os.cpu_count()} CPUs"
     )
     for stage, seconds in result.timings_s:
-        print(f"  {stage:<14}{seconds:8.2f} s")
-    print(f"  {'result files':<14}{t_plots - t_files:8.2f} s")
-    print(f"  {'plots':<14}{t_end - t_plots:8.2f} s")
-    print(f"  {'total':<14}{t_end - t0:8.2f} s   (target <= 120 s)")
+        print(f"  {stage:<30}{seconds:8.2f} s")
+    print(f"  {'result files':<30}{t_plots - t_files:8.2f} s")
+    print(f"  {'plots':<30}{t_end - t_plots:8.2f} s")
+    print(f"  {'total':<30}{t_end - t0:8.2f} s   (target <= 120 s)")
     for g, gp in enumerate(result.posterior.groups):
         print(
-            f"  group {g}: {gp.samples.total_steps} steps x {campaign.calibration.ensembles} "
+            f"  grouped {g}: {gp.samples.total_steps} steps x {campaign.calibration.ensembles} "
             f"ensembles x {campaign.calibration.walkers} walkers"
         )
-    if result.joint is not None:
+    for v in (result.main, *result.alternatives):
+        rounds = [f"{r.n_design} pts -> {r.check.worst_sd:.2g} sd" for r in v.proposal.rounds]
+        steps = v.proposal.posterior.groups[0].samples.total_steps
+        w = v.exact.weights
         print(
-            f"  joint: {result.joint.groups[0].samples.total_steps} steps, "
-            f"converged={result.joint.converged}"
+            f"  {v.name}: refinement [{'; '.join(rounds)}], final MCMC {steps} steps, "
+            f"IS k-hat {w.khat if w else float('nan'):.2f} ESS {w.ess if w else 0:.0f}"
         )
     if prof is not None:
         pstats.Stats(prof).sort_stats("cumulative").print_stats(15)
