@@ -118,7 +118,7 @@ def local_box(
     --------
     >>> lo, hi = local_box([[1.0], [2.0]], [0.0], [10.0], pad=0.5)
     >>> round(float(lo[0]), 3), round(float(hi[0]), 3)
-    (0.505, 2.495)
+    (0.51, 2.49)
     """
     x = np.atleast_2d(np.asarray(draws, dtype=np.float64))
     plo = np.asarray(prior_lower, dtype=np.float64)

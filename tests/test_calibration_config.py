@@ -106,3 +106,52 @@ def test_campaign_is_immutable(tmp_path: Path) -> None:
     c = parse_campaign(GOOD, tmp_path)
     with pytest.raises(AttributeError):
         c.seed = 5  # type: ignore[misc]
+
+
+def test_honest_sections_default_and_parse(tmp_path: Path) -> None:
+    c = parse_campaign(GOOD, tmp_path)
+    assert (c.refinement.rounds, c.refinement.target_rhat) == (2, 1.05)
+    assert (c.exact.draws, c.exact.move_steps) == (2000, 20)
+    assert c.discrepancy.model == "none" and c.checks.max_khat == 0.7
+    raw = copy.deepcopy(GOOD)
+    raw["refinement"] = {"rounds": 0, "level": 2, "order": 2, "max_steps": 5000}
+    raw["exact"] = {"draws": 500, "proposal_draws": 800, "move_steps": 0}
+    raw["discrepancy"] = {"model": "regime", "sd_rel": 0.1, "bias_rel": 0.05, "compare": False}
+    raw["checks"] = {"max_surrogate_error_sd": 0.5, "coverage_alpha": 0.05}
+    c = parse_campaign(raw, tmp_path)
+    assert (c.refinement.rounds, c.refinement.level, c.refinement.max_steps) == (0, 2, 5000)
+    assert (c.exact.draws, c.exact.proposal_draws) == (500, 800)
+    assert (c.discrepancy.sd_rel, c.discrepancy.bias_rel, c.discrepancy.compare) == (
+        0.1,
+        0.05,
+        False,
+    )
+    assert c.checks.max_surrogate_error_sd == 0.5 and c.checks.coverage_alpha == 0.05
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "match"),
+    [
+        (
+            ("discrepancy", "model"),
+            "gp",
+            r"'discrepancy\.model' = 'gp'.*one of \['none', 'regime'\]",
+        ),
+        (("discrepancy", "sd_rel"), 0.0, r"'discrepancy\.sd_rel' = 0\.0.*bias_rel > 0"),
+        (("discrepancy", "bias_rel"), -0.1, r"'discrepancy\.bias_rel' = -0\.1.*in \[0\.0, 1\.0\]"),
+        (("refinement", "max_steps"), 10, r"'refinement\.max_steps' = 10.*integer >= 800"),
+        (("refinement", "rounds"), -1, r"'refinement\.rounds' = -1"),
+        (("refinement", "width"), 1, r"'refinement\.width'.*one of the keys"),
+        (("exact", "proposal_draws"), 50, r"'exact\.proposal_draws' = 50.*integer >= 2000"),
+        (("checks", "max_khat"), -0.5, r"'checks\.max_khat' = -0\.5"),
+        (("calibration", "compare_joint"), True, r"'calibration\.compare_joint'.*one of the keys"),
+    ],
+)
+def test_honest_section_errors_name_the_key(
+    tmp_path: Path, path: tuple[str, ...], value: Any, match: str
+) -> None:
+    raw = _with(path, value)
+    if path[0] == "discrepancy" and path[1] != "model":
+        raw["discrepancy"]["model"] = "regime"
+    with pytest.raises(CampaignError, match=match):
+        parse_campaign(raw, tmp_path)
