@@ -513,6 +513,7 @@ def _checks(
         )
     )
     worst_shift = float(np.max(shift))
+    worst_name = main.problem.names[int(np.argmax(shift))]
     out.append(
         Check(
             "grouped_vs_exact",
@@ -521,7 +522,7 @@ def _checks(
             worst_shift,
             t.max_grouped_shift_sd,
             f"grouped (eq. 9) surrogate posterior means within {worst_shift:.2g} posterior sd "
-            "of the exact posterior's",
+            f"of the exact posterior's (largest: {worst_name})",
         )
     )
     kmax = float(np.max(main.loo.pareto_k))

@@ -305,7 +305,7 @@ class ChecksSpec:
     max_surrogate_error_sd: float = 1.0
     max_khat: float = 0.7
     min_ess: float = 100.0
-    max_grouped_shift_sd: float = 0.5
+    max_grouped_shift_sd: float = 0.25
     coverage_alpha: float = 0.01
 
 

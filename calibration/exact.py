@@ -187,7 +187,7 @@ def exact_posterior(
     pop, pop_f, pop_llp = full[idx], f[idx], ll_point[idx]
     moves = None
     if move_steps > 0:
-        pop, pop_f, pop_llp, moves = _de_moves(target, pop, pop_f, pop_llp, move_steps, rng)
+        pop, pop_f, pop_llp, moves = de_moves(target, pop, pop_f, pop_llp, move_steps, rng)
     return ExactPosterior(pop, pop_f, pop_llp, weights, moves, "simulator")
 
 
@@ -206,7 +206,7 @@ def surrogate_only(
     return ExactPosterior(full, f, ll_point, None, None, "surrogate")
 
 
-def _de_moves(
+def de_moves(
     target: LogPosterior,
     pop: FloatArray,
     f: FloatArray,
@@ -214,7 +214,24 @@ def _de_moves(
     steps: int,
     rng: np.random.Generator,
 ) -> tuple[FloatArray, FloatArray, FloatArray, MoveStats]:
-    """Differential-evolution Metropolis on the full parameter vector, half by half."""
+    """Differential-evolution Metropolis steps of a population on ``target``, half by half.
+
+    Parameters
+    ----------
+    target
+        Log-posterior over all parameters (columns = every parameter).
+    pop, f, llp
+        Draws (n, dim), predictor outputs at them (n, n_out) and their pointwise
+        log-likelihood (n, n_sel); updated in place and returned.
+    steps
+        Steps per draw; each is two half-steps, one predictor batch each.
+    rng
+        Proposal and acceptance randomness.
+
+    Returns
+    -------
+    (pop, f, llp, stats)
+    """
     n, dim = pop.shape
     cols = list(target.columns)
     lo, hi = target.lower, target.upper

@@ -230,6 +230,12 @@ def summary_dict(result: CampaignResult) -> dict[str, Any]:
             "max_pareto_k": float(np.max(v.loo.pareto_k)),
             "n_inside_90": v.predictive.n_inside,
             "n_sizes": int(v.predictive.inside.size),
+            "sizes_outside_90": [
+                int(sz)
+                for sz, ok in zip(obs.sizes_bytes, v.predictive.inside, strict=True)
+                if not ok
+            ],
+            "z_model_median": [float(z) for z in (v.predictive.model_median - obs.mean) / obs.sd],
             "exact": _exact(v),
             "surrogate_at_posterior_worst_sd": v.proposal.check.worst_sd,
             "medians": {
@@ -323,4 +329,15 @@ def summary_dict(result: CampaignResult) -> dict[str, Any]:
         and main.proposal.posterior.converged
         and all(a.proposal.posterior.converged for a in result.alternatives)
     )
-    return summary
+    return _finite_or_none(summary)
+
+
+def _finite_or_none(x: Any) -> Any:
+    """Replace every non-finite float of a JSON-ready structure by None."""
+    if isinstance(x, dict):
+        return {k: _finite_or_none(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_finite_or_none(v) for v in x]
+    if isinstance(x, float) and not np.isfinite(x):
+        return None
+    return x

@@ -94,6 +94,13 @@ def show(args: argparse.Namespace) -> int:
     """Execute ``mpiuq campaign show`` (warnings on stderr; exit 0)."""
     path = args.folder / "summary.json" if args.folder.is_dir() else args.folder
     summary = json.loads(path.read_text(encoding="utf-8"))
+    if "checks" not in summary or "posterior_source" not in summary:
+        print(
+            f"mpiuq campaign show: {path} was written before the honest-calibration checks "
+            "(no 'checks' table): re-run 'mpiuq campaign run' on its campaign file",
+            file=sys.stderr,
+        )
+        return 2
     print(format_table(summary))
     _warn(summary, running=False)
     return 0
@@ -190,9 +197,10 @@ def format_table(summary: dict[str, Any]) -> str:
     if d["model"] != "none":
         lines.append(f"discrepancy: {d['model']} over regimes {', '.join(d['regimes'])}")
     lines.append(f"converged: {'yes' if summary['diagnostics']['converged'] else 'NO'}")
+    width = max(len(name) for name in summary["checks"])
     for name, c in summary["checks"].items():
         tag = "ok" if c["passed"] else ("FAILED" if c["severity"] == "fail" else "warning")
-        lines.append(f"check {name:<20} {tag:<8} {c['message']}")
+        lines.append(f"check {name:<{width}} {tag:<8} {c['message']}")
     lines.append(f"checks passed: {'yes' if summary['checks_passed'] else 'NO'}")
     timings = ", ".join(f"{k} {v:.1f}s" for k, v in summary["timings_s"].items())
     lines.append(f"timings: {timings}")

@@ -182,6 +182,14 @@ def test_grouped_stage_is_compared_with_the_exact_posterior(blind_run: tuple[Pat
     assert check["severity"] == "warn" and check["passed"] == (max(shifts) <= check["threshold"])
 
 
+def test_show_refuses_a_summary_without_checks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "summary.json").write_text(json.dumps({"name": "old", "parameters": {}}))
+    assert main(["campaign", "show", str(tmp_path)]) == 2
+    assert "written before the honest-calibration checks" in capsys.readouterr().err
+
+
 def test_failed_checks_are_loud_and_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
     from mpiuq.campaign_cmd import _warn
 
