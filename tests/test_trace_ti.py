@@ -213,7 +213,8 @@ def test_collectives_vcounts(tmp_path: Path) -> None:
         ("0 init\nzero isend 1 0 1\n", "expected '<rank> <action>", 2),
         ("0 init\n0 send 0 0 abc\n0 finalize\n", "expected a number", 2),
         ("0 init\n0 send 7 0 1\n0 finalize\n", "peer rank 7 outside", 2),
-        ("0 init\n0 wait 0 1 0\n0 finalize\n", "no isend/irecv posted", 2),
+        ("0 init\n0 wait 0 0 0\n0 finalize\n", "no isend/irecv posted", 2),
+        ("0 init\n0 wait 0 1 0\n0 finalize\n", r"request key value 1 outside -333\.\.0", 2),
         ("0 init\n0 send 0 0 1 99\n0 finalize\n", "unknown SimGrid datatype", 2),
     ],
 )

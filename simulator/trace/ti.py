@@ -1,4 +1,4 @@
-"""Reader of SimGrid time-independent (TI) traces.
+"""Reader of SimGrid time-independent (TI) traces (compiled parser).
 
 Three dialects are read:
 
@@ -10,7 +10,8 @@ Three dialects are read:
 Sizes are converted to bytes at parse time with SimGrid's datatype table
 (``src/smpi/mpi/smpi_datatype.cpp``); the default datatype is MPI_DOUBLE when
 ``init`` has an argument, MPI_BYTE otherwise. ``compute F`` becomes F / flop_rate
-seconds. Per-rank files may be gzip-compressed (``.gz``).
+seconds and ``sleep S`` S seconds of the rank's time. Per-rank files may be
+gzip-compressed.
 
 SMPI records ``waitall <n>`` for a wait on *some* of the pending requests while
 SimGrid's replayer completes all of them. We resolve it the way the recording
@@ -19,81 +20,115 @@ later ``wait`` naming one of them (before its key is posted again) takes it back
 because the waitall did not cover it. ``test`` is resolved the same way: a test
 whose request is later waited for failed (it is dropped), otherwise it completed
 the request. Receives recorded with source -333 (any-source) become ``ANY_SOURCE``.
+
+Every value is checked against :mod:`.limits` as it is read (ranks, peers, roots,
+counts, tags, bytes, compute seconds); any problem is a :class:`TraceFormatError`
+naming file, rank and line. The text is parsed by compiled code over the raw bytes
+(:mod:`.ti_kernel`), about 3-5 million lines per second.
 """
 
 from __future__ import annotations
 
-import gzip
-from collections import deque
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from mpiuq.simulator.trace.builder import TraceBuilder
-from mpiuq.simulator.trace.errors import TraceFormatError, UnsupportedTraceError
-from mpiuq.simulator.trace.ir import ANY_SOURCE, OpKind, Trace
+import numpy as np
+
+from mpiuq.simulator.trace.errors import TraceFormatError
+from mpiuq.simulator.trace.ir import ANY_SOURCE, Trace
+from mpiuq.simulator.trace.limits import MAX_LINES
+from mpiuq.simulator.trace.ti_errors import line_error
+from mpiuq.simulator.trace.ti_files import find_ti_files, read_text_bytes
+from mpiuq.simulator.trace.ti_kernel import scan_ranks
+from mpiuq.simulator.trace.ti_lex import ACTIONS, action_table
+from mpiuq.simulator.trace.ti_parse import assemble, run_parser
+from mpiuq.simulator.trace.ti_state import (
+    C_CALLS,
+    C_FAILED_TESTS,
+    C_MSG_RECVS,
+    C_MSG_SENDS,
+    C_OPS,
+    C_REQS,
+    C_TEST_NONE,
+    C_UNKNOWN,
+    O_KIND,
+    O_PEER,
+    O_RECV,
+    Q_STATE,
+    R_FILE,
+    R_FINAL,
+    R_INIT,
+    R_LINE,
+    S_NONE,
+)
 
 __all__ = ["SMPI_DATATYPE_BYTES", "find_ti_files", "read_ti"]
 
 #: Size in bytes of SimGrid's datatype ids (x86-64 sizes of the C types it declares).
-SMPI_DATATYPE_BYTES: dict[int, int] = {
-    0: 8,
-    1: 4,
-    2: 1,
-    3: 2,
-    4: 8,
-    5: 4,
-    6: 1,
-    7: 8,
-    8: 1,
-    9: 1,
-    10: 2,
-    11: 4,
-    12: 8,
-    13: 8,
-    14: 16,
-    15: 4,
-    16: 1,
-    17: 1,
-    18: 2,
-    19: 4,
-    20: 8,
-    21: 1,
-    22: 2,
-    23: 4,
-    24: 8,
-    25: 8,
-    26: 16,
-    27: 32,
-    28: 8,
-    29: 8,
-    30: 8,
-    31: 16,
-    32: 16,
-    33: 8,
-    34: 8,
-    35: 8,
-    36: 16,
-    37: 16,
-    38: 4,
-    39: 4,
-    40: 4,
-    41: 8,
-    42: 0,
-    43: 0,
-    44: 0,
-    45: 4,
-    46: 2,
-    47: 4,
-    48: 8,
-    49: 16,
-    50: 32,
-    51: 0,
-    52: 0,
-    53: 1,
-    54: 8,
-}
-_SMPI_ANY_SOURCE = -333  # MPI_UNDEFINED as written by SMPI 3.32 for any-source receives
+SMPI_DATATYPE_BYTES: dict[int, int] = dict(
+    enumerate(
+        (
+            8,
+            4,
+            1,
+            2,
+            8,
+            4,
+            1,
+            8,
+            1,
+            1,
+            2,
+            4,
+            8,
+            8,
+            16,
+            4,
+            1,
+            1,
+            2,
+            4,
+            8,
+            1,
+            2,
+            4,
+            8,
+            8,
+            16,
+            32,
+            8,
+            8,
+            8,
+            16,
+            16,
+            8,
+            8,
+            8,
+            16,
+            16,
+            4,
+            4,
+            4,
+            8,
+            0,
+            0,
+            0,
+            4,
+            2,
+            4,
+            8,
+            16,
+            32,
+            0,
+            0,
+            1,
+            8,
+        )
+    )
+)
+_DT_SIZES = np.array([SMPI_DATATYPE_BYTES[k] for k in range(len(SMPI_DATATYPE_BYTES))], np.int64)
+_NAMES, _SLOTS = action_table()
 
+#: MPI function name of each action that produces operations (call names of the trace).
 _MPI_NAME = {
     "send": "MPI_Send",
     "isend": "MPI_Isend",
@@ -121,213 +156,6 @@ _MPI_NAME = {
     "compute": "compute",
     "sleep": "sleep",
 }
-_BOOKKEEPING = frozenset({"init", "finalize", "comm_size", "comm_split", "comm_dup", "location"})
-
-
-class _Bad(Exception):
-    """Internal: a record is malformed (converted to TraceFormatError with context)."""
-
-
-def _num(tok: str) -> int:
-    try:
-        return int(tok)
-    except ValueError:
-        pass
-    try:
-        value = float(tok)
-    except ValueError:
-        raise _Bad(f"expected a number, got {tok!r}") from None
-    if not value.is_integer():
-        raise _Bad(f"expected an integral count, got {tok!r}")
-    return int(value)
-
-
-def _flops(tok: str) -> float:
-    try:
-        value = float(tok)
-    except ValueError:
-        raise _Bad(f"expected an amount of flops, got {tok!r}") from None
-    if not value >= 0.0 or value == float("inf"):
-        raise _Bad(f"expected a finite amount >= 0, got {tok!r}")
-    return value
-
-
-def _peer(tok: str, n_ranks: int) -> int:
-    r = _num(tok[1:] if tok[:1] == "p" else tok)
-    if r == _SMPI_ANY_SOURCE:
-        return ANY_SOURCE
-    if not 0 <= r < n_ranks:
-        raise _Bad(f"peer rank {tok} outside 0..{n_ranks - 1}")
-    return r
-
-
-def _dt(tok: str) -> int:
-    code = _num(tok)
-    size = SMPI_DATATYPE_BYTES.get(code)
-    if size is None:
-        raise _Bad(f"unknown SimGrid datatype id {tok} (known: 0..54)")
-    return size
-
-
-class _Req:
-    __slots__ = ("id", "owner")
-
-    def __init__(self, rid: int) -> None:
-        self.id = rid
-        # None = pending; list = tentatively covered by that waitall; int = index of a test op
-        self.owner: list[int] | int | None = None
-
-
-@dataclass
-class _RankState:
-    rank: int
-    default_dt: int = 1
-    pending: dict[tuple[int, int, int], deque[_Req]] = field(default_factory=dict)
-    posted: list[tuple[tuple[int, int, int], _Req]] = field(default_factory=list)
-    waitalls: list[list[int]] = field(default_factory=list)
-    seen_init: bool = False
-    seen_finalize: bool = False
-    last_record: int = 0
-    file: str = ""
-
-
-@dataclass
-class _TIContext:
-    builder: TraceBuilder
-    n_ranks: int
-    flop_rate: float
-    msg_dialect: bool
-    states: list[_RankState]
-    file: str = ""
-    failed_tests: int = 0
-    # MSG dialect: bytes of sends per (src, dst) and receives waiting for them
-    msg_sends: dict[tuple[int, int], list[int]] = field(default_factory=dict)
-    msg_recvs: dict[tuple[int, int], list[tuple[int, int]]] = field(default_factory=dict)
-
-
-def _open_text(path: Path) -> list[str]:
-    try:
-        if path.suffix == ".gz":
-            with gzip.open(path, "rt", encoding="utf-8") as fh:
-                return fh.read().splitlines()
-        return path.read_text(encoding="utf-8").splitlines()
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise TraceFormatError(f"cannot read the file ({exc})", file=str(path)) from exc
-
-
-def _is_action_line(line: str) -> bool:
-    toks = line.split()
-    if len(toks) < 2:
-        return False
-    head = toks[0][1:] if toks[0][:1] == "p" else toks[0]
-    return head.isdigit() and toks[1][:1].isalpha()
-
-
-def _resolve_listed(base: Path, entry: str) -> Path | None:
-    """Find a file listed in an index (relative paths, possibly with a stale prefix, or .gz)."""
-    rel = Path(entry)
-    parts = rel.parts
-    for k in range(len(parts)):
-        cand = rel if rel.is_absolute() and k == 0 else base.joinpath(*parts[k:])
-        for c in (cand, cand.with_name(cand.name + ".gz")):
-            if c.is_file():
-                return c
-    return None
-
-
-def _index_files(index: Path) -> list[Path] | None:
-    """Rank files listed by ``index``, or None if it is not an index file."""
-    lines = [ln.strip() for ln in _open_text(index) if ln.strip() and not ln.startswith("#")]
-    if not lines or _is_action_line(lines[0]):
-        return None
-    files = []
-    for ln in lines:
-        found = _resolve_listed(index.parent, ln)
-        if found is None:
-            raise TraceFormatError(f"index lists {ln!r}, which does not exist", file=str(index))
-        files.append(found)
-    return files
-
-
-def _looks_like_ti(path: Path) -> bool:
-    try:
-        if path.suffix == ".gz":
-            with gzip.open(path, "rt", encoding="utf-8") as fh:
-                head = fh.readline()
-        else:
-            with path.open(encoding="utf-8") as fh:
-                head = fh.readline()
-                while head and not head.strip():
-                    head = fh.readline()
-    except (OSError, UnicodeDecodeError, EOFError):
-        return False
-    return _is_action_line(head)
-
-
-def find_ti_files(path: str | Path) -> tuple[list[Path], list[str]]:
-    """Locate the text files of a TI trace.
-
-    ``path`` is an index file, a single trace file (all ranks), or a directory
-    holding an index or per-rank files. Where a directory holds both a raw trace and
-    its ``*_replayable`` variant, the raw one is chosen (it is what SMPI recorded).
-
-    Returns
-    -------
-    files, notes
-        The trace files to read and notes about the choice.
-    """
-    p = Path(path)
-    notes: list[str] = []
-    if p.is_file():
-        listed = _index_files(p)
-        return (listed if listed is not None else [p]), notes
-    if not p.is_dir():
-        raise UnsupportedTraceError(f"TI trace path {p} does not exist")
-    candidates = sorted(
-        f for f in p.iterdir() if f.is_file() and f.suffix not in {".md", ".xml", ".bin", ".meta"}
-    )
-    indexes: list[tuple[Path, list[Path]]] = []
-    for f in candidates:
-        if _looks_like_ti(f):
-            continue
-        try:
-            listed = _index_files(f)
-        except TraceFormatError:
-            continue
-        if listed:
-            indexes.append((f, listed))
-    if indexes:
-        raw = [ix for ix in indexes if "_replayable" not in ix[0].name]
-        chosen = raw[0] if raw else indexes[0]
-        if raw and len(raw) < len(indexes):
-            notes.append(
-                "directory holds raw and *_replayable TI variants; "
-                f"read the raw one {chosen[0].name}"
-            )
-        return chosen[1], notes
-    files = [f for f in candidates if _looks_like_ti(f)]
-    if not files:
-        raise UnsupportedTraceError(f"directory {p} holds no TI index or action file")
-    return files, notes
-
-
-def _scan_ranks(files: list[Path]) -> tuple[int, bool]:
-    """Number of ranks (max rank + 1) and whether the MSG ``p<rank>`` dialect is used."""
-    top = -1
-    msg = False
-    for f in files:
-        for ln in _open_text(f):
-            head = ln.split(None, 1)[0] if ln.strip() else ""
-            if not head or head[0] == "#":
-                continue
-            if head[0] == "p":
-                msg = True
-                head = head[1:]
-            if head.isdigit():
-                top = max(top, int(head))
-    if top < 0:
-        raise TraceFormatError("no action line found", file=str(files[0]))
-    return top + 1, msg
 
 
 def read_ti(path: str | Path, *, flop_rate: float = 1e9) -> Trace:
@@ -349,367 +177,153 @@ def read_ti(path: str | Path, *, flop_rate: float = 1e9) -> Trace:
     Raises
     ------
     TraceFormatError
-        On a malformed or truncated line, naming file, rank and line number.
+        On a malformed or truncated line or an out-of-range value, naming file, rank
+        and line number.
+    UnsupportedTraceError
+        If the path holds no TI trace.
     """
-    if not flop_rate > 0.0:
-        raise ValueError(f"flop_rate={flop_rate!r} is invalid: expected a rate > 0 flop/s")
+    if not (flop_rate > 0.0 and np.isfinite(flop_rate)):
+        raise ValueError(f"flop_rate={flop_rate!r} is invalid: expected a finite rate > 0 flop/s")
     files, notes = find_ti_files(path)
-    n_ranks, msg = _scan_ranks(files)
-    b = TraceBuilder("ti", str(path), n_ranks)
-    for n in notes:
-        b.note(n)
-    ctx = _TIContext(b, n_ranks, flop_rate, msg, [_RankState(r) for r in range(n_ranks)])
-    b.note(f"compute flops converted at {flop_rate:g} flop/s")
-    b.note(
+    texts = [read_text_bytes(f) for f in files]
+    n_lines, top, msg = _scan(texts, files, flop_rate)
+    n_ranks = top + 1
+    st = run_parser(texts, n_ranks, msg, float(flop_rate), (_NAMES, _SLOTS, _DT_SIZES), n_lines)
+    C, Q = st.C, st.Q
+    if st.E[0]:
+        f = int(st.E[4])
+        raise line_error(st.E, st.DF, files[f], np.frombuffer(texts[f], np.uint8), flop_rate)
+    _check_finalized(st.R, files)
+    if msg:
+        _match_msg_sizes(st.ops[O_RECV], st.MS[: C[C_MSG_SENDS]], st.MR[: C[C_MSG_RECVS]], n_ranks)
+    notes += [f"compute flops converted at {flop_rate:g} flop/s"]
+    notes.append(
         "MSG 2010 dialect: sizes in bytes, tag 0, recv sizes from matching sends"
         if msg
         else "SMPI dialect (action names lower-cased)"
     )
-    for f in files:
-        ctx.file = str(f)
-        _parse_file(ctx, f)
-    _finish(ctx)
-    return b.build()
-
-
-def _parse_file(ctx: _TIContext, f: Path) -> None:
-    n = ctx.n_ranks
-    states = ctx.states
-    for lineno, line in enumerate(_open_text(f), start=1):
-        toks = line.split()
-        if not toks or toks[0][0] == "#":
-            continue
-        head = toks[0][1:] if toks[0][0] == "p" else toks[0]
-        if not head.isdigit() or len(toks) < 2:
-            raise TraceFormatError(
-                f"expected '<rank> <action> [args]', got {line.strip()[:80]!r}",
-                file=ctx.file,
-                record=lineno,
-            )
-        rank = int(head)
-        if rank >= n:  # pragma: no cover - _scan_ranks saw every rank
-            raise TraceFormatError(f"rank {rank} >= {n}", file=ctx.file, record=lineno)
-        st = states[rank]
-        st.last_record = lineno
-        st.file = ctx.file
-        action = toks[1].lower()
-        try:
-            if st.seen_finalize:
-                raise _Bad(f"action {action!r} after finalize")
-            _dispatch(ctx, st, action, toks[2:])
-        except (_Bad, IndexError) as exc:
-            msg = str(exc) if isinstance(exc, _Bad) else f"too few arguments for {action!r}"
-            raise TraceFormatError(
-                f"{msg} in {line.strip()[:80]!r}", file=ctx.file, rank=rank, record=lineno
-            ) from None
-
-
-def _post(ctx: _TIContext, st: _RankState, key: tuple[int, int, int]) -> int:
-    b = ctx.builder
-    dq = st.pending.get(key)
-    if dq is None:
-        dq = st.pending[key] = deque()
-    elif dq and any(r.owner is not None for r in dq):
-        # the key is posted again: tentative completions of older requests become final
-        kept = [r for r in dq if r.owner is None]
-        dq.clear()
-        dq.extend(kept)
-    req = _Req(b.new_request())
-    dq.append(req)
-    st.posted.append((key, req))
-    return req.id
-
-
-def _wait(ctx: _TIContext, st: _RankState, key: tuple[int, int, int], call: int) -> None:
-    dq = st.pending.get(key)
-    if not dq:
-        raise _Bad(f"wait for request (src, dst, tag)={key} that no isend/irecv posted")
-    req = dq.popleft()
-    owner = req.owner
-    if isinstance(owner, list):
-        owner.remove(req.id)
-    elif isinstance(owner, int):
-        ctx.builder.drop(st.rank, owner)
-        ctx.failed_tests += 1
-    ctx.builder.add(st.rank, OpKind.WAIT, call, request=req.id)
-
-
-def _test(ctx: _TIContext, st: _RankState, key: tuple[int, int, int], call: int) -> None:
-    dq = st.pending.get(key)
-    req = next((r for r in dq if r.owner is None), None) if dq else None
-    if req is None:
-        ctx.builder.unsupported["MPI_Test (no pending request)"] += 1
-        return
-    req.owner = ctx.builder.add(st.rank, OpKind.WAIT, call, request=req.id)
-
-
-def _waitall(ctx: _TIContext, st: _RankState, call: int) -> None:
-    covered: list[int] = []
-    for dq in st.pending.values():
-        for r in dq:
-            if r.owner is None:
-                r.owner = covered
-                covered.append(r.id)
-    st.waitalls.append(covered)
-    ctx.builder.add_waitall(st.rank, call, covered)
-
-
-def _last_pending_key(st: _RankState) -> tuple[int, int, int]:
-    for key, req in reversed(st.posted):
-        if req.owner is None and req in st.pending.get(key, ()):
-            return key
-    raise _Bad("wait without a pending Irecv")
-
-
-def _dispatch(ctx: _TIContext, st: _RankState, action: str, a: list[str]) -> None:
-    b = ctx.builder
-    rank = st.rank
-    n = ctx.n_ranks
-    if action == "compute":
-        b.add_compute(rank, _flops(a[0]) / ctx.flop_rate)
-        return
-    if action in _BOOKKEEPING:
-        if action == "init":
-            st.seen_init = True
-            st.default_dt = 8 if a else 1
-        elif action == "finalize":
-            st.seen_finalize = True
-        return
-    name = _MPI_NAME.get(action)
-    if name is None:
-        b.unsupported[f"TI action {action}"] += 1
-        return
-    call = b.call_id(name)
-    dt = st.default_dt
-    if ctx.msg_dialect:
-        _dispatch_msg(ctx, st, action, a, call)
-        return
-    if action in ("isend", "send"):
-        dst = _peer(a[0], n)
-        tag = _num(a[1])
-        nbytes = _num(a[2]) * (_dt(a[3]) if len(a) > 3 else dt)
-        if action == "send":
-            b.add(rank, OpKind.SEND, call, peer=dst, tag=tag, bytes_send=nbytes)
-        else:
-            rid = _post(ctx, st, (rank, dst, tag))
-            b.add(rank, OpKind.ISEND, call, peer=dst, tag=tag, bytes_send=nbytes, request=rid)
-    elif action in ("irecv", "recv"):
-        src_raw = _num(a[0])
-        src = _peer(a[0], n)
-        tag = _num(a[1])
-        nbytes = _num(a[2]) * (_dt(a[3]) if len(a) > 3 else dt)
-        if action == "recv":
-            b.add(rank, OpKind.RECV, call, peer=src, tag=tag, bytes_recv=nbytes)
-        else:
-            rid = _post(ctx, st, (src_raw, rank, tag))
-            b.add(rank, OpKind.IRECV, call, peer=src, tag=tag, bytes_recv=nbytes, request=rid)
-    elif action == "wait":
-        _wait(ctx, st, (_num(a[0]), _num(a[1]), _num(a[2])), call)
-    elif action == "test":
-        _test(ctx, st, (_num(a[0]), _num(a[1]), _num(a[2])), call)
-    elif action == "waitall":
-        _waitall(ctx, st, call)
-    elif action == "sendrecv":
-        d1 = _dt(a[4]) if len(a) > 5 else dt
-        d2 = _dt(a[5]) if len(a) > 5 else dt
-        b.add(
-            rank,
-            OpKind.SENDRECV,
-            call,
-            peer=_peer(a[1], n),
-            peer2=_peer(a[3], n),
-            bytes_send=_num(a[0]) * d1,
-            bytes_recv=_num(a[2]) * d2,
-        )
-    else:
-        _collective(ctx, st, action, a, call)
-
-
-def _collective(ctx: _TIContext, st: _RankState, action: str, a: list[str], call: int) -> None:
-    b = ctx.builder
-    rank, n, dt, rate = st.rank, ctx.n_ranks, st.default_dt, ctx.flop_rate
-
-    def root(i: int) -> int:
-        return _peer(a[i], n) if len(a) > i else 0
-
-    def dtype(i: int) -> int:
-        return _dt(a[i]) if len(a) > i else dt
-
-    def vec(start: int, size: int) -> list[int]:
-        vals = [_num(t) * size for t in a[start : start + n]]
-        if len(vals) != n:
-            raise _Bad(f"expected {n} per-rank counts for {action}, got {len(vals)}")
-        return vals
-
-    if action == "barrier":
-        b.add(rank, OpKind.BARRIER, call)
-    elif action == "bcast":
-        nb = _num(a[0]) * dtype(2)
-        b.add(rank, OpKind.BCAST, call, peer=root(1), bytes_send=nb, bytes_recv=nb)
-    elif action in ("reduce", "allreduce", "scan", "exscan"):
-        kind = {
-            "reduce": OpKind.REDUCE,
-            "allreduce": OpKind.ALLREDUCE,
-            "scan": OpKind.SCAN,
-            "exscan": OpKind.EXSCAN,
-        }[action]
-        is_reduce = action == "reduce"
-        nb = _num(a[0]) * dtype(3 if is_reduce else 2)
-        b.add(
-            rank,
-            kind,
-            call,
-            peer=root(2) if is_reduce else -2,
-            bytes_send=nb,
-            bytes_recv=nb,
-            seconds=_flops(a[1]) / rate,
-        )
-    elif action in ("alltoall", "allgather"):
-        kind = OpKind.ALLTOALL if action == "alltoall" else OpKind.ALLGATHER
-        b.add(rank, kind, call, bytes_send=_num(a[0]) * dtype(2), bytes_recv=_num(a[1]) * dtype(3))
-    elif action in ("gather", "scatter"):
-        kind = OpKind.GATHER if action == "gather" else OpKind.SCATTER
-        b.add(
-            rank,
-            kind,
-            call,
-            peer=root(2),
-            bytes_send=_num(a[0]) * dtype(3),
-            bytes_recv=_num(a[1]) * dtype(4),
-        )
-    elif action == "alltoallv":
-        d1, d2 = dtype(2 * n + 2), dtype(2 * n + 3)
-        send = vec(1, d1)
-        recv = vec(n + 2, d2)
-        _num(a[n + 1])  # receive buffer size: informational
-        b.add_vcollective(
-            rank, OpKind.ALLTOALLV, call, send + recv, bytes_send=sum(send), bytes_recv=sum(recv)
-        )
-    elif action in ("gatherv", "allgatherv"):
-        rest = a[1 + n :]
-        if action == "gatherv":
-            r = root(1 + n)
-            d1, d2 = dtype(2 + n), dtype(3 + n)
-        else:
-            r = -2
-            two = len(rest) in (2, n + 2)
-            d1, d2 = (_dt(rest[0]), _dt(rest[1])) if two else (dt, dt)
-        recv = vec(1, d2)
-        kind = OpKind.GATHERV if action == "gatherv" else OpKind.ALLGATHERV
-        b.add_vcollective(
-            rank, kind, call, recv, peer=r, bytes_send=_num(a[0]) * d1, bytes_recv=sum(recv)
-        )
-    elif action == "scatterv":
-        d1, d2 = dtype(3 + n), dtype(4 + n)
-        send = vec(0, d1)
-        b.add_vcollective(
-            rank,
-            OpKind.SCATTERV,
-            call,
-            send,
-            peer=root(n + 1),
-            bytes_send=sum(send),
-            bytes_recv=_num(a[n]) * d2,
-        )
-    elif action == "reducescatter":
-        d = dtype(n + 1)
-        recv = vec(0, d)
-        b.add_vcollective(
-            rank,
-            OpKind.REDUCE_SCATTER,
-            call,
-            recv,
-            bytes_send=sum(recv),
-            bytes_recv=recv[rank],
-            seconds=_flops(a[n]) / rate,
-        )
-    else:  # pragma: no cover - _MPI_NAME and this dispatch list the same actions
-        raise _Bad(f"unhandled action {action}")
-
-
-def _dispatch_msg(ctx: _TIContext, st: _RankState, action: str, a: list[str], call: int) -> None:
-    """MSG 2010 dialect: ``send p1 <bytes>``, ``recv p1``, ``Irecv p1``, ``wait``."""
-    b = ctx.builder
-    rank, n = st.rank, ctx.n_ranks
-    if action in ("send", "isend"):
-        dst = _peer(a[0], n)
-        nbytes = _num(a[1])
-        ctx.msg_sends.setdefault((rank, dst), []).append(nbytes)
-        if action == "send":
-            b.add(rank, OpKind.SEND, call, peer=dst, bytes_send=nbytes)
-        else:
-            rid = _post(ctx, st, (rank, dst, 0))
-            b.add(rank, OpKind.ISEND, call, peer=dst, bytes_send=nbytes, request=rid)
-    elif action in ("recv", "irecv"):
-        src = _peer(a[0], n)
-        if action == "recv":
-            idx = b.add(rank, OpKind.RECV, call, peer=src)
-        else:
-            rid = _post(ctx, st, (src, rank, 0))
-            idx = b.add(rank, OpKind.IRECV, call, peer=src, request=rid)
-        ctx.msg_recvs.setdefault((src, rank), []).append((rank, idx))
-    elif action == "wait":
-        key = _last_pending_key(st) if not a else (_num(a[0]), _num(a[1]), _num(a[2]))
-        _wait(ctx, st, key, call)
-    elif action == "waitall":
-        _waitall(ctx, st, call)
-    elif action in ("allreduce", "reduce", "bcast", "barrier"):
-        if action == "barrier":
-            b.add(rank, OpKind.BARRIER, call)
-        elif action == "bcast":
-            nb = _num(a[0])
-            b.add(rank, OpKind.BCAST, call, peer=0, bytes_send=nb, bytes_recv=nb)
-        else:
-            nb = _num(a[0])
-            kind = OpKind.ALLREDUCE if action == "allreduce" else OpKind.REDUCE
-            sec = _flops(a[1]) / ctx.flop_rate if len(a) > 1 else 0.0
-            b.add(
-                rank,
-                kind,
-                call,
-                peer=0 if action == "reduce" else -2,
-                bytes_send=nb,
-                bytes_recv=nb,
-                seconds=sec,
-            )
-    else:
-        b.unsupported[f"TI action {action} (MSG dialect)"] += 1
-
-
-def _finish(ctx: _TIContext) -> None:
-    b = ctx.builder
-    uncompleted = 0
-    for st in ctx.states:
-        if st.seen_init and not st.seen_finalize:
-            raise TraceFormatError(
-                f"truncated: no finalize after the last action (line {st.last_record})",
-                file=st.file,
-                rank=st.rank,
-                record=st.last_record,
-            )
-        for covered in st.waitalls:
-            covered.sort()
-        uncompleted += sum(1 for dq in st.pending.values() for r in dq if r.owner is None)
-    if ctx.msg_dialect:
-        for pair, recvs in ctx.msg_recvs.items():
-            sends = ctx.msg_sends.get(pair, [])
-            if len(sends) != len(recvs):
-                raise TraceFormatError(
-                    f"MSG dialect: {len(recvs)} receives from rank {pair[0]} to rank {pair[1]} "
-                    f"but {len(sends)} sends: receive sizes cannot be matched",
-                    rank=pair[1],
-                )
-            for (rank, idx), nbytes in zip(recvs, sends, strict=True):
-                b.patch(rank, idx, bytes_recv=nbytes)
-    if ctx.failed_tests:
-        b.note(
-            f"{ctx.failed_tests} test(s) followed by a wait on the same request were "
+    if C[C_FAILED_TESTS]:
+        notes.append(
+            f"{C[C_FAILED_TESTS]} test(s) followed by a wait on the same request were "
             "failed tests (progress calls) and dropped"
         )
+    uncompleted = int(np.count_nonzero(Q[: C[C_REQS], Q_STATE] == S_NONE))
     if uncompleted:
-        b.note(f"{uncompleted} request(s) are never completed in the trace")
-    any_src = sum(
-        1 for rows in b.rows for row in rows if row[0] == OpKind.IRECV and row[2] == ANY_SOURCE
-    )
+        notes.append(f"{uncompleted} request(s) are never completed in the trace")
+    n = C[C_OPS]
+    any_src = int(np.count_nonzero((st.ops[O_KIND][:n] == 4) & (st.ops[O_PEER][:n] == ANY_SOURCE)))
     if any_src:
-        b.note(f"{any_src} receive(s) recorded with source -333 read as ANY_SOURCE")
+        notes.append(f"{any_src} receive(s) recorded with source -333 read as ANY_SOURCE")
+    cols, rank_ptr, wait_reqs, vcounts = assemble(st.ops, C, n_ranks, Q, st.VP)
+    kind, call, peer, peer2, tag, bs, br, req, count, vco, sec = cols
+    m = kind.shape[0]
+    trace = Trace(
+        format="ti",
+        source=str(path),
+        n_ranks=n_ranks,
+        rank_ptr=rank_ptr,
+        kind=kind,
+        call=call,
+        peer=peer,
+        peer2=peer2,
+        tag=tag,
+        tag2=np.zeros(m, np.int32),
+        comm=np.zeros(m, np.int32),
+        bytes_send=bs,
+        bytes_recv=br,
+        request=req,
+        count=count,
+        vcounts_offset=vco,
+        seconds=sec,
+        nonblocking=np.zeros(m, np.bool_),
+        wait_reqs=wait_reqs,
+        vcounts=vcounts,
+        comm_ptr=np.array([0, n_ranks], np.int64),
+        comm_members=np.arange(n_ranks, dtype=np.int32),
+        call_names=tuple(_MPI_NAME[ACTIONS[int(c)]] for c in st.ORDER[: C[C_CALLS]]),
+        n_requests=int(C[C_REQS]),
+        unsupported=_unsupported(C, st.MSGU, st.U, texts),
+        notes=tuple(dict.fromkeys(notes)),
+    )
+    trace.validate()
+    return trace
+
+
+def _scan(texts: list[bytes], files: list[Path], rate: float) -> tuple[int, int, bool]:
+    """Action lines, largest rank and dialect over all files (ranks checked first)."""
+    E = np.zeros(10, np.int64)
+    n_lines, top, msg = 0, -1, False
+    for f, text in enumerate(texts):
+        buf = np.frombuffer(text, np.uint8)
+        lines, t, m = scan_ranks(buf, f, E)
+        if E[0]:
+            raise line_error(E, np.zeros(2), files[f], buf, rate)
+        n_lines += int(lines)
+        top = max(top, int(t))
+        msg = msg or bool(m)
+    if top < 0:
+        raise TraceFormatError(
+            "no action line found: expected lines '<rank> <action> [args]'", file=str(files[0])
+        )
+    if n_lines > MAX_LINES:
+        raise TraceFormatError(
+            f"{n_lines} action lines, more than the {MAX_LINES} one trace may hold",
+            file=str(files[0]),
+        )
+    return n_lines, top, msg
+
+
+def _check_finalized(R: np.ndarray, files: list[Path]) -> None:
+    """A rank that called init but never finalize was cut short (truncated file)."""
+    open_ranks = np.flatnonzero((R[:, R_INIT] != 0) & (R[:, R_FINAL] == 0))
+    if open_ranks.size:
+        r = int(open_ranks[0])
+        line = int(R[r, R_LINE])
+        raise TraceFormatError(
+            f"truncated: no finalize after the last action (line {line})",
+            file=str(files[int(R[r, R_FILE])]),
+            rank=r,
+            record=line,
+        )
+
+
+def _match_msg_sizes(bytes_recv: np.ndarray, MS: np.ndarray, MR: np.ndarray, n: int) -> None:
+    """MSG dialect: each receive gets the size of the matching send (FIFO per rank pair)."""
+    if not MR.shape[0]:
+        return
+    skey = MS[:, 0] * n + MS[:, 1]
+    rkey = MR[:, 0] * n + MR[:, 1]
+    rkeys, first, rcount = np.unique(rkey, return_index=True, return_counts=True)
+    skeys, scount = np.unique(skey, return_counts=True)
+    sends = np.zeros_like(rcount)
+    if len(skeys):
+        at = np.clip(np.searchsorted(skeys, rkeys), 0, len(skeys) - 1)
+        sends = np.where(skeys[at] == rkeys, scount[at], 0)
+    bad = np.flatnonzero(sends != rcount)
+    if bad.size:
+        k = int(bad[np.argmin(first[bad])])
+        src, dst = int(MR[first[k], 0]), int(MR[first[k], 1])
+        raise TraceFormatError(
+            f"MSG dialect: {int(rcount[k])} receives from rank {src} to rank {dst} "
+            f"but {int(sends[k])} sends: receive sizes cannot be matched",
+            rank=dst,
+        )
+    used = np.isin(skey, rkeys)
+    order_s = np.argsort(skey[used], kind="stable")
+    order_r = np.argsort(rkey, kind="stable")
+    bytes_recv[MR[order_r, 2]] = MS[used][order_s, 2]
+
+
+def _unsupported(
+    C: np.ndarray, MSGU: np.ndarray, U: np.ndarray, texts: list[bytes]
+) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for f, s, e in U[: C[C_UNKNOWN]]:
+        name = texts[f][s:e].decode("ascii").lower()
+        key = f"TI action {name}"
+        counts[key] = counts.get(key, 0) + 1
+    for code in np.flatnonzero(MSGU):
+        counts[f"TI action {ACTIONS[int(code)]} (MSG dialect)"] = int(MSGU[code])
+    if C[C_TEST_NONE]:
+        counts["MPI_Test (no pending request)"] = int(C[C_TEST_NONE])
+    return dict(sorted(counts.items()))

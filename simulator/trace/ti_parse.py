@@ -1,0 +1,566 @@
+"""The compiled line loop of the TI parser and the packing of its rows into columns.
+
+:func:`parse_lines` walks every line of every file (in the order given), checks the
+rank token and the finalize rule, decodes each action (:mod:`.ti_kernel`) and
+applies it to the parser state (:mod:`.ti_state`). :func:`assemble` then drops
+failed tests, orders rows by rank (stable: each rank keeps its line order), and
+builds the ``wait_reqs`` and ``vcounts`` pools exactly as
+:class:`~mpiuq.simulator.trace.builder.TraceBuilder` would.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+from numba import njit
+
+from mpiuq.simulator.trace.ti_args import T_COLS, arg_seconds, read_tokens
+from mpiuq.simulator.trace.ti_kernel import (
+    A_ALLGATHERV,
+    A_ALLTOALLV,
+    A_COMPUTE,
+    A_FINALIZE,
+    A_GATHERV,
+    A_INIT,
+    A_IRECV,
+    A_LOCATION,
+    A_REDUCESCATTER,
+    A_SCATTERV,
+    A_SENDRECV,
+    A_SLEEP,
+    A_WAITALL,
+    decode_collective,
+    decode_completion,
+    decode_msg,
+    decode_p2p,
+    decode_vcollective,
+)
+from mpiuq.simulator.trace.ti_lex import lookup_action, tokenize
+from mpiuq.simulator.trace.ti_state import (
+    C_CALLS,
+    C_COLS,
+    C_KEYS,
+    C_MSG_RECVS,
+    C_MSG_SENDS,
+    C_OPS,
+    C_REQS,
+    C_UNKNOWN,
+    C_VPOOL,
+    D_A,
+    D_B,
+    D_BR,
+    D_BS,
+    D_COLS,
+    D_KD,
+    D_KIND,
+    D_KS,
+    D_KT,
+    D_MSG,
+    D_PEER,
+    D_PEER2,
+    D_POST,
+    D_TAG,
+    D_TOK,
+    D_VLEN,
+    DF_SEC,
+    DROPPED,
+    E_AFTER_FINALIZE,
+    E_BYTE,
+    E_CAPACITY,
+    E_NO_PENDING_IRECV,
+    E_RANK_RANGE,
+    E_SYNTAX,
+    E_WAIT_NO_REQ,
+    K_WAITALL,
+    NO_PEER,
+    O_COUNT,
+    O_KIND,
+    O_RANK,
+    O_REQ,
+    O_VSTART,
+    Q_COLS,
+    Q_OWNER,
+    Q_STATE,
+    R_CAND,
+    R_CHAIN,
+    R_COLS,
+    R_DT,
+    R_FILE,
+    R_FINAL,
+    R_INIT,
+    R_LAST,
+    R_LINE,
+    S_WAITALL,
+    X_MSG_UNSUPPORTED,
+    X_TEST,
+    X_WAIT_LAST,
+    X_WAITALL,
+    add_compute,
+    borrow,
+    borrow_rows,
+    emit,
+    find_key,
+    grow_hash,
+    last_pending_key,
+    new_rows,
+    post,
+    test,
+    wait,
+    waitall,
+)
+
+_BYTE_ERROR = -(1 << 40)
+DONE = 0
+NEED_ROOM = 1  # an array is full: grow it (ParserState.grow_for_line) and call again
+FAILED = 2  # E holds the error
+
+
+@dataclass
+class ParserState:
+    """The arrays :func:`parse_lines` works on (see :mod:`.ti_state` for their columns)."""
+
+    TK: np.ndarray
+    ops: tuple[np.ndarray, ...]
+    C: np.ndarray
+    R: np.ndarray
+    Q: np.ndarray
+    K: np.ndarray
+    H: np.ndarray
+    VP: np.ndarray
+    U: np.ndarray
+    MS: np.ndarray
+    MR: np.ndarray
+    MSGU: np.ndarray
+    CALLS: np.ndarray
+    ORDER: np.ndarray
+    D: np.ndarray
+    DF: np.ndarray
+    E: np.ndarray
+
+    @classmethod
+    def new(cls, n_ranks: int, n_lines: int, msg: bool, n_codes: int) -> ParserState:
+        """State for ``n_ranks`` ranks and at most ``n_lines`` action lines.
+
+        Tables bounded by the number of lines are uninitialised (touched as used).
+        """
+        R = np.zeros((n_ranks, R_COLS), np.int32)
+        R[:, [R_LAST, R_CAND, R_CHAIN]] = -1
+        R[:, R_DT] = 1
+        cap = n_lines + 1
+        m = cap if msg else 1
+        st = cls(
+            TK=np.zeros((64, T_COLS), np.int64),
+            ops=new_rows(cap),
+            C=np.zeros(C_COLS, np.int64),
+            R=R,
+            Q=np.empty((cap, Q_COLS), np.int32),
+            K=np.empty((cap, 3), np.int32),
+            H=np.zeros((1024, 3), np.int64),
+            VP=np.empty(1024, np.int64),
+            U=np.empty((cap, 3), np.int64),
+            MS=np.empty((m, 3), np.int64),
+            MR=np.empty((m, 3), np.int64),
+            MSGU=np.zeros(n_codes, np.int64),
+            CALLS=np.full(n_codes, -1, np.int64),
+            ORDER=np.zeros(n_codes, np.int64),
+            D=np.zeros(D_COLS, np.int64),
+            DF=np.zeros(2, np.float64),
+            E=np.zeros(10, np.int64),
+        )
+        st.CALLS[A_COMPUTE] = 0  # "compute" is call 0, as in TraceBuilder
+        st.ORDER[0] = A_COMPUTE
+        st.C[C_CALLS] = 1
+        return st
+
+    def arrays(self) -> tuple[object, ...]:
+        """The arrays in the argument order of :func:`parse_lines`."""
+        return tuple(getattr(self, f.name) for f in fields(self))
+
+    def grow_for_line(self, n_ranks: int) -> None:
+        """Enlarge whatever array the next line may not fit in (doubling)."""
+        C = self.C
+        if self.E[9]:
+            self.TK = np.zeros((2 * int(self.E[9]), T_COLS), np.int64)
+            self.E[9] = 0
+        if 2 * (C[C_KEYS] + 1) > self.H.shape[0]:
+            self.H = grow_hash(self.H)
+        if C[C_VPOOL] + 2 * n_ranks > self.VP.shape[0]:
+            rows = max(2 * self.VP.shape[0], int(C[C_VPOOL]) + 2 * n_ranks)
+            grown = np.empty(rows, np.int64)
+            grown[: int(C[C_VPOOL])] = self.VP[: int(C[C_VPOOL])]
+            self.VP = grown
+
+
+def run_parser(
+    texts: list[bytes],
+    n_ranks: int,
+    msg: bool,
+    rate: float,
+    tables: tuple[np.ndarray, np.ndarray, np.ndarray],
+    n_lines: int,
+) -> ParserState:
+    """Parse every line of every file (the texts, in order), growing arrays as needed.
+
+    ``tables`` = (action names, action slots, datatype sizes). Check ``E[0]`` of the
+    result for an error (``E[4]`` is then the index of the file).
+    """
+    names, slots, dtsize = tables
+    st = ParserState.new(n_ranks, n_lines, msg, names.shape[0])
+    pos = np.zeros(2, np.int64)
+    for f, text in enumerate(texts):
+        buf = np.frombuffer(text, dtype=np.uint8)
+        pos[:] = 0
+        while True:
+            status = parse_lines(
+                buf, f, pos, n_ranks, msg, rate, names, slots, dtsize, *st.arrays()
+            )
+            if status == FAILED:
+                return st
+            if status == DONE:
+                break
+            st.grow_for_line(n_ranks)
+    return st
+
+
+@njit(cache=True)
+def _call(CALLS, ORDER, C, code):  # type: ignore[no-untyped-def]
+    """Call-name index of an action (interned in order of first use)."""
+    c = CALLS[code]
+    if c < 0:
+        c = C[C_CALLS]
+        C[C_CALLS] = c + 1
+        CALLS[code] = c
+        ORDER[c] = code
+    return c
+
+
+@njit(cache=True)
+def _rank_token(buf, s, e):  # type: ignore[no-untyped-def]
+    """Rank of a ``7`` / ``p7`` token, -1 if it is not one (digits only, no sign)."""
+    if buf[s] == 112 and e - s > 1:
+        s += 1
+    v = 0
+    for p in range(s, e):
+        c = buf[p]
+        if c < 48 or c > 57:
+            return -1
+        if v < (1 << 40):
+            v = v * 10 + (c - 48)
+    return v
+
+
+@njit(cache=True)
+def parse_lines(  # type: ignore[no-untyped-def]
+    buf,
+    f,
+    pos,
+    n,
+    msg,
+    rate,
+    names,
+    slots,
+    dtsize,
+    TK,
+    ops,
+    C,
+    R,
+    Q,
+    K,
+    H,
+    VP,
+    U,
+    MS,
+    MR,
+    MSGU,
+    CALLS,
+    ORDER,
+    D,
+    DF,
+    E,
+):
+    """Interpret the lines of file ``f`` (text ``buf``) from ``pos = [byte, line]`` on.
+
+    Returns DONE, FAILED (``E = [code, token, detail, detail, file, line, line
+    start, line end, rank]``, ``DF[0]`` a float detail) or NEED_ROOM when a line
+    may not fit the token, hash or vcount arrays; ``pos`` then points at that line
+    and the caller enlarges them (:meth:`ParserState.grow_for_line`) and calls
+    again. Arrays are never reassigned in here, the helpers get borrowed views
+    (:func:`.ti_state.borrow`), and the line loop only calls small functions (a
+    call into a large compiled function costs hundreds of nanoseconds to set up).
+    """
+    buf, TK, ops, C, R = borrow(buf), borrow(TK), borrow_rows(ops), borrow(C), borrow(R)
+    Q, K, H, VP, U = borrow(Q), borrow(K), borrow(H), borrow(VP), borrow(U)
+    MS, MR, MSGU, CALLS, ORDER = borrow(MS), borrow(MR), borrow(MSGU), borrow(CALLS), borrow(ORDER)
+    D, DF, E, names, slots = borrow(D), borrow(DF), borrow(E), borrow(names), borrow(slots)
+    dtsize = borrow(dtsize)
+    p = pos[0]
+    lineno = pos[1]
+    end = buf.shape[0]
+    while p < end:
+        q = p
+        while q < end and buf[q] != 10:
+            q += 1
+        ntok = tokenize(buf, p, q, TK)
+        if not _room(ops, C, Q, K, U, MS, MR):  # sized from the line count: checked anyway
+            E[0], E[4], E[5], E[6], E[7], E[8] = E_CAPACITY, f, lineno + 1, p, q, -1
+            return FAILED
+        if (
+            _BYTE_ERROR < ntok < 0
+            or 2 * (C[C_KEYS] + 1) > H.shape[0]
+            or (C[C_VPOOL] + 2 * n > VP.shape[0])
+        ):
+            pos[0], pos[1] = p, lineno
+            E[9] = -ntok if _BYTE_ERROR < ntok < 0 else 0
+            return NEED_ROOM
+        lineno += 1
+        if ntok == 0 or (ntok == 1 and buf[TK[0, 0]] == 35):  # blank line or comment
+            p = q + 1
+            continue
+        err = 0
+        rank = -1 if ntok <= _BYTE_ERROR else _rank_token(buf, TK[0, 0], TK[0, 1])
+        code = 0
+        if ntok <= _BYTE_ERROR:
+            err = E_BYTE
+            D[D_A] = _BYTE_ERROR - ntok
+        elif rank < 0 or ntok < 2:
+            err, rank = E_SYNTAX, -1
+        elif rank >= n:  # cannot happen after scan_ranks; guards the per-rank table
+            err, rank = E_RANK_RANGE, -1
+        else:
+            R[rank, R_LINE] = lineno
+            R[rank, R_FILE] = f
+            if R[rank, R_FINAL]:
+                err = E_AFTER_FINALIZE
+            code = lookup_action(buf, TK[1, 0], TK[1, 1], names, slots)
+        na = ntok - 2
+        if err == 0:
+            read_tokens(buf, TK, ntok)
+            if A_INIT <= code <= A_LOCATION:  # bookkeeping: init, finalize, comm_*, location
+                if code == A_INIT:
+                    R[rank, R_INIT] = 1
+                    R[rank, R_DT] = 8 if na > 0 else 1
+                elif code == A_FINALIZE:
+                    R[rank, R_FINAL] = 1
+            elif code in (A_COMPUTE, A_SLEEP):
+                err, sec = arg_seconds(buf, TK, na, 0, rate if code == A_COMPUTE else 1.0, D, DF)
+                if err == 0:
+                    call = 0 if code == A_COMPUTE else _call(CALLS, ORDER, C, code)
+                    add_compute(ops, C, R, rank, sec, call)
+            elif code == 0:  # unknown action: counted by name afterwards
+                k = C[C_UNKNOWN]
+                U[k, 0], U[k, 1], U[k, 2] = f, TK[1, 0], TK[1, 1]
+                C[C_UNKNOWN] = k + 1
+            else:
+                call = _call(CALLS, ORDER, C, code)
+                D[D_PEER] = D[D_PEER2] = NO_PEER
+                D[D_TAG] = D[D_BS] = D[D_BR] = D[D_POST] = D[D_VLEN] = D[D_MSG] = 0
+                DF[DF_SEC] = 0.0
+                dt = R[rank, R_DT]
+                if msg:
+                    err = decode_msg(buf, TK, na, n, code, rank, rate, D, DF)
+                elif code <= A_IRECV or code == A_SENDRECV:
+                    err = decode_p2p(TK, na, n, dt, dtsize, code, rank, D)
+                elif code <= A_WAITALL:
+                    err = decode_completion(TK, na, n, code, False, D)
+                elif _is_vcollective(code):
+                    at = C[C_VPOOL]
+                    err = decode_vcollective(
+                        buf, TK, na, n, dt, dtsize, code, rank, rate, VP, at, D, DF
+                    )
+                else:
+                    err = decode_collective(buf, TK, na, n, dt, dtsize, code, rate, D, DF)
+                kind = D[D_KIND]
+                if err:
+                    pass
+                elif kind >= 0:
+                    req = -1
+                    if D[D_POST]:
+                        req = post(Q, K, H, C, R, rank, D[D_KS], D[D_KD], D[D_KT])
+                    row = emit(
+                        ops,
+                        C,
+                        R,
+                        rank,
+                        kind,
+                        call,
+                        D[D_PEER],
+                        D[D_PEER2],
+                        D[D_TAG],
+                        D[D_BS],
+                        D[D_BR],
+                        req,
+                        DF[DF_SEC],
+                    )
+                    if D[D_VLEN] or D[D_MSG]:
+                        _extras(ops, C, MS, MR, D, rank, row)
+                elif kind == X_WAITALL:
+                    waitall(ops, C, R, Q, K, rank, call)
+                elif kind == X_MSG_UNSUPPORTED:
+                    MSGU[code] += 1
+                elif kind == X_WAIT_LAST and last_pending_key(R, Q, rank) < 0:
+                    err = E_NO_PENDING_IRECV
+                else:  # wait / test on the decoded key (MSG wait: the newest pending)
+                    if kind == X_WAIT_LAST:
+                        kid = last_pending_key(R, Q, rank)
+                    else:
+                        kid = find_key(H, rank, D[D_KS], D[D_KD], D[D_KT])
+                    if kind == X_TEST:
+                        test(ops, C, R, Q, K, rank, kid, call)
+                    elif not wait(ops, C, R, Q, K, rank, kid, call):
+                        D[D_TOK], D[D_A], D[D_B] = D[D_KS], D[D_KD], D[D_KT]
+                        err = E_WAIT_NO_REQ
+        if err:
+            E[0], E[1], E[2], E[3] = err, D[D_TOK], D[D_A], D[D_B]
+            E[4], E[5], E[6], E[7], E[8] = f, lineno, p, q, rank
+            return FAILED
+        p = q + 1
+    return DONE
+
+
+@njit(cache=True)
+def _room(ops, C, Q, K, U, MS, MR):  # type: ignore[no-untyped-def]
+    return (
+        C[C_OPS] < ops[O_KIND].shape[0]
+        and C[C_REQS] < Q.shape[0]
+        and C[C_KEYS] < K.shape[0]
+        and C[C_UNKNOWN] < U.shape[0]
+        and C[C_MSG_SENDS] < MS.shape[0]
+        and C[C_MSG_RECVS] < MR.shape[0]
+    )
+
+
+@njit(cache=True)
+def _is_vcollective(code):  # type: ignore[no-untyped-def]
+    return code in (A_ALLTOALLV, A_GATHERV, A_ALLGATHERV, A_SCATTERV, A_REDUCESCATTER)
+
+
+@njit(cache=True)
+def _extras(ops, C, MS, MR, D, rank, row):  # type: ignore[no-untyped-def]
+    """A v-collective's place in the pool; MSG sends and receives to match later."""
+    if D[D_VLEN]:
+        ops[O_VSTART][row] = C[C_VPOOL]
+        ops[O_COUNT][row] = D[D_VLEN]
+        C[C_VPOOL] += D[D_VLEN]
+    if D[D_MSG] == 1:
+        k = C[C_MSG_SENDS]
+        MS[k, 0], MS[k, 1], MS[k, 2] = rank, D[D_PEER], D[D_BS]
+        C[C_MSG_SENDS] = k + 1
+    elif D[D_MSG] == 2:
+        k = C[C_MSG_RECVS]
+        MR[k, 0], MR[k, 1], MR[k, 2] = D[D_PEER], rank, row
+        C[C_MSG_RECVS] = k + 1
+
+
+@njit(cache=True)
+def _reorder(ops, n_rows, rank_ptr):  # type: ignore[no-untyped-def]
+    """Rows grouped by rank (stable), failed tests dropped; and the old-to-new row map."""
+    n = rank_ptr.shape[0] - 1
+    m = rank_ptr[n]
+    pos = rank_ptr[:n].copy()
+    new = np.full(n_rows, -1, np.int64)
+    P = (
+        np.empty(m, np.int8),
+        np.empty(m, np.int16),
+        np.empty(m, np.int32),
+        np.empty(m, np.int32),
+        np.empty(m, np.int32),
+        np.empty(m, np.int64),
+        np.empty(m, np.int64),
+        np.empty(m, np.int64),
+        np.empty(m, np.int64),
+        np.empty(m, np.int64),
+        np.empty(m, np.float64),
+    )
+    for i in range(n_rows):
+        if ops[O_KIND][i] == DROPPED:
+            continue
+        r = ops[O_RANK][i]
+        j = pos[r]
+        pos[r] = j + 1
+        new[i] = j
+        P[0][j] = ops[0][i]
+        P[1][j] = ops[1][i]
+        P[2][j] = ops[2][i]
+        P[3][j] = ops[3][i]
+        P[4][j] = ops[4][i]
+        P[5][j] = ops[5][i]
+        P[6][j] = ops[6][i]
+        P[7][j] = ops[7][i]
+        P[8][j] = ops[8][i]
+        P[9][j] = ops[9][i]
+        P[10][j] = ops[10][i]
+    return P, new
+
+
+@njit(cache=True)
+def assemble(ops, C, n, Q, VP):  # type: ignore[no-untyped-def]
+    """Final columns (rank-major, failed tests dropped), ``rank_ptr`` and the pools.
+
+    When the rows already are in rank order (one file per rank, in rank order, and
+    no failed test) the parse columns are used as they are.
+    """
+    n_rows = C[C_OPS]
+    kind = ops[O_KIND]
+    ranks = ops[O_RANK]
+    rank_ptr = np.zeros(n + 1, np.int64)
+    in_order = True
+    for i in range(n_rows):
+        if kind[i] != DROPPED:
+            rank_ptr[ranks[i] + 1] += 1
+            if i > 0 and ranks[i] < ranks[i - 1]:
+                in_order = False
+        else:
+            in_order = False
+    for r in range(n):
+        rank_ptr[r + 1] += rank_ptr[r]
+    if in_order:
+        m = n_rows
+        P = (
+            ops[0][:m], ops[1][:m], ops[2][:m], ops[3][:m], ops[4][:m], ops[5][:m], ops[6][:m], ops[7][:m],
+            ops[8][:m], ops[9][:m], ops[10][:m],
+        )  # fmt: skip
+        new = np.empty(0, np.int64)  # identity
+        vcounts = VP[: C[C_VPOOL]].copy()
+    else:
+        P, new = _reorder(ops, n_rows, rank_ptr)
+        m = rank_ptr[n]
+        # vcounts: each v-collective's counts, in final row order
+        nv = 0
+        for j in range(m):
+            if P[O_VSTART][j] >= 0:
+                nv += P[O_COUNT][j]
+        vcounts = np.empty(nv, np.int64)
+        at = 0
+        for j in range(m):
+            s = P[O_VSTART][j]
+            if s >= 0:
+                k = P[O_COUNT][j]
+                vcounts[at : at + k] = VP[s : s + k]
+                P[O_VSTART][j] = at
+                at += k
+    # wait_reqs: each waitall's requests in id order, waitalls in final row order
+    n_req = C[C_REQS]
+    count = P[O_COUNT]
+    for rid in range(n_req):
+        if Q[rid, Q_STATE] == S_WAITALL:
+            row = Q[rid, Q_OWNER]
+            count[row if in_order else new[row]] += 1
+    total = 0
+    for j in range(m):
+        if P[O_KIND][j] == K_WAITALL:
+            P[O_REQ][j] = total
+            total += count[j]
+    wait_reqs = np.empty(total, np.int64)
+    for rid in range(n_req - 1, -1, -1):  # fill each list from its end: ascending ids
+        if Q[rid, Q_STATE] == S_WAITALL:
+            row = Q[rid, Q_OWNER]
+            j = row if in_order else new[row]
+            count[j] -= 1
+            wait_reqs[P[O_REQ][j] + count[j]] = rid
+    nxt = total
+    for j in range(m - 1, -1, -1):  # restore the counts from the offsets
+        if P[O_KIND][j] == K_WAITALL:
+            count[j] = nxt - P[O_REQ][j]
+            nxt = P[O_REQ][j]
+    return P, rank_ptr, wait_reqs, vcounts
