@@ -79,26 +79,42 @@ def read_text_bytes(path: Path, limit: int = MAX_TEXT_BYTES) -> bytes:
     return data
 
 
-def sniff_text(path: Path) -> list[str] | None:
+def sniff_text(path: Path, size: int = SNIFF_BYTES) -> list[str] | None:
     """The first lines of a file as text (decompressed), or None if it is not text."""
     try:
         with path.open("rb") as fh:
-            head = fh.read(SNIFF_BYTES)
+            head = fh.read(size)
     except OSError:
         return None
     if head[:2] == GZIP_MAGIC:
         d = zlib.decompressobj(wbits=31)
         try:
-            head = d.decompress(head, SNIFF_BYTES)
+            head = d.decompress(head, size)
         except zlib.error:
             return None
     if b"\0" in head:
         return None
     text = head.decode("utf-8", errors="replace")
     lines = text.splitlines()
-    if len(head) >= SNIFF_BYTES and lines:
+    if len(head) >= size and lines:
         lines.pop()  # possibly cut
     return lines
+
+
+def first_content_line(path: Path) -> str | None:
+    """The first line that is neither blank nor a comment ("" if none; None: not text)."""
+    size = 4096
+    while True:
+        lines = sniff_text(path, size)
+        if lines is None:
+            return None
+        for ln in lines:
+            s = ln.strip()
+            if s and not s.startswith("#"):
+                return s
+        if size >= SNIFF_BYTES:
+            return ""
+        size *= 4
 
 
 def _content_lines(lines: list[str]) -> list[str]:
@@ -116,11 +132,8 @@ def is_action_line(line: str) -> bool:
 
 def looks_like_ti(path: Path) -> bool:
     """True when the first line that is neither blank nor a comment is an action line."""
-    lines = sniff_text(path)
-    if lines is None:
-        return False
-    content = _content_lines(lines)
-    return bool(content) and is_action_line(content[0])
+    line = first_content_line(path)
+    return bool(line) and is_action_line(line or "")
 
 
 def _resolve_listed(base: Path, entry: str) -> Path | None:

@@ -157,7 +157,7 @@ class ParserState:
             Q=np.empty((cap, Q_COLS), np.int32),
             K=np.empty((cap, 3), np.int32),
             H=np.zeros((1024, 3), np.int64),
-            VP=np.empty(1024, np.int64),
+            VP=np.empty(1 << 16, np.int64),  # uninitialised: costs only what is used
             U=np.empty((cap, 3), np.int64),
             MS=np.empty((m, 3), np.int64),
             MR=np.empty((m, 3), np.int64),
