@@ -23,11 +23,12 @@ from pathlib import Path
 import numpy as np
 
 from mpiuq.simulator.trace.builder import TraceBuilder
+from mpiuq.simulator.trace.dumpi_files import find_dumpi_files, find_dumpi_meta
 from mpiuq.simulator.trace.dumpi_raw import RawCall, RawRank, read_dumpi_rank
-from mpiuq.simulator.trace.errors import TraceFormatError, UnsupportedTraceError
+from mpiuq.simulator.trace.errors import TraceFormatError
 from mpiuq.simulator.trace.ir import ANY_SOURCE, ANY_TAG, NO_PEER, UNKNOWN_PEER, OpKind, Trace
 
-__all__ = ["CLOCKS", "find_dumpi_files", "read_dumpi"]
+__all__ = ["CLOCKS", "find_dumpi_files", "find_dumpi_meta", "read_dumpi"]
 
 CLOCKS = ("wall", "cpu", "auto")
 #: auto clock: CPU gaps when (sum of wall gaps) / (sum of CPU gaps) over all ranks exceeds this
@@ -57,55 +58,6 @@ _MPI_NAMES = {"sendrecv_replace": "MPI_Sendrecv_replace", "reduce_scatter": "MPI
 
 def _mpi_name(short: str) -> str:
     return _MPI_NAMES.get(short, "MPI_" + short.capitalize())
-
-
-def find_dumpi_files(path: str | Path) -> tuple[list[Path], int | None]:
-    """Rank files of a DUMPI trace and the world size from its ``.meta`` (None if partial).
-
-    ``path`` is a ``.meta`` file, a directory holding exactly one ``.meta``, or a
-    single ``.bin`` rank file (partial trace).
-    """
-    p = Path(path)
-    if p.is_dir():
-        metas = sorted(p.glob("*.meta"))
-        if len(metas) != 1:
-            raise UnsupportedTraceError(
-                f"directory {p} holds {len(metas)} DUMPI .meta files, expected exactly one "
-                "(open a .meta or a single .bin file instead)"
-            )
-        p = metas[0]
-    if p.suffix == ".bin":
-        return [p], None
-    if p.suffix != ".meta":
-        raise UnsupportedTraceError(f"{p} is neither a DUMPI .meta nor a .bin file")
-    meta: dict[str, str] = {}
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TraceFormatError(f"cannot read DUMPI meta file ({exc})", file=str(p)) from exc
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        key, sep, value = line.partition("=")
-        if not sep:
-            raise TraceFormatError(f"expected key=value, got {line!r}", file=str(p), record=lineno)
-        meta[key.strip()] = value.strip()
-    try:
-        n = int(meta["numprocs"])
-        prefix = meta["fileprefix"]
-    except (KeyError, ValueError) as exc:
-        raise TraceFormatError(
-            f"meta file needs integer numprocs and fileprefix ({exc!r})", file=str(p)
-        ) from exc
-    if n < 1:
-        raise TraceFormatError(f"numprocs={n}, expected >= 1", file=str(p))
-    files = [p.parent / f"{Path(prefix).name}-{r:04d}.bin" for r in range(n)]
-    for f in files:
-        if not f.is_file():
-            raise TraceFormatError(
-                f"rank file {f.name} listed by numprocs={n} is missing", file=str(f)
-            )
-    return files, n
 
 
 # --- clock ----------------------------------------------------------------------------------

@@ -6,8 +6,9 @@ import contextlib
 from pathlib import Path
 
 from mpiuq.simulator.trace.cache import cache_key, default_cache_dir, load_trace_h5, save_trace
-from mpiuq.simulator.trace.dumpi import CLOCKS, find_dumpi_files, read_dumpi
-from mpiuq.simulator.trace.errors import TraceFormatError, UnsupportedTraceError
+from mpiuq.simulator.trace.detect import detect_format
+from mpiuq.simulator.trace.dumpi import CLOCKS, find_dumpi_files, find_dumpi_meta, read_dumpi
+from mpiuq.simulator.trace.errors import TraceFormatError
 from mpiuq.simulator.trace.ir import Trace
 from mpiuq.simulator.trace.otf2_reader import find_otf2_anchor, read_otf2
 from mpiuq.simulator.trace.ti import find_ti_files, read_ti
@@ -16,46 +17,13 @@ __all__ = ["FORMATS", "detect_format", "read_trace"]
 
 FORMATS = ("dumpi", "otf2", "ti", "hdf5")
 
-#: Suffixes of traces already in mpiuq's own HDF5 representation (``save_trace``,
-#: ``mpiuq trace synth``).
-HDF5_SUFFIXES = (".h5", ".hdf5")
-
-
-def detect_format(path: str | Path) -> str:
-    """``"dumpi"``, ``"otf2"``, ``"ti"`` or ``"hdf5"`` for a trace path (file or directory).
-
-    Raises
-    ------
-    UnsupportedTraceError
-        If the path does not exist or holds no recognisable trace.
-    """
-    p = Path(path)
-    if not p.exists():
-        raise UnsupportedTraceError(f"trace path {p} does not exist")
-    if p.is_file():
-        if p.suffix in HDF5_SUFFIXES:
-            return "hdf5"
-        if p.suffix in (".meta", ".bin"):
-            return "dumpi"
-        if p.suffix == ".otf2":
-            return "otf2"
-        return "ti"
-    if any(p.glob("*.meta")):
-        return "dumpi"
-    if any(p.glob("*.otf2")):
-        return "otf2"
-    if any(f.is_file() and f.suffix not in (".md", ".xml") for f in p.iterdir()):
-        return "ti"
-    raise UnsupportedTraceError(f"directory {p} holds no DUMPI, OTF2 or TI trace")
-
 
 def _trace_files(path: str | Path, fmt: str) -> list[Path]:
     """The files a reader consumes (their sizes and mtimes go into the cache key)."""
     if fmt == "dumpi":
         files, _n = find_dumpi_files(path)
-        p = Path(path)
-        metas = [p] if p.suffix == ".meta" else list(p.glob("*.meta")) if p.is_dir() else []
-        return files + metas
+        meta = find_dumpi_meta(path)
+        return files + ([meta] if meta is not None else [])
     if fmt == "otf2":
         anchor = find_otf2_anchor(path)
         return [f for f in anchor.parent.rglob("*") if f.is_file()]
@@ -74,12 +42,16 @@ def read_trace(
 ) -> Trace:
     """Read a DUMPI, OTF2 or SimGrid TI trace, parsing it once (HDF5 cache).
 
+    The format is recognised from the content (:func:`detect_format`); file names
+    are only hints.
+
     Parameters
     ----------
     path : str or Path
         A DUMPI ``.meta`` (or directory holding one, or a lone ``.bin``), an OTF2
         ``traces.otf2`` (or its directory), a TI index / single file / directory, or
-        an ``.h5`` file written by :func:`save_trace` (loaded as is, not cached again).
+        an HDF5 file written by :func:`save_trace` (any name; loaded as is, not cached
+        again).
     flop_rate : float
         TI only: host speed in flop/s turning ``compute`` flops into seconds.
     clock : {"auto", "wall", "cpu"}

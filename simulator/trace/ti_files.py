@@ -117,6 +117,14 @@ def first_content_line(path: Path) -> str | None:
         size *= 4
 
 
+def _is_gzip(path: Path) -> bool:
+    try:
+        with path.open("rb") as fh:
+            return fh.read(2) == GZIP_MAGIC
+    except OSError:
+        return False
+
+
 def _content_lines(lines: list[str]) -> list[str]:
     return [s for s in (ln.strip() for ln in lines) if s and not s.startswith("#")]
 
@@ -133,7 +141,9 @@ def is_action_line(line: str) -> bool:
 def looks_like_ti(path: Path) -> bool:
     """True when the first line that is neither blank nor a comment is an action line."""
     line = first_content_line(path)
-    return bool(line) and is_action_line(line or "")
+    if line is None:  # not text; a damaged gzip file still claims to be a TI file
+        return _is_gzip(path)
+    return bool(line) and is_action_line(line)
 
 
 def _resolve_listed(base: Path, entry: str) -> Path | None:

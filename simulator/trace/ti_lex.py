@@ -24,6 +24,7 @@ from numba import njit
 
 __all__ = [
     "ACTIONS",
+    "BYTE_CLASS",
     "NUM_BAD",
     "NUM_OK",
     "NUM_RANGE",
@@ -102,40 +103,62 @@ def action_table() -> tuple[np.ndarray, np.ndarray]:
     return names, slots
 
 
-@njit(cache=True)
-def tokenize(buf: np.ndarray, start: int, end: int, TK: np.ndarray) -> int:
-    """Split ``buf[start:end]`` (one line) into tokens: ``TK[k, 0:2]`` = start, end of token k.
+#: Byte classes for :func:`tokenize`: 0 token byte (printable ASCII), 1 whitespace
+#: (space, tab, CR, VT, FF), 2 line end, 3 forbidden (other control bytes, >= 0x80).
+BYTE_CLASS = np.full(256, 3, dtype=np.uint8)
+BYTE_CLASS[33:127] = 0
+BYTE_CLASS[[32, 9, 13, 11, 12]] = 1
+BYTE_CLASS[10] = 2
 
-    Returns the number of tokens (1 for a comment line), ``-1 - k`` if the line holds
-    more than ``len(TK)`` tokens (``k`` = tokens found so far; the caller grows
-    ``TK`` and retries), or ``-(1 << 40) - column`` for a byte that is neither
-    printable ASCII nor whitespace (not reported inside comments).
+
+@njit(cache=True)
+def tokenize(
+    buf: np.ndarray, start: int, end: int, TK: np.ndarray, cls: np.ndarray
+) -> tuple[int, int]:
+    """Split the line starting at ``buf[start]`` into tokens: ``TK[k, 0:2]`` = start, end.
+
+    Returns ``(n, line end)``: ``n`` is the number of tokens (1 for a comment line),
+    ``-1 - k`` if the line holds more than ``len(TK)`` tokens (``k`` found so far;
+    the caller grows ``TK`` and retries), or ``-(1 << 40) - column`` for a byte
+    that is neither printable ASCII nor whitespace (not reported inside comments).
+    ``cls`` is :data:`BYTE_CLASS`; the line ends at ``\n`` (excluded) or ``end``.
     """
     n = 0
     p = start
     cap = TK.shape[0]
     while p < end:
-        c = buf[p]
-        if c == 32 or c == 9 or c == 13 or c == 11 or c == 12:
+        c = cls[buf[p]]
+        if c == 1:
             p += 1
             continue
-        if n == 0 and c == 35:  # '#': a comment line
+        if c == 2:
+            return n, p
+        if n == 0 and buf[p] == 35:  # '#': a comment line
             TK[0, 0] = p
-            TK[0, 1] = end
-            return 1
+            while p < end and buf[p] != 10:
+                p += 1
+            TK[0, 1] = p
+            return 1, p
+        if c == 3:
+            q = p
+            while q < end and buf[q] != 10:
+                q += 1
+            return -(1 << 40) - (p - start), q
         if n == cap:
-            return -1 - n
+            q = p
+            while q < end and buf[q] != 10:
+                q += 1
+            return -1 - n, q
         TK[n, 0] = p
+        p += 1
         while p < end:
-            c = buf[p]
-            if c == 32 or c == 9 or c == 13 or c == 11 or c == 12:
+            c = cls[buf[p]]
+            if c != 0:
                 break
-            if c < 32 or c >= 127:
-                return -(1 << 40) - (p - start)
             p += 1
         TK[n, 1] = p
         n += 1
-    return n
+    return n, p
 
 
 @njit(cache=True)

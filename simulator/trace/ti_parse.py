@@ -36,7 +36,7 @@ from mpiuq.simulator.trace.ti_kernel import (
     decode_p2p,
     decode_vcollective,
 )
-from mpiuq.simulator.trace.ti_lex import lookup_action, tokenize
+from mpiuq.simulator.trace.ti_lex import BYTE_CLASS, lookup_action, tokenize
 from mpiuq.simulator.trace.ti_state import (
     C_CALLS,
     C_COLS,
@@ -74,10 +74,17 @@ from mpiuq.simulator.trace.ti_state import (
     E_WAIT_NO_REQ,
     K_WAITALL,
     NO_PEER,
+    O_CALL,
     O_COUNT,
     O_KIND,
+    O_PEER,
+    O_PEER2,
     O_RANK,
+    O_RECV,
     O_REQ,
+    O_SEC,
+    O_SEND,
+    O_TAG,
     O_VSTART,
     Q_COLS,
     Q_OWNER,
@@ -283,35 +290,25 @@ def parse_lines(  # type: ignore[no-untyped-def]
 
     Returns DONE, FAILED (``E = [code, token, detail, detail, file, line, line
     start, line end, rank]``, ``DF[0]`` a float detail) or NEED_ROOM when a line
-    may not fit the token, hash or vcount arrays; ``pos`` then points at that line
-    and the caller enlarges them (:meth:`ParserState.grow_for_line`) and calls
-    again. Arrays are never reassigned in here, the helpers get borrowed views
-    (:func:`.ti_state.borrow`), and the line loop only calls small functions (a
-    call into a large compiled function costs hundreds of nanoseconds to set up).
+    may not fit the token, hash or vcount arrays (``pos`` then points at it; the
+    caller grows them and calls again). Arrays are never reassigned here, helpers
+    get borrowed views (:func:`.ti_state.borrow`), and the loop only calls small
+    functions: a call into a large compiled function costs hundreds of ns to set up.
     """
     buf, TK, ops, C, R = borrow(buf), borrow(TK), borrow_rows(ops), borrow(C), borrow(R)
     Q, K, H, VP, U = borrow(Q), borrow(K), borrow(H), borrow(VP), borrow(U)
     MS, MR, MSGU, CALLS, ORDER = borrow(MS), borrow(MR), borrow(MSGU), borrow(CALLS), borrow(ORDER)
     D, DF, E, names, slots = borrow(D), borrow(DF), borrow(E), borrow(names), borrow(slots)
-    dtsize = borrow(dtsize)
+    dtsize, cls = borrow(dtsize), BYTE_CLASS
     p = pos[0]
     lineno = pos[1]
     end = buf.shape[0]
     while p < end:
-        q = p
-        while q < end and buf[q] != 10:
-            q += 1
-        ntok = tokenize(buf, p, q, TK)
+        ntok, q = tokenize(buf, p, end, TK, cls)
         if not _room(ops, C, Q, K, U, MS, MR):  # sized from the line count: checked anyway
-            E[0], E[4], E[5], E[6], E[7], E[8] = E_CAPACITY, f, lineno + 1, p, q, -1
-            return FAILED
-        if (
-            _BYTE_ERROR < ntok < 0
-            or 2 * (C[C_KEYS] + 1) > H.shape[0]
-            or (C[C_VPOOL] + 2 * n > VP.shape[0])
-        ):
-            pos[0], pos[1] = p, lineno
-            E[9] = -ntok if _BYTE_ERROR < ntok < 0 else 0
+            return _fail(E, D, E_CAPACITY, f, lineno + 1, p, q, -1)
+        if _BYTE_ERROR < ntok < 0 or 2 * (C[C_KEYS] + 1) > H.shape[0] or C[C_VPOOL] + 2 * n > VP.shape[0]:  # fmt: skip
+            pos[0], pos[1], E[9] = p, lineno, -ntok if _BYTE_ERROR < ntok < 0 else 0
             return NEED_ROOM
         lineno += 1
         if ntok == 0 or (ntok == 1 and buf[TK[0, 0]] == 35):  # blank line or comment
@@ -337,11 +334,7 @@ def parse_lines(  # type: ignore[no-untyped-def]
         if err == 0:
             read_tokens(buf, TK, ntok)
             if A_INIT <= code <= A_LOCATION:  # bookkeeping: init, finalize, comm_*, location
-                if code == A_INIT:
-                    R[rank, R_INIT] = 1
-                    R[rank, R_DT] = 8 if na > 0 else 1
-                elif code == A_FINALIZE:
-                    R[rank, R_FINAL] = 1
+                _bookkeeping(R, rank, code, na)
             elif code in (A_COMPUTE, A_SLEEP):
                 err, sec = arg_seconds(buf, TK, na, 0, rate if code == A_COMPUTE else 1.0, D, DF)
                 if err == 0:
@@ -353,9 +346,7 @@ def parse_lines(  # type: ignore[no-untyped-def]
                 C[C_UNKNOWN] = k + 1
             else:
                 call = _call(CALLS, ORDER, C, code)
-                D[D_PEER] = D[D_PEER2] = NO_PEER
-                D[D_TAG] = D[D_BS] = D[D_BR] = D[D_POST] = D[D_VLEN] = D[D_MSG] = 0
-                DF[DF_SEC] = 0.0
+                _clear(D, DF)
                 dt = R[rank, R_DT]
                 if msg:
                     err = decode_msg(buf, TK, na, n, code, rank, rate, D, DF)
@@ -365,33 +356,15 @@ def parse_lines(  # type: ignore[no-untyped-def]
                     err = decode_completion(TK, na, n, code, False, D)
                 elif _is_vcollective(code):
                     at = C[C_VPOOL]
-                    err = decode_vcollective(
-                        buf, TK, na, n, dt, dtsize, code, rank, rate, VP, at, D, DF
-                    )
+                    err = decode_vcollective(buf, TK, na, n, dt, dtsize, code, rank, rate, VP, at, D, DF)  # fmt: skip
                 else:
                     err = decode_collective(buf, TK, na, n, dt, dtsize, code, rate, D, DF)
                 kind = D[D_KIND]
                 if err:
                     pass
                 elif kind >= 0:
-                    req = -1
-                    if D[D_POST]:
-                        req = post(Q, K, H, C, R, rank, D[D_KS], D[D_KD], D[D_KT])
-                    row = emit(
-                        ops,
-                        C,
-                        R,
-                        rank,
-                        kind,
-                        call,
-                        D[D_PEER],
-                        D[D_PEER2],
-                        D[D_TAG],
-                        D[D_BS],
-                        D[D_BR],
-                        req,
-                        DF[DF_SEC],
-                    )
+                    req = post(Q, K, H, C, R, rank, D[D_KS], D[D_KD], D[D_KT]) if D[D_POST] else -1
+                    row = _emit_decoded(ops, C, R, D, DF, rank, call, req)
                     if D[D_VLEN] or D[D_MSG]:
                         _extras(ops, C, MS, MR, D, rank, row)
                 elif kind == X_WAITALL:
@@ -411,11 +384,40 @@ def parse_lines(  # type: ignore[no-untyped-def]
                         D[D_TOK], D[D_A], D[D_B] = D[D_KS], D[D_KD], D[D_KT]
                         err = E_WAIT_NO_REQ
         if err:
-            E[0], E[1], E[2], E[3] = err, D[D_TOK], D[D_A], D[D_B]
-            E[4], E[5], E[6], E[7], E[8] = f, lineno, p, q, rank
-            return FAILED
+            return _fail(E, D, err, f, lineno, p, q, rank)
         p = q + 1
     return DONE
+
+
+@njit(cache=True)
+def _fail(E, D, err, f, lineno, p, q, rank):  # type: ignore[no-untyped-def]
+    E[0], E[1], E[2], E[3] = err, D[D_TOK], D[D_A], D[D_B]
+    E[4], E[5], E[6], E[7], E[8] = f, lineno, p, q, rank
+    return FAILED
+
+
+@njit(cache=True)
+def _bookkeeping(R, rank, code, na):  # type: ignore[no-untyped-def]
+    if code == A_INIT:
+        R[rank, R_INIT] = 1
+        R[rank, R_DT] = 8 if na > 0 else 1  # init with an argument: MPI_DOUBLE default
+    elif code == A_FINALIZE:
+        R[rank, R_FINAL] = 1
+
+
+@njit(cache=True)
+def _clear(D, DF):  # type: ignore[no-untyped-def]
+    D[D_PEER] = D[D_PEER2] = NO_PEER
+    D[D_TAG] = D[D_BS] = D[D_BR] = D[D_POST] = D[D_VLEN] = D[D_MSG] = 0
+    DF[DF_SEC] = 0.0
+
+
+@njit(cache=True)
+def _emit_decoded(ops, C, R, D, DF, rank, call, req):  # type: ignore[no-untyped-def]
+    return emit(
+        ops, C, R, rank, D[D_KIND], call, D[D_PEER], D[D_PEER2], D[D_TAG], D[D_BS], D[D_BR],
+        req, DF[DF_SEC],
+    )  # fmt: skip
 
 
 @njit(cache=True)
@@ -453,52 +455,50 @@ def _extras(ops, C, MS, MR, D, rank, row):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
+def _permute(col, new, scratch):  # type: ignore[no-untyped-def]
+    for i in range(new.shape[0]):
+        if new[i] >= 0:
+            scratch[new[i]] = col[i]
+    for j in range(new.shape[0]):
+        col[j] = scratch[j]
+
+
+@njit(cache=True)
 def _reorder(ops, n_rows, rank_ptr):  # type: ignore[no-untyped-def]
-    """Rows grouped by rank (stable), failed tests dropped; and the old-to-new row map."""
+    """Group rows by rank (stable) and drop failed tests, in place; the old-to-new map.
+
+    In place (through one scratch column) because fresh memory is expensive: every
+    new page is zeroed by the kernel on first touch.
+    """
     n = rank_ptr.shape[0] - 1
-    m = rank_ptr[n]
     pos = rank_ptr[:n].copy()
     new = np.full(n_rows, -1, np.int64)
-    P = (
-        np.empty(m, np.int8),
-        np.empty(m, np.int16),
-        np.empty(m, np.int32),
-        np.empty(m, np.int32),
-        np.empty(m, np.int32),
-        np.empty(m, np.int64),
-        np.empty(m, np.int64),
-        np.empty(m, np.int64),
-        np.empty(m, np.int64),
-        np.empty(m, np.int64),
-        np.empty(m, np.float64),
-    )
     for i in range(n_rows):
-        if ops[O_KIND][i] == DROPPED:
-            continue
-        r = ops[O_RANK][i]
-        j = pos[r]
-        pos[r] = j + 1
-        new[i] = j
-        P[0][j] = ops[0][i]
-        P[1][j] = ops[1][i]
-        P[2][j] = ops[2][i]
-        P[3][j] = ops[3][i]
-        P[4][j] = ops[4][i]
-        P[5][j] = ops[5][i]
-        P[6][j] = ops[6][i]
-        P[7][j] = ops[7][i]
-        P[8][j] = ops[8][i]
-        P[9][j] = ops[9][i]
-        P[10][j] = ops[10][i]
-    return P, new
+        if ops[O_KIND][i] != DROPPED:
+            r = ops[O_RANK][i]
+            new[i] = pos[r]
+            pos[r] += 1
+    scratch = np.empty(n_rows, np.int64)
+    _permute(ops[O_KIND], new, scratch)
+    _permute(ops[O_CALL], new, scratch)
+    _permute(ops[O_PEER], new, scratch)
+    _permute(ops[O_PEER2], new, scratch)
+    _permute(ops[O_TAG], new, scratch)
+    _permute(ops[O_SEND], new, scratch)
+    _permute(ops[O_RECV], new, scratch)
+    _permute(ops[O_REQ], new, scratch)
+    _permute(ops[O_COUNT], new, scratch)
+    _permute(ops[O_VSTART], new, scratch)
+    _permute(ops[O_SEC], new, scratch.view(np.float64))
+    return new
 
 
 @njit(cache=True)
 def assemble(ops, C, n, Q, VP):  # type: ignore[no-untyped-def]
     """Final columns (rank-major, failed tests dropped), ``rank_ptr`` and the pools.
 
-    When the rows already are in rank order (one file per rank, in rank order, and
-    no failed test) the parse columns are used as they are.
+    The columns are the parse columns (trimmed views), regrouped in place by rank
+    when the rows are not already in rank order or a failed test was dropped.
     """
     n_rows = C[C_OPS]
     kind = ops[O_KIND]
@@ -514,18 +514,16 @@ def assemble(ops, C, n, Q, VP):  # type: ignore[no-untyped-def]
             in_order = False
     for r in range(n):
         rank_ptr[r + 1] += rank_ptr[r]
+    new = np.empty(0, np.int64) if in_order else _reorder(ops, n_rows, rank_ptr)
+    m = rank_ptr[n]
+    P = (
+        ops[0][:m], ops[1][:m], ops[2][:m], ops[3][:m], ops[4][:m], ops[5][:m],
+        ops[6][:m], ops[7][:m], ops[8][:m], ops[9][:m], ops[10][:m],
+    )  # fmt: skip
+    # vcounts: each v-collective's counts, in final row order (parse order if in order)
     if in_order:
-        m = n_rows
-        P = (
-            ops[0][:m], ops[1][:m], ops[2][:m], ops[3][:m], ops[4][:m], ops[5][:m], ops[6][:m], ops[7][:m],
-            ops[8][:m], ops[9][:m], ops[10][:m],
-        )  # fmt: skip
-        new = np.empty(0, np.int64)  # identity
         vcounts = VP[: C[C_VPOOL]].copy()
     else:
-        P, new = _reorder(ops, n_rows, rank_ptr)
-        m = rank_ptr[n]
-        # vcounts: each v-collective's counts, in final row order
         nv = 0
         for j in range(m):
             if P[O_VSTART][j] >= 0:
