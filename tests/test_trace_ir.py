@@ -62,7 +62,9 @@ def test_builder_packs_columns() -> None:
     [
         ({"peer": np.array([-2, 5, -2, -2], dtype=np.int32)}, "peer=5 outside"),
         ({"kind": np.array([0, 1, 6, 21], dtype=np.int16)}, "dtype int16, expected int8"),
-        ({"seconds": np.array([-1.0, 0, 0, 0])}, "not a finite value >= 0"),
+        ({"seconds": np.array([-1.0, 0, 0, 0])}, r"seconds=-1.0 outside 0\.\.1e\+09"),
+        ({"seconds": np.array([np.nan, 0, 0, 0])}, r"seconds=nan outside"),
+        ({"bytes_send": np.array([0, 2**41, 0, 0])}, r"bytes_send=2199023255552 exceeds"),
         ({"comm": np.array([0, 3, 0, 0], dtype=np.int32)}, "comm=3 outside"),
         ({"wait_reqs": np.array([0, 0], dtype=np.int64)}, "WAITALL range|completed more"),
         ({"rank_ptr": np.array([0, 4, 3], dtype=np.int64)}, "rank_ptr must be non-decreasing"),
@@ -85,7 +87,7 @@ def test_hdf5_round_trip_is_exact(tmp_path: Path) -> None:
         else:
             assert a == b, f.name
     (tmp_path / "junk.h5").write_bytes(b"not hdf5")
-    with pytest.raises(TraceFormatError, match="not a readable trace HDF5 file"):
+    with pytest.raises(TraceFormatError, match="not a readable mpiuq trace HDF5 file"):
         load_trace_h5(tmp_path / "junk.h5")
 
 

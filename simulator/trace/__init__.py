@@ -8,9 +8,11 @@ Quick start::
     print(trace.summary().ops_per_kind)
 """
 
-from mpiuq.simulator.trace.cache import FORMAT_VERSION, load_trace_h5, save_trace
+from mpiuq.simulator.trace.cache import save_trace
+from mpiuq.simulator.trace.detect import detect_format
 from mpiuq.simulator.trace.dumpi import read_dumpi
 from mpiuq.simulator.trace.errors import TraceFormatError, UnsupportedTraceError
+from mpiuq.simulator.trace.h5_reader import FORMAT_VERSION, load_trace_h5
 from mpiuq.simulator.trace.ir import (
     ANY_SOURCE,
     ANY_TAG,
@@ -22,7 +24,7 @@ from mpiuq.simulator.trace.ir import (
     TraceSummary,
 )
 from mpiuq.simulator.trace.otf2_reader import read_otf2
-from mpiuq.simulator.trace.read import detect_format, read_trace
+from mpiuq.simulator.trace.read import read_trace
 from mpiuq.simulator.trace.ti import read_ti
 
 __all__ = [

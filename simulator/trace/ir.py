@@ -20,6 +20,7 @@ from typing import Protocol
 import numpy as np
 
 from mpiuq.simulator.trace.errors import TraceFormatError
+from mpiuq.simulator.trace.limits import MAX_MESSAGE_BYTES, MAX_OP_SECONDS, MAX_RANKS
 
 __all__ = [
     "ANY_SOURCE",
@@ -357,8 +358,8 @@ class Trace:
             col = getattr(self, name)
             if not isinstance(col, np.ndarray) or col.ndim != 1 or col.dtype != dt:
                 fail(f"array {name} must be a 1-D {dt} numpy array")
-        if self.n_ranks < 1:
-            fail(f"n_ranks={self.n_ranks}, expected >= 1")
+        if not 1 <= self.n_ranks <= MAX_RANKS:
+            fail(f"n_ranks={self.n_ranks} outside 1..{MAX_RANKS}")
         rp = self.rank_ptr
         if rp.shape[0] != self.n_ranks + 1 or rp[0] != 0 or rp[-1] != n or np.any(np.diff(rp) < 0):
             fail(f"rank_ptr must be non-decreasing from 0 to {n} with {self.n_ranks + 1} entries")
@@ -393,9 +394,17 @@ class Trace:
             bad = np.flatnonzero(col < 0)
             if bad.size:
                 fail(f"{name}={int(col[bad[0]])} is negative", int(bad[0]))
-        bad = np.flatnonzero(~np.isfinite(self.seconds) | (self.seconds < 0))
+        for name in ("bytes_send", "bytes_recv"):
+            col = getattr(self, name)
+            bad = np.flatnonzero(col > MAX_MESSAGE_BYTES)
+            if bad.size:
+                fail(f"{name}={int(col[bad[0]])} exceeds {MAX_MESSAGE_BYTES} (1 TiB)", int(bad[0]))
+        ok = (self.seconds >= 0) & (self.seconds <= MAX_OP_SECONDS)  # False for NaN
+        bad = np.flatnonzero(~ok)
         if bad.size:
-            fail(f"seconds={float(self.seconds[bad[0]])} is not a finite value >= 0", int(bad[0]))
+            fail(
+                f"seconds={float(self.seconds[bad[0]])} outside 0..{MAX_OP_SECONDS:g}", int(bad[0])
+            )
         self._validate_requests(fail)
         self._validate_pools(fail)
         self._validate_comms(fail)
@@ -442,8 +451,8 @@ class Trace:
         bad = np.flatnonzero(~v & (self.vcounts_offset != -1))
         if bad.size:
             fail("vcounts_offset must be -1 for operations that are not v-collectives", int(bad[0]))
-        if np.any(self.vcounts < 0):
-            fail("vcounts must be >= 0")
+        if np.any(self.vcounts < 0) or np.any(self.vcounts > MAX_MESSAGE_BYTES):
+            fail(f"vcounts must lie in 0..{MAX_MESSAGE_BYTES}")
 
     def _validate_comms(self, fail: _Fail) -> None:
         cp = self.comm_ptr

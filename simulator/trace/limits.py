@@ -16,10 +16,10 @@ __all__ = [
     "MAX_COUNT",
     "MAX_LINES",
     "MAX_MESSAGE_BYTES",
+    "MAX_OP_SECONDS",
     "MAX_RANKS",
     "MAX_TAG",
     "MAX_TEXT_BYTES",
-    "check_range",
 ]
 
 #: Ranks of one trace (MPI_COMM_WORLD size). The largest MPI jobs run so far have a
@@ -50,6 +50,12 @@ MAX_MESSAGE_BYTES = 1 << 40
 #: (4.37e9 s) is rejected instead of replayed.
 MAX_ACTION_SECONDS = 1e6
 
+#: Largest duration of one operation of a Trace, in seconds: 10^9 s (32 years). A
+#: reader may merge consecutive compute bursts (each at most MAX_ACTION_SECONDS) into
+#: one operation; beyond this the float64 clock of a replay would lose sub-10 ns
+#: resolution, and no trace runs that long.
+MAX_OP_SECONDS = 1e9
+
 #: Largest text of one TI rank file after decompression: 2^31 - 1 B = 2 GiB, over
 #: 100 million trace lines, far more than a replay holds in memory; a small ``.gz``
 #: that inflates beyond it (a decompression bomb) is refused instead of filling memory.
@@ -59,8 +65,3 @@ MAX_TEXT_BYTES = (1 << 31) - 1
 #: and request indices fit the parser's 32-bit tables. At about 70 bytes per
 #: operation such a trace would need 150 GB in memory.
 MAX_LINES = (1 << 31) - 1
-
-
-def check_range(value: float, low: float, high: float) -> bool:
-    """True when ``low <= value <= high`` (False for NaN)."""
-    return low <= value <= high

@@ -5,15 +5,16 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from mpiuq.simulator.trace.cache import cache_key, default_cache_dir, load_trace_h5, save_trace
+from mpiuq.simulator.trace.cache import cache_key, default_cache_dir, save_trace
 from mpiuq.simulator.trace.detect import detect_format
 from mpiuq.simulator.trace.dumpi import CLOCKS, find_dumpi_files, find_dumpi_meta, read_dumpi
 from mpiuq.simulator.trace.errors import TraceFormatError
+from mpiuq.simulator.trace.h5_reader import load_trace_h5
 from mpiuq.simulator.trace.ir import Trace
 from mpiuq.simulator.trace.otf2_reader import find_otf2_anchor, read_otf2
 from mpiuq.simulator.trace.ti import find_ti_files, read_ti
 
-__all__ = ["FORMATS", "detect_format", "read_trace"]
+__all__ = ["FORMATS", "detect_format", "read_trace"]  # detect_format: from .detect
 
 FORMATS = ("dumpi", "otf2", "ti", "hdf5")
 
