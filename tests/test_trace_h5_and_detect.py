@@ -85,7 +85,7 @@ def test_shared_traces_are_recognised(rel: str, fmt: str) -> None:
 
 @pytest.mark.skipif(not DATA.is_dir(), reason="shared trace data absent")
 def test_folder_of_single_rank_dumpi_files_says_what_to_open() -> None:
-    with pytest.raises(UnsupportedTraceError, match="open one .bin as a partial trace"):
+    with pytest.raises(UnsupportedTraceError, match=r"open one \.bin as a partial trace"):
         detect_format(DATA / "dumpi_designforward_single_rank")
 
 
