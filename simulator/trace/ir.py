@@ -467,22 +467,24 @@ class Trace:
         if not np.array_equal(world, np.arange(self.n_ranks)):
             fail("communicator 0 must be MPI_COMM_WORLD (members 0..n_ranks-1 in order)")
 
-    def digest(self) -> str:
+    def digest(self, *, notes: bool = True) -> str:
         """SHA-256 hex digest of everything a reader produced except ``source`` (the path).
 
         Covers every column's dtype, shape and bytes, ``format``, ``n_ranks``,
-        ``n_requests``, ``call_names``, ``unsupported`` and ``notes``: two traces with
-        the same digest replay identically. Used to check that readers stay bit-identical.
+        ``n_requests``, ``call_names``, ``unsupported`` and (unless ``notes=False``)
+        ``notes``: two traces with the same digest replay identically (notes are
+        informational). Used to check that readers stay bit-identical.
         """
         h = hashlib.sha256()
-        meta = {
+        meta: dict[str, object] = {
             "format": self.format,
             "n_ranks": self.n_ranks,
             "n_requests": self.n_requests,
             "call_names": list(self.call_names),
             "unsupported": dict(sorted(self.unsupported.items())),
-            "notes": list(self.notes),
         }
+        if notes:
+            meta["notes"] = list(self.notes)
         h.update(json.dumps(meta, sort_keys=True).encode())
         for name in (*OP_COLUMNS, *AUX_COLUMNS):
             col = np.ascontiguousarray(getattr(self, name))
