@@ -17,6 +17,8 @@ whose request is waited later was a failed test and is dropped.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
@@ -161,7 +163,7 @@ def new_rows(n: int) -> tuple[np.ndarray, ...]:
 
 
 @intrinsic
-def borrow(typingctx, arr):  # type: ignore[no-untyped-def]
+def _borrow(typingctx, arr):  # type: ignore[no-untyped-def]
     """A view of ``arr`` without reference counting (no NRT meminfo).
 
     Every array handed to a compiled function call is reference counted with two
@@ -187,6 +189,10 @@ def borrow(typingctx, arr):  # type: ignore[no-untyped-def]
         return out._getvalue()
 
     return arr(arr), codegen
+
+
+#: The intrinsic as compiled code calls it: ``borrow(array)`` (typing context implied).
+borrow: Any = _borrow
 
 
 @njit(cache=True)
