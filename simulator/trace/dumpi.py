@@ -12,17 +12,20 @@ communicators that only the missing ranks could name are ``UNKNOWN_PEER``.
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
 
 from mpiuq.simulator.trace.builder import TraceBuilder
+from mpiuq.simulator.trace.dumpi_child import Progress, run_contained
 from mpiuq.simulator.trace.dumpi_common import mpi_name
 from mpiuq.simulator.trace.dumpi_comms import partial_world, resolve_full, resolve_partial
 from mpiuq.simulator.trace.dumpi_files import find_dumpi_files, find_dumpi_meta
 from mpiuq.simulator.trace.dumpi_lower import Lowering, lower_rank
-from mpiuq.simulator.trace.dumpi_raw import RawCall, RawRank, read_dumpi_rank
+from mpiuq.simulator.trace.dumpi_raw import RawCall, RawRank, check_dumpi_file, read_dumpi_rank
 from mpiuq.simulator.trace.ir import Trace
 
 __all__ = ["CLOCKS", "find_dumpi_files", "find_dumpi_meta", "read_dumpi"]
@@ -30,6 +33,9 @@ __all__ = ["CLOCKS", "find_dumpi_files", "find_dumpi_meta", "read_dumpi"]
 CLOCKS = ("wall", "cpu", "auto")
 #: auto clock: CPU gaps when (sum of wall gaps) / (sum of CPU gaps) over all ranks exceeds this
 OVERSUBSCRIPTION_RATIO = 2.0
+_VERSION_WARNING = re.compile(
+    r"This is dumpi version (\S+?),? but the trace file is from dumpi version (\S+?)\.?\s"
+)
 
 
 # --- clock ----------------------------------------------------------------------------------
@@ -89,12 +95,49 @@ def read_dumpi(path: str | Path, *, clock: str = "auto") -> Trace:
     Raises
     ------
     TraceFormatError
-        On a truncated or malformed file, naming file, rank and record index.
+        On a truncated or malformed file, naming file, rank and record index;
+        also when the C reader crashes on it (it runs in a child process, see
+        :mod:`.dumpi_child`).
     """
     if clock not in CLOCKS:
         raise ValueError(f"clock={clock!r} is invalid: expected one of {CLOCKS}")
     files, world = find_dumpi_files(path)
-    raws = [read_dumpi_rank(f) for f in files]
+    for f in files:
+        check_dumpi_file(f)
+    ranks = list(range(len(files))) if world is not None else [-1]
+
+    def read(progress: Progress) -> Trace:
+        return _read_in_process(path, files, world, clock, progress)
+
+    result = run_contained(read, files, ranks)
+    trace: Trace = result.value
+    notes = _library_notes(result.stderr_lines)
+    return replace(trace, notes=trace.notes + notes) if notes else trace
+
+
+def _library_notes(lines: tuple[str, ...]) -> tuple[str, ...]:
+    """Notes from libundumpi's messages (it warns once per file about newer versions)."""
+    notes: dict[str, None] = {}
+    for line in lines:
+        m = _VERSION_WARNING.search(line)
+        if m:
+            notes[
+                f"libundumpi {m.group(1)} read rank files written by dumpi {m.group(2)} "
+                "(it warns that forward compatibility is not guaranteed)"
+            ] = None
+        elif len(notes) < 4:
+            notes[f"libundumpi: {line[:200]}"] = None
+    return tuple(notes)
+
+
+def _read_in_process(
+    path: str | Path, files: list[Path], world: int | None, clock: str, progress: Progress | None
+) -> Trace:
+    raws = []
+    for i, f in enumerate(files):
+        if progress is not None:
+            progress.at_file(i)
+        raws.append(read_dumpi_rank(f, progress))
     use_cpu, clock_note = _choose_clock(raws, clock)
     notes: list[str] = []
     if world is None:

@@ -24,6 +24,7 @@ from mpiuq.simulator.trace.dumpi_common import (
 from mpiuq.simulator.trace.dumpi_raw import RawCall, RawRank
 from mpiuq.simulator.trace.errors import TraceFormatError
 from mpiuq.simulator.trace.ir import UNKNOWN_PEER
+from mpiuq.simulator.trace.limits import MAX_RANKS
 
 
 @dataclass
@@ -60,6 +61,8 @@ def _apply_local(st: CommState, b: TraceBuilder, call: RawCall, file: str) -> No
                 record=call.index,
             )
         try:
+            if any(i < 0 for i in a[1]):
+                raise IndexError
             if call.name == "group_incl":
                 st.groups[a[2]] = [base[i] for i in a[1]]
             else:
@@ -205,9 +208,9 @@ def partial_world(raw: RawRank) -> tuple[int, int, list[str]]:
     top = -1
     for c in raw.calls:
         if c.name == "comm_size" and c.args[0] == COMM_WORLD:
-            size = c.args[1]
+            size = _checked(raw, c, "MPI_COMM_WORLD size", c.args[1], 1, MAX_RANKS)
         elif c.name == "comm_rank" and c.args[0] == COMM_WORLD:
-            rank = c.args[1]
+            rank = _checked(raw, c, "MPI_COMM_WORLD rank", c.args[1], 0, MAX_RANKS - 1)
         elif (
             c.name
             in (
@@ -224,7 +227,7 @@ def partial_world(raw: RawRank) -> tuple[int, int, list[str]]:
             )
             and c.args[4] == COMM_WORLD
         ):
-            top = max(top, c.args[2])
+            top = max(top, _checked(raw, c, "peer rank", c.args[2], -MAX_RANKS, MAX_RANKS - 1))
     if rank is None:
         rank = 0
         notes.append(
@@ -236,7 +239,22 @@ def partial_world(raw: RawRank) -> tuple[int, int, list[str]]:
             f"partial trace: no MPI_Comm_size on MPI_COMM_WORLD; world size {size} "
             "inferred from the largest peer rank"
         )
+    if rank >= size:
+        raise TraceFormatError(
+            f"MPI_Comm_rank gives rank {rank} of MPI_COMM_WORLD, but its size is {size}",
+            file=raw.file,
+        )
     return size, rank, notes
+
+
+def _checked(raw: RawRank, call: RawCall, what: str, value: int, low: int, high: int) -> int:
+    if not low <= value <= high:
+        raise TraceFormatError(
+            f"{mpi_name(call.name)}: {what} {value} outside {low}..{high}",
+            file=raw.file,
+            record=call.index,
+        )
+    return value
 
 
 class _Unknown(Exception):
@@ -283,7 +301,7 @@ def resolve_partial(raw: RawRank, b: TraceBuilder, rank: int) -> CommState:
             if rank in group:
                 g = b.add_comm(list(group), key=("create", parent, seq))
         elif call.args[1] >= 0:  # split with a defined color: members unknown
-            size, pos = _partial_comm_shape(calls, k, newcomm)
+            size, pos = _partial_comm_shape(raw, k, newcomm)
             members = [UNKNOWN_PEER] * size
             if pos is not None:
                 members[pos] = rank
@@ -295,18 +313,18 @@ def resolve_partial(raw: RawRank, b: TraceBuilder, rank: int) -> CommState:
     return st
 
 
-def _partial_comm_shape(calls: list[RawCall], k: int, local: int) -> tuple[int, int | None]:
+def _partial_comm_shape(raw: RawRank, k: int, local: int) -> tuple[int, int | None]:
     """Size and own position of a split communicator of a lone rank, from later records."""
     size = pos = None
-    for c in calls[k + 1 :]:
+    for c in raw.calls[k + 1 :]:
         if c.name == "comm_free" and c.args[0] == local:
             break
         if c.name in CREATE and c.args[-1] == local:
             break
         a = c.args
         if c.name == "comm_size" and a[0] == local:
-            size = a[1]
+            size = _checked(raw, c, "communicator size", a[1], 1, MAX_RANKS)
         elif c.name == "comm_rank" and a[0] == local:
-            pos = a[1]
+            pos = _checked(raw, c, "communicator rank", a[1], 0, MAX_RANKS - 1)
     n = max(size or 0, (pos or 0) + 1, 1)
     return n, pos

@@ -24,6 +24,7 @@ from mpiuq.simulator.trace.dumpi_comms import CommState, unknown_comm
 from mpiuq.simulator.trace.dumpi_raw import RawCall, RawRank
 from mpiuq.simulator.trace.errors import TraceFormatError
 from mpiuq.simulator.trace.ir import ANY_SOURCE, ANY_TAG, NO_PEER, UNKNOWN_PEER, OpKind
+from mpiuq.simulator.trace.limits import MAX_ACTION_SECONDS, MAX_MESSAGE_BYTES, MAX_RANKS, MAX_TAG
 
 _SENDS = ("send", "bsend", "ssend", "rsend")
 _ISENDS = ("isend", "ibsend", "issend", "irsend")
@@ -49,7 +50,24 @@ class Lowering:
             raise _Bad(f"datatype id {dt} outside the trace's size table (0..{len(sizes) - 1})")
         if count < 0:
             raise _Bad(f"negative count {count}")
-        return count * sizes[dt]
+        nb = count * sizes[dt]
+        if not 0 <= nb <= MAX_MESSAGE_BYTES:
+            raise _Bad(
+                f"message of {nb} bytes ({count} x {sizes[dt]} B, datatype {dt}) outside "
+                f"0..{MAX_MESSAGE_BYTES} (1 TiB)"
+            )
+        return nb
+
+    def tag(self, tag: int, recv: bool) -> int:
+        """A message tag: 0..MAX_TAG, or -1 (MPI_ANY_TAG) on receives."""
+        if recv and tag == -1:
+            return ANY_TAG
+        if not 0 <= tag <= MAX_TAG:
+            lo = -1 if recv else 0
+            raise _Bad(
+                f"tag {tag} outside {lo}..{MAX_TAG}" + (" (-1 = MPI_ANY_TAG)" if recv else "")
+            )
+        return tag
 
     def comm(self, local: int) -> int:
         g = self.local.get(local)
@@ -61,7 +79,7 @@ class Lowering:
 
     def world(self, comm: int, p: int) -> int:
         members = self.b.comms[comm]
-        if comm in self.st.growable and p >= len(members):
+        if comm in self.st.growable and len(members) <= p < MAX_RANKS:
             members.extend([UNKNOWN_PEER] * (p + 1 - len(members)))
         try:
             return self.b.world_rank(comm, p)
@@ -101,6 +119,16 @@ def lower_rank(lw: Lowering) -> None:
         start, stop = (
             (call.cpu_start, call.cpu_stop) if lw.use_cpu else (call.wall_start, call.wall_stop)
         )
+        if prev_stop is not None and start - prev_stop > MAX_ACTION_SECONDS:
+            clock = "CPU" if lw.use_cpu else "wall"
+            raise TraceFormatError(
+                f"{mpi_name(call.name)} starts {start - prev_stop:.4g} s ({clock} clock) after "
+                f"the previous call; more than the {MAX_ACTION_SECONDS:g} s allowed for one "
+                "compute burst (corrupt timestamps?)",
+                file=lw.raw.file,
+                rank=lw.rank,
+                record=call.index,
+            )
         name = call.name
         if name in BOOKKEEPING:
             if name in CREATE:
@@ -145,6 +173,7 @@ def _lower_call(lw: Lowering, call: RawCall) -> None:
                 lw.post(a[5])
             return
         nb = lw.size(count, dt)
+        tag = lw.tag(tag, recv=False)
         if name in _SENDS:
             b.add(rank, OpKind.SEND, cid, peer=peer, tag=tag, comm=comm, bytes_send=nb)
         else:
@@ -162,13 +191,13 @@ def _lower_call(lw: Lowering, call: RawCall) -> None:
         count, dt, src, tag, comm_l = a[:5]
         comm = lw.comm(comm_l)
         peer = lw.peer(comm, src, recv=True)
-        tag = ANY_TAG if tag == -1 else tag
         if peer is None:
             b.unsupported[f"{mpi_name(name)} from MPI_PROC_NULL"] += 1
             if name == "irecv":
                 lw.post(a[5])
             return
         nb = lw.size(count, dt)
+        tag = lw.tag(tag, recv=True)
         if name == "recv":
             b.add(rank, OpKind.RECV, cid, peer=peer, tag=tag, comm=comm, bytes_recv=nb)
         else:
@@ -187,6 +216,10 @@ def _lower_call(lw: Lowering, call: RawCall) -> None:
         comm = lw.comm(comm_l)
         dst_w = lw.peer(comm, dest, recv=False)
         src_w = lw.peer(comm, src, recv=True)
+        if dst_w is not None:
+            lw.tag(stag, recv=False)
+        if src_w is not None:
+            lw.tag(rtag, recv=True)
         b.add(
             rank,
             OpKind.SENDRECV,
@@ -337,4 +370,7 @@ def _vec(
         return [0] * n
     if len(counts) != n:
         raise _Bad(f"{len(counts)} per-rank counts for a communicator of {n} ranks")
-    return [lw.size(c, dt) for c in counts]
+    out = [lw.size(c, dt) for c in counts]
+    if sum(out) > MAX_MESSAGE_BYTES:
+        raise _Bad(f"{sum(out)} bytes in one collective: more than {MAX_MESSAGE_BYTES} (1 TiB)")
+    return out

@@ -6,7 +6,8 @@ exception in a callback would make pydumpi print it and call ``sys.exit(1)``, so
 every callback is wrapped and the first exception is re-raised after the stream.
 libundumpi dereferences the trailing index of a file without checking it and
 crashes on truncated files, so :func:`check_dumpi_file` validates the magic
-numbers and the index offsets before the library sees the file.
+numbers and the index offsets before the library sees the file; other corruption
+can still crash it, so it only runs in a child process (:mod:`.dumpi_child`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mpiuq.simulator.trace.dumpi_child import Progress
 from mpiuq.simulator.trace.errors import TraceFormatError
 
 __all__ = ["RawCall", "RawRank", "check_dumpi_file", "read_dumpi_rank"]
@@ -238,6 +240,8 @@ def _reader_class() -> type:
         def cb(self: Any, data: Any, thread: Any, cpu: Any, wall: Any, perf: Any) -> None:
             index = self.n_records
             self.n_records += 1
+            if self.progress is not None:
+                self.progress.record(index)
             if self.error is not None:
                 return
             try:
@@ -260,6 +264,8 @@ def _reader_class() -> type:
 
     def make_counter(name: str) -> Callable[..., None]:
         def cb(self: Any, data: Any, thread: Any, cpu: Any, wall: Any, perf: Any) -> None:
+            if self.progress is not None:
+                self.progress.record(self.n_records)
             self.n_records += 1
             self.other[name] = self.other.get(name, 0) + 1
 
@@ -278,11 +284,12 @@ def _reader_class() -> type:
             make_cb(short, extract) if extract is not None else make_counter(short)
         )
 
-    def __init__(self: Any, path: str) -> None:
+    def __init__(self: Any, path: str, progress: Any = None) -> None:
         self.calls = []
         self.other = {}
         self.n_records = 0
         self.error = None
+        self.progress = progress
         DumpiTrace.__init__(self, path)
 
     namespace["__init__"] = __init__
@@ -292,8 +299,11 @@ def _reader_class() -> type:
 _READER: type | None = None
 
 
-def read_dumpi_rank(path: Path) -> RawRank:
-    """Read every handled call of one DUMPI rank file.
+def read_dumpi_rank(path: Path, progress: Progress | None = None) -> RawRank:
+    """Read every handled call of one DUMPI rank file (with the C library: see below).
+
+    Call it only where libundumpi may crash the process, i.e. in the child of
+    :func:`~.dumpi_child.run_contained`; ``progress`` then records where it is.
 
     Raises
     ------
@@ -304,8 +314,10 @@ def read_dumpi_rank(path: Path) -> RawRank:
     check_dumpi_file(path)
     if _READER is None:
         _READER = _reader_class()
-    reader = _READER(str(path))
+    reader = _READER(str(path), progress)
     reader.open()
+    if progress is not None:
+        progress.streaming()
     try:
         sizes = tuple(int(s) for s in reader.type_sizes)
         reader.read_stream()

@@ -1,0 +1,208 @@
+"""Running the DUMPI C reader where its crashes cannot take the process down.
+
+libundumpi (the C library under pydumpi) trusts the file: on corrupted input it
+fails assertions (``dumpi_membuf_read: Assertion '0' failed``) or dereferences bad
+offsets, which aborts or segfaults the whole Python process. Validating files
+beforehand would mean re-implementing its decoding of some 300 record layouts, and
+any difference from the library would leave a crash open. So the whole DUMPI read
+runs in a forked child process instead:
+
+* the child inherits the imported modules (fork), so starting it costs only the
+  fork itself (a few ms), not a new interpreter;
+* every record callback writes the rank file and record it is at into shared
+  memory, so when the child dies the parent can name where;
+* the child's stderr goes to a temporary file: libundumpi's messages become part
+  of the error (or, for its version warnings, a note) instead of terminal noise;
+* the result (a :class:`Trace`, a few dense arrays) comes back pickled through a
+  pipe; a child that dies by a signal, exits without answering or runs past the
+  time limit becomes a :class:`TraceFormatError` naming file, rank and record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing as mp
+import os
+import pickle
+import re
+import signal
+import tempfile
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mpiuq.simulator.trace.errors import TraceFormatError, UnsupportedTraceError
+
+__all__ = ["ChildResult", "Progress", "run_contained", "time_limit_s"]
+
+#: Slots of the shared progress array.
+P_FILE = 0  # index of the rank file being read
+P_RECORD = 1  # index of the last record whose callback ran (-1: none yet)
+P_PHASE = 2  # 0: opening (header, datatype table), 1: reading the record stream
+
+#: Seconds allowed for reading: a floor plus this much per MB of input (libundumpi
+#: reads about 5 MB/s here; the margin is for slow or loaded machines).
+TIME_FLOOR_S = 60.0
+TIME_PER_MB_S = 10.0
+
+
+class Progress:
+    """Where the child is: ``file``, ``record`` and ``phase`` (shared with the parent)."""
+
+    def __init__(self, shared: Any) -> None:
+        self._a = shared
+
+    def at_file(self, index: int) -> None:
+        """Start reading rank file ``index`` (opening phase)."""
+        self._a[P_FILE], self._a[P_RECORD], self._a[P_PHASE] = index, -1, 0
+
+    def streaming(self) -> None:
+        """The header and datatype table are read; the record stream starts."""
+        self._a[P_PHASE] = 1
+
+    def record(self, index: int) -> None:
+        """Record ``index`` of the current file was decoded."""
+        self._a[P_RECORD] = index
+
+    def where(self) -> tuple[int, int, int]:
+        """(file index, last decoded record, phase)."""
+        return int(self._a[P_FILE]), int(self._a[P_RECORD]), int(self._a[P_PHASE])
+
+
+@dataclass(frozen=True)
+class ChildResult:
+    """What the child returned and what it printed on stderr."""
+
+    value: Any
+    stderr_lines: tuple[str, ...]
+
+
+def time_limit_s(files: Sequence[Path]) -> float:
+    """Time allowed to read ``files``: TIME_FLOOR_S + TIME_PER_MB_S per MB."""
+    size = 0
+    for f in files:
+        with contextlib.suppress(OSError):
+            size += f.stat().st_size
+    return TIME_FLOOR_S + TIME_PER_MB_S * size / 1e6
+
+
+def _child(conn: Any, target: Callable[[Progress], Any], shared: Any, err_fd: int) -> None:
+    os.dup2(err_fd, 2)
+    try:
+        msg: tuple[Any, ...] = ("ok", target(Progress(shared)))
+    except TraceFormatError as exc:
+        msg = ("format", exc.reason, exc.file, exc.rank, exc.record)
+    except UnsupportedTraceError as exc:
+        msg = ("unsupported", str(exc))
+    except BaseException as exc:  # reported in full by the parent
+        msg = ("error", f"{type(exc).__name__}: {exc}", traceback.format_exc())
+    try:
+        conn.send_bytes(pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL))
+    finally:
+        conn.close()
+
+
+def _signal_name(code: int | None) -> str:
+    if code is None:
+        return "no exit status"
+    if code < 0:
+        try:
+            return signal.Signals(-code).name
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit status {code}"
+
+
+def run_contained(
+    target: Callable[[Progress], Any],
+    files: Sequence[Path],
+    ranks: Sequence[int],
+    *,
+    timeout_s: float | None = None,
+) -> ChildResult:
+    """Run ``target(progress)`` in a forked child; return its value and its stderr.
+
+    ``files[i]`` is the rank file of world rank ``ranks[i]`` (for error messages).
+
+    Raises
+    ------
+    TraceFormatError
+        Raised by the target, or when the child died (signal), exited without an
+        answer or exceeded ``timeout_s`` (default :func:`time_limit_s`): naming the
+        rank file, rank and record being decoded and libundumpi's last message.
+    UnsupportedTraceError
+        Raised by the target.
+    RuntimeError
+        Any other exception in the target (a defect), with its traceback.
+    """
+    ctx = mp.get_context("fork")
+    shared = ctx.RawArray("q", 3)
+    shared[P_RECORD] = -1
+    limit = time_limit_s(files) if timeout_s is None else timeout_s
+    recv, send = ctx.Pipe(duplex=False)
+    with tempfile.TemporaryFile() as err:
+        proc = ctx.Process(target=_child, args=(send, target, shared, err.fileno()), daemon=True)
+        proc.start()
+        send.close()
+        msg: tuple[Any, ...] | None = None
+        timed_out = False
+        try:
+            if recv.poll(limit):
+                msg = pickle.loads(recv.recv_bytes())
+            else:
+                timed_out = True
+        except (EOFError, OSError):
+            msg = None
+        finally:
+            recv.close()
+            if timed_out or msg is None:
+                proc.kill()
+            proc.join()
+        err.seek(0)
+        lines = tuple(
+            ln.strip() for ln in err.read().decode("utf-8", "replace").splitlines() if ln.strip()
+        )
+    if msg is None:
+        raise _died(Progress(shared), files, ranks, lines, proc.exitcode, timed_out, limit)
+    kind = msg[0]
+    if kind == "ok":
+        return ChildResult(msg[1], lines)
+    if kind == "format":
+        raise TraceFormatError(msg[1], file=msg[2], rank=msg[3], record=msg[4])
+    if kind == "unsupported":
+        raise UnsupportedTraceError(msg[1])
+    raise RuntimeError(f"DUMPI reader failed: {msg[1]}\n{msg[2]}")
+
+
+def _died(
+    progress: Progress,
+    files: Sequence[Path],
+    ranks: Sequence[int],
+    lines: tuple[str, ...],
+    exitcode: int | None,
+    timed_out: bool,
+    limit: float,
+) -> TraceFormatError:
+    fi, last, phase = progress.where()
+    fi = min(max(fi, 0), len(files) - 1)
+    if phase == 0:
+        where = "opening the file (header and datatype table)"
+    elif last < 0:
+        where = "decoding record 0 (the first)"
+    else:
+        where = f"decoding record {last + 1} (records 0..{last} were read)"
+    said = ""
+    if lines:  # libundumpi's last message, without the "python: " program prefix
+        said = "; it reported: " + re.sub(r"^[^\s:]+: ", "", lines[-1])[:200].rstrip(".")
+    if timed_out:
+        what = f"did not finish within {limit:.0f} s and was stopped"
+    else:
+        what = f"died ({_signal_name(exitcode)})"
+    return TraceFormatError(
+        f"the DUMPI reader (libundumpi) {what} while {where}{said}. The file is corrupt",
+        file=str(files[fi]),
+        rank=ranks[fi] if fi < len(ranks) else None,
+        record=last + 1 if phase == 1 else None,
+    )
