@@ -13,7 +13,7 @@ import pytest
 
 from mpiuq.simulator.trace import TraceFormatError, read_dumpi
 from mpiuq.simulator.trace.builder import TraceBuilder
-from mpiuq.simulator.trace.dumpi_child import run_contained
+from mpiuq.simulator.trace.child import run_contained
 from mpiuq.simulator.trace.dumpi_comms import CommState
 from mpiuq.simulator.trace.dumpi_lower import Lowering, lower_rank
 from mpiuq.simulator.trace.dumpi_raw import RawCall, RawRank
@@ -92,7 +92,7 @@ def test_child_time_limit_and_defects(tmp_path: Path) -> None:
     def buggy(progress: object) -> None:
         raise KeyError("oops")
 
-    with pytest.raises(RuntimeError, match="DUMPI reader failed: KeyError: 'oops'"):
+    with pytest.raises(RuntimeError, match=r"DUMPI reader \(libundumpi\) failed: KeyError: 'oops'"):
         run_contained(buggy, [f], [0])
 
     def format_error(progress: object) -> None:

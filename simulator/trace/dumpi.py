@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from mpiuq.simulator.trace.builder import TraceBuilder
-from mpiuq.simulator.trace.dumpi_child import Progress, run_contained
+from mpiuq.simulator.trace.child import Progress, run_contained
 from mpiuq.simulator.trace.dumpi_common import mpi_name
 from mpiuq.simulator.trace.dumpi_comms import partial_world, resolve_full, resolve_partial
 from mpiuq.simulator.trace.dumpi_files import find_dumpi_files, find_dumpi_meta
@@ -97,7 +97,7 @@ def read_dumpi(path: str | Path, *, clock: str = "auto") -> Trace:
     TraceFormatError
         On a truncated or malformed file, naming file, rank and record index;
         also when the C reader crashes on it (it runs in a child process, see
-        :mod:`.dumpi_child`).
+        :mod:`.child`).
     """
     if clock not in CLOCKS:
         raise ValueError(f"clock={clock!r} is invalid: expected one of {CLOCKS}")

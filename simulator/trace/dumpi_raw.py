@@ -7,7 +7,7 @@ every callback is wrapped and the first exception is re-raised after the stream.
 libundumpi dereferences the trailing index of a file without checking it and
 crashes on truncated files, so :func:`check_dumpi_file` validates the magic
 numbers and the index offsets before the library sees the file; other corruption
-can still crash it, so it only runs in a child process (:mod:`.dumpi_child`).
+can still crash it, so it only runs in a child process (:mod:`.child`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mpiuq.simulator.trace.dumpi_child import Progress
+from mpiuq.simulator.trace.child import Progress
 from mpiuq.simulator.trace.errors import TraceFormatError
 
 __all__ = ["RawCall", "RawRank", "check_dumpi_file", "read_dumpi_rank"]
@@ -303,7 +303,7 @@ def read_dumpi_rank(path: Path, progress: Progress | None = None) -> RawRank:
     """Read every handled call of one DUMPI rank file (with the C library: see below).
 
     Call it only where libundumpi may crash the process, i.e. in the child of
-    :func:`~.dumpi_child.run_contained`; ``progress`` then records where it is.
+    :func:`~.child.run_contained`; ``progress`` then records where it is.
 
     Raises
     ------

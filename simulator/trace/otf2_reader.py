@@ -16,19 +16,34 @@ Nonblocking collectives recorded only as regions (no sizes) are counted in
 
 from __future__ import annotations
 
+import re
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from mpiuq.simulator.collectives import COLLECTIVES
 from mpiuq.simulator.trace.builder import TraceBuilder
+from mpiuq.simulator.trace.child import Progress, run_contained
+from mpiuq.simulator.trace.detect import is_otf2_anchor
 from mpiuq.simulator.trace.errors import TraceFormatError, UnsupportedTraceError
 from mpiuq.simulator.trace.ir import ANY_SOURCE, ANY_TAG, NO_PEER, OpKind, Trace
+from mpiuq.simulator.trace.limits import (
+    MAX_ACTION_SECONDS,
+    MAX_MESSAGE_BYTES,
+    MAX_OP_SECONDS,
+    MAX_RANKS,
+    MAX_TAG,
+)
 
 __all__ = ["find_otf2_anchor", "read_otf2"]
 
 _UNDEFINED_ROOT = 0xFFFFFFFF
+_BINDING_FAILURE = "An unhandled python exception has occurred"
+_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception)\b")
+#: Largest timer resolution accepted, ticks per second (1 THz: far above any real
+#: clock; the shared traces use 1-2.1 GHz).
+MAX_TIMER_RESOLUTION = 1e12
 _SEND_REGIONS = frozenset({"MPI_Send", "MPI_Bsend", "MPI_Ssend", "MPI_Rsend"})
 _SENDRECV_REGIONS = frozenset({"MPI_Sendrecv", "MPI_Sendrecv_replace"})
 _WAIT_ALL_REGIONS = frozenset({"MPI_Waitall", "MPI_Testall"})
@@ -61,17 +76,22 @@ _HANDLE_OPS = frozenset(
 
 
 def find_otf2_anchor(path: str | Path) -> Path:
-    """The ``traces.otf2`` anchor file for a path (the anchor itself or its directory)."""
+    """The anchor file of an OTF2 archive: the path itself or the one in its directory.
+
+    Recognised by content (the OTF2 header), not by the ``.otf2`` suffix.
+    """
     p = Path(path)
     if p.is_dir():
-        anchors = sorted(p.glob("*.otf2"))
+        anchors = sorted(f for f in p.iterdir() if f.is_file() and is_otf2_anchor(f))
         if len(anchors) != 1:
             raise UnsupportedTraceError(
-                f"directory {p} holds {len(anchors)} .otf2 anchor files, expected exactly one"
+                f"directory {p} holds {len(anchors)} OTF2 anchor files, expected exactly one"
             )
         p = anchors[0]
-    if p.suffix != ".otf2" or not p.is_file():
-        raise UnsupportedTraceError(f"{p} is not an OTF2 anchor file (*.otf2)")
+    if not p.is_file() or not is_otf2_anchor(p):
+        raise UnsupportedTraceError(
+            f"{p} is not an OTF2 anchor file (expected the OTF2 header: 03, B or L, 'OTF2')"
+        )
     return p
 
 
@@ -113,10 +133,27 @@ class _Reader:
         if world is None or len(world.members) == 0:
             raise TraceFormatError("no MPI COMM_LOCATIONS group: not an MPI trace", file=self.file)
         self.rank_of = {loc: i for i, loc in enumerate(world.members)}
-        self.res = float(defs.clock_properties.timer_resolution)
-        if not self.res > 0:
+        clock = defs.clock_properties
+        self.res = float(clock.timer_resolution)
+        if not 0 < self.res <= MAX_TIMER_RESOLUTION:
             raise TraceFormatError(
-                f"timer resolution {self.res} ticks/s, expected > 0", file=self.file
+                f"timer resolution {self.res:g} ticks/s outside 1..{MAX_TIMER_RESOLUTION:g}",
+                file=self.file,
+            )
+        self.t_first = int(clock.global_offset)
+        length = int(clock.trace_length)
+        if length / self.res > MAX_OP_SECONDS:
+            raise TraceFormatError(
+                f"clock properties give a trace of {length / self.res:.4g} s, more than "
+                f"{MAX_OP_SECONDS:g} s",
+                file=self.file,
+            )
+        # events lie within [global_offset, global_offset + trace_length] (all shared
+        # traces do); a length of 0 means the writer left it unset
+        self.t_last = self.t_first + length if length > 0 else None
+        if len(world.members) > MAX_RANKS:
+            raise TraceFormatError(
+                f"{len(world.members)} MPI locations, more than {MAX_RANKS}", file=self.file
             )
         self.b = TraceBuilder("otf2", str(anchor.parent), len(world.members))
         self.locs = {loc: _Loc(r) for loc, r in self.rank_of.items()}
@@ -160,9 +197,30 @@ class _Reader:
         except IndexError as exc:
             raise self.fail(st, str(exc)) from None
 
+    def compute(self, st: _Loc, ticks: int) -> None:
+        """Append ``ticks`` of computation (bounded by MAX_ACTION_SECONDS)."""
+        seconds = ticks / self.res
+        if seconds > MAX_ACTION_SECONDS:
+            raise self.fail(
+                st,
+                f"{seconds:.4g} s of computation between two MPI calls, more than the "
+                f"{MAX_ACTION_SECONDS:g} s allowed for one burst (corrupt timestamps?)",
+            )
+        self.b.add_compute(st.rank, seconds)
+
+    def bytes(self, st: _Loc, value: int, what: str) -> int:
+        if not 0 <= value <= MAX_MESSAGE_BYTES:
+            raise self.fail(st, f"{what} {value} outside 0..{MAX_MESSAGE_BYTES} (1 TiB)")
+        return value
+
+    def tag(self, st: _Loc, value: int) -> int:
+        if not 0 <= value <= MAX_TAG:
+            raise self.fail(st, f"message tag {value} outside 0..{MAX_TAG}")
+        return value
+
     def emit(self, st: _Loc, kind: int, **cols: Any) -> int:
         if st.gap > 0:
-            self.b.add_compute(st.rank, st.gap / self.res)
+            self.compute(st, st.gap)
             st.gap = 0
         st.acc = 0
         st.ops_in_region += 1
@@ -174,6 +232,12 @@ class _Reader:
         st.n_events += 1
         name = type(ev).__name__
         t = int(ev.time)
+        if t < self.t_first or (self.t_last is not None and t > self.t_last):
+            raise self.fail(
+                st,
+                f"{name} at tick {t}, outside the trace's clock range {self.t_first}.."
+                f"{self.t_last} (global offset and length from its ClockProperties)",
+            )
         if name == "Enter":
             rname = ev.region.name
             if not rname.startswith("MPI_"):
@@ -190,7 +254,7 @@ class _Reader:
             else:
                 st.gap = st.acc
             if rname == "MPI_Finalize" and st.gap > 0:
-                self.b.add_compute(st.rank, st.gap / self.res)
+                self.compute(st, st.gap)
                 st.gap = st.acc = 0
                 st.prev_stop = None
         elif name == "Leave":
@@ -215,7 +279,8 @@ class _Reader:
         elif name in ("MpiSend", "MpiIsend"):
             comm = self.comm(st, ev.communicator)
             peer = self.world(st, comm, int(ev.receiver))
-            nb, tag = int(ev.msg_length), int(ev.msg_tag)
+            nb = self.bytes(st, int(ev.msg_length), "message length")
+            tag = self.tag(st, int(ev.msg_tag))
             if st.region in _SENDRECV_REGIONS:
                 st.sendrecv["send"] = (peer, tag, comm, nb)
             elif name == "MpiSend":
@@ -229,7 +294,8 @@ class _Reader:
         elif name == "MpiRecv":
             comm = self.comm(st, ev.communicator)
             peer = self.world(st, comm, int(ev.sender))
-            nb, tag = int(ev.msg_length), int(ev.msg_tag)
+            nb = self.bytes(st, int(ev.msg_length), "message length")
+            tag = self.tag(st, int(ev.msg_tag))
             if st.region in _SENDRECV_REGIONS:
                 st.sendrecv["recv"] = (peer, tag, comm, nb)
             else:
@@ -251,9 +317,9 @@ class _Reader:
                 st.rank,
                 idx,
                 peer=self.world(st, comm, int(ev.sender)),
-                tag=int(ev.msg_tag),
+                tag=self.tag(st, int(ev.msg_tag)),
                 comm=comm,
-                bytes_recv=int(ev.msg_length),
+                bytes_recv=self.bytes(st, int(ev.msg_length), "message length"),
             )
             st.done.append(rid)
         elif name == "MpiIsendComplete":
@@ -279,7 +345,8 @@ class _Reader:
             return
         comm = self.comm(st, ev.communicator)
         n = self.b.comm_size(comm)
-        sent, recvd = int(ev.size_sent), int(ev.size_received)
+        sent = self.bytes(st, int(ev.size_sent), "size_sent")
+        recvd = self.bytes(st, int(ev.size_received), "size_received")
         root = int(ev.root)
         peer = NO_PEER if root == _UNDEFINED_ROOT else self.world(st, comm, root)
         if kind in (OpKind.ALLREDUCE, OpKind.ALLGATHER, OpKind.ALLTOALL):
@@ -361,11 +428,30 @@ def read_otf2(path: str | Path) -> Trace:
     ------
     TraceFormatError
         If the archive cannot be read or an event is inconsistent (naming the anchor,
-        rank and 0-based event index on that location).
+        rank and 0-based event index on that location). libotf2 reads in a child
+        process (:mod:`.child`): its crashes and messages stay there.
     """
+    anchor = find_otf2_anchor(path)
+
+    def read(progress: Progress) -> Trace:
+        return _read_in_process(anchor, progress)
+
+    result = run_contained(read, [anchor], range(MAX_RANKS), reader="the OTF2 reader (libotf2)")
+    trace: Trace = result.value
+    failed = [ln for ln in result.stderr_lines if ln.startswith(_BINDING_FAILURE)]
+    if failed:  # the bindings print an exception in a callback and stop reading early
+        error = next((ln for ln in reversed(result.stderr_lines) if _EXCEPTION.match(ln)), "")
+        raise TraceFormatError(
+            f"cannot read OTF2 archive: an event callback failed ({error or 'no message'})",
+            file=str(anchor),
+        )
+    notes = tuple(dict.fromkeys(f"libotf2: {ln[:200]}" for ln in result.stderr_lines[:4]))
+    return replace(trace, notes=trace.notes + notes) if notes else trace
+
+
+def _read_in_process(anchor: Path, progress: Progress | None) -> Trace:
     import otf2
 
-    anchor = find_otf2_anchor(path)
     try:
         with otf2.reader.open(str(anchor)) as tr:
             rd = _Reader(anchor, tr.definitions)
@@ -375,6 +461,8 @@ def read_otf2(path: str | Path) -> Trace:
                 if st is None:
                     skipped += 1
                     continue
+                if progress is not None:
+                    progress.at(st.rank, st.n_events)
                 rd.event(st, ev)
     except TraceFormatError:
         raise

@@ -1,14 +1,15 @@
-"""Cost of running the DUMPI reader in a child process (crash containment).
+"""Cost of running the DUMPI and OTF2 C readers in a child process (crash containment).
 
-For every shared DUMPI trace it reads the trace the way ``read_dumpi`` does (in a
-forked child that cannot take the process down when libundumpi crashes) and, on
-these known-good files only, directly in this process as before, and prints both
-times (best of ``--repeat``), the difference and the overhead in percent; it
-checks that both give the same :meth:`Trace.digest`.
+For every shared DUMPI and OTF2 trace it reads the trace the way ``read_dumpi`` /
+``read_otf2`` do (in a forked child that cannot take the process down when the C
+library crashes) and, on these known-good files only, directly in this process as
+before, and prints both times (best of ``--repeat``), the difference and the
+overhead in percent; it checks that both give the same columns
+(:meth:`Trace.digest` without the notes).
 
 Usage::
 
-    python experiments/perf/perf_dumpi_containment.py [--repeat 3]
+    python experiments/perf/perf_containment.py [--repeat 3]
 """
 
 from __future__ import annotations
@@ -18,17 +19,32 @@ import sys
 import time
 from pathlib import Path
 
-from mpiuq.simulator.trace.dumpi import _read_in_process, read_dumpi
+from mpiuq.simulator.trace import dumpi, otf2_reader
 from mpiuq.simulator.trace.dumpi_files import find_dumpi_files
+from mpiuq.simulator.trace.otf2_reader import find_otf2_anchor
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "traces"
 
 
-def shared_dumpi() -> list[Path]:
-    """Every shared DUMPI trace: each .meta, and each single-rank file."""
+def shared_traces() -> list[Path]:
+    """Every shared DUMPI trace (each .meta, each single-rank file) and OTF2 archive."""
     metas = sorted(DATA.glob("*dumpi*/**/*.meta"))
     singles = sorted((DATA / "dumpi_designforward_single_rank").glob("*.bin"))
-    return metas + singles
+    return metas + singles + sorted(DATA.glob("*otf2_*"))
+
+
+def _direct(path: Path):  # type: ignore[no-untyped-def]
+    if "otf2" in path.name:
+        anchor = find_otf2_anchor(path)
+        return lambda: otf2_reader._read_in_process(anchor, None)
+    files, world = find_dumpi_files(path)
+    return lambda: dumpi._read_in_process(path, files, world, "auto", None)
+
+
+def _contained(path: Path):  # type: ignore[no-untyped-def]
+    if "otf2" in path.name:
+        return lambda: otf2_reader.read_otf2(path)
+    return lambda: dumpi.read_dumpi(path)
 
 
 def _best(fn, repeat: int) -> tuple[float, object]:  # type: ignore[no-untyped-def]
@@ -51,12 +67,9 @@ def main() -> int:
         f"{'trace':64s} {'ops':>7s} {'in-proc s':>9s} {'child s':>8s} {'+ms':>6s} {'+%':>5s} same"
     )
     tot_in = tot_child = 0.0
-    for path in shared_dumpi():
-        files, world = find_dumpi_files(path)
-        t_in, direct = _best(
-            lambda p=path, f=files, w=world: _read_in_process(p, f, w, "auto", None), args.repeat
-        )
-        t_child, contained = _best(lambda p=path: read_dumpi(p), args.repeat)
+    for path in shared_traces():
+        t_in, direct = _best(_direct(path), args.repeat)
+        t_child, contained = _best(_contained(path), args.repeat)
         tot_in += t_in
         tot_child += t_child
         same = direct.digest(notes=False) == contained.digest(notes=False)  # type: ignore[attr-defined]

@@ -1,18 +1,20 @@
-"""Running the DUMPI C reader where its crashes cannot take the process down.
+"""Running a C trace library where its crashes cannot take the process down.
 
 libundumpi (the C library under pydumpi) trusts the file: on corrupted input it
 fails assertions (``dumpi_membuf_read: Assertion '0' failed``) or dereferences bad
 offsets, which aborts or segfaults the whole Python process. Validating files
 beforehand would mean re-implementing its decoding of some 300 record layouts, and
 any difference from the library would leave a crash open. So the whole DUMPI read
-runs in a forked child process instead:
+runs in a forked child process instead; OTF2 reads do too (libotf2 and its Python
+bindings print their own errors and tracebacks on stderr, and a C library reading a
+damaged file is better kept apart):
 
 * the child inherits the imported modules (fork), so starting it costs only the
   fork itself (a few ms), not a new interpreter;
 * every record callback writes the rank file and record it is at into shared
   memory, so when the child dies the parent can name where;
-* the child's stderr goes to a temporary file: libundumpi's messages become part
-  of the error (or, for its version warnings, a note) instead of terminal noise;
+* the child's stdout and stderr go to a temporary file: the library's messages
+  become part of the error (or a note) instead of terminal noise;
 * the result (a :class:`Trace`, a few dense arrays) comes back pickled through a
   pipe; a child that dies by a signal, exits without answering or runs past the
   time limit becomes a :class:`TraceFormatError` naming file, rank and record.
@@ -26,6 +28,7 @@ import os
 import pickle
 import re
 import signal
+import sys
 import tempfile
 import traceback
 from collections.abc import Callable, Sequence
@@ -43,13 +46,14 @@ P_RECORD = 1  # index of the last record whose callback ran (-1: none yet)
 P_PHASE = 2  # 0: opening (header, datatype table), 1: reading the record stream
 
 #: Seconds allowed for reading: a floor plus this much per MB of input (libundumpi
-#: reads about 5 MB/s here; the margin is for slow or loaded machines).
+#: reads about 5 MB/s here, the OTF2 bindings about 2 MB/s; the margin is for slow
+#: or loaded machines).
 TIME_FLOOR_S = 60.0
 TIME_PER_MB_S = 10.0
 
 
 class Progress:
-    """Where the child is: ``file``, ``record`` and ``phase`` (shared with the parent)."""
+    """Where the child is: ``file`` (or OTF2 location), ``record`` and ``phase``."""
 
     def __init__(self, shared: Any) -> None:
         self._a = shared
@@ -61,6 +65,10 @@ class Progress:
     def streaming(self) -> None:
         """The header and datatype table are read; the record stream starts."""
         self._a[P_PHASE] = 1
+
+    def at(self, index: int, record: int) -> None:
+        """At ``record`` of file (or location) ``index``, in the record stream."""
+        self._a[P_FILE], self._a[P_RECORD], self._a[P_PHASE] = index, record - 1, 1
 
     def record(self, index: int) -> None:
         """Record ``index`` of the current file was decoded."""
@@ -89,7 +97,10 @@ def time_limit_s(files: Sequence[Path]) -> float:
 
 
 def _child(conn: Any, target: Callable[[Progress], Any], shared: Any, err_fd: int) -> None:
-    os.dup2(err_fd, 2)
+    for fd in (1, 2):  # C-level output of the library
+        os.dup2(err_fd, fd)
+    # Python-level output too (it may have been redirected away from fd 1/2)
+    sys.stdout = sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
     try:
         msg: tuple[Any, ...] = ("ok", target(Progress(shared)))
     except TraceFormatError as exc:
@@ -121,10 +132,12 @@ def run_contained(
     ranks: Sequence[int],
     *,
     timeout_s: float | None = None,
+    reader: str = "the DUMPI reader (libundumpi)",
 ) -> ChildResult:
     """Run ``target(progress)`` in a forked child; return its value and its stderr.
 
-    ``files[i]`` is the rank file of world rank ``ranks[i]`` (for error messages).
+    ``files[i]`` is the file of world rank ``ranks[i]`` (for error messages; one file
+    for all ranks of an OTF2 archive); ``reader`` names the library in messages.
 
     Raises
     ------
@@ -165,7 +178,8 @@ def run_contained(
             ln.strip() for ln in err.read().decode("utf-8", "replace").splitlines() if ln.strip()
         )
     if msg is None:
-        raise _died(Progress(shared), files, ranks, lines, proc.exitcode, timed_out, limit)
+        where = Progress(shared).where()
+        raise _died(where, files, ranks, lines, (reader, proc.exitcode, timed_out, limit))
     kind = msg[0]
     if kind == "ok":
         return ChildResult(msg[1], lines)
@@ -173,36 +187,36 @@ def run_contained(
         raise TraceFormatError(msg[1], file=msg[2], rank=msg[3], record=msg[4])
     if kind == "unsupported":
         raise UnsupportedTraceError(msg[1])
-    raise RuntimeError(f"DUMPI reader failed: {msg[1]}\n{msg[2]}")
+    raise RuntimeError(f"{reader} failed: {msg[1]}\n{msg[2]}")
 
 
 def _died(
-    progress: Progress,
+    where: tuple[int, int, int],
     files: Sequence[Path],
     ranks: Sequence[int],
     lines: tuple[str, ...],
-    exitcode: int | None,
-    timed_out: bool,
-    limit: float,
+    how: tuple[str, int | None, bool, float],
 ) -> TraceFormatError:
-    fi, last, phase = progress.where()
-    fi = min(max(fi, 0), len(files) - 1)
+    fi, last, phase = where
+    reader, exitcode, timed_out, limit = how
+    rank = ranks[fi] if 0 <= fi < len(ranks) else None
+    file = files[min(max(fi, 0), len(files) - 1)]
     if phase == 0:
-        where = "opening the file (header and datatype table)"
+        place = "opening the file (header and definitions)"
     elif last < 0:
-        where = "decoding record 0 (the first)"
+        place = "decoding record 0 (the first)"
     else:
-        where = f"decoding record {last + 1} (records 0..{last} were read)"
+        place = f"decoding record {last + 1} (records 0..{last} were read)"
     said = ""
-    if lines:  # libundumpi's last message, without the "python: " program prefix
+    if lines:  # the library's last message, without the "python: " program prefix
         said = "; it reported: " + re.sub(r"^[^\s:]+: ", "", lines[-1])[:200].rstrip(".")
     if timed_out:
         what = f"did not finish within {limit:.0f} s and was stopped"
     else:
         what = f"died ({_signal_name(exitcode)})"
     return TraceFormatError(
-        f"the DUMPI reader (libundumpi) {what} while {where}{said}. The file is corrupt",
-        file=str(files[fi]),
-        rank=ranks[fi] if fi < len(ranks) else None,
+        f"{reader} {what} while {place}{said}. The file is corrupt",
+        file=str(file),
+        rank=rank,
         record=last + 1 if phase == 1 else None,
     )
