@@ -9,12 +9,15 @@ runs in a forked child process instead; OTF2 reads do too (libotf2 and its Pytho
 bindings print their own errors and tracebacks on stderr, and a C library reading a
 damaged file is better kept apart):
 
-* the child inherits the imported modules (fork), so starting it costs only the
-  fork itself (a few ms), not a new interpreter;
+* the child inherits the imported modules (``os.fork``), so starting it costs
+  only the fork itself (a few ms), not a new interpreter; unlike a
+  ``multiprocessing`` child it also works inside daemonic pool workers;
 * every record callback writes the rank file and record it is at into shared
   memory, so when the child dies the parent can name where;
 * the child's stdout and stderr go to a temporary file: the library's messages
   become part of the error (or a note) instead of terminal noise;
+* its address space is capped (inherited size + 2 GiB + 100 x input size), so a
+  corrupted size field fails at once instead of exhausting the machine;
 * the result (a :class:`Trace`, a few dense arrays) comes back pickled through a
   pipe; a child that dies by a signal, exits without answering or runs past the
   time limit becomes a :class:`TraceFormatError` naming file, rank and record.
@@ -23,18 +26,24 @@ damaged file is better kept apart):
 from __future__ import annotations
 
 import contextlib
-import multiprocessing as mp
+import faulthandler
+import mmap
 import os
 import pickle
 import re
+import resource
+import select
 import signal
 import sys
 import tempfile
+import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from mpiuq.simulator.trace.errors import TraceFormatError, UnsupportedTraceError
 
@@ -44,6 +53,13 @@ __all__ = ["ChildResult", "Progress", "run_contained", "time_limit_s"]
 P_FILE = 0  # index of the rank file being read
 P_RECORD = 1  # index of the last record whose callback ran (-1: none yet)
 P_PHASE = 2  # 0: opening (header, datatype table), 1: reading the record stream
+
+#: Address space the child may add to what it inherits: a floor plus this many times
+#: the input size. Reading takes tens of bytes of Python objects per input byte; a
+#: corrupted size field (libotf2 asked for 18 GB and spent 7 s on one damaged anchor
+#: file) fails at once instead of slowing or exhausting the machine.
+MEMORY_FLOOR_BYTES = 2 << 30
+MEMORY_PER_INPUT_BYTE = 100
 
 #: Seconds allowed for reading: a floor plus this much per MB of input (libundumpi
 #: reads about 5 MB/s here, the OTF2 bindings about 2 MB/s; the margin is for slow
@@ -87,32 +103,70 @@ class ChildResult:
     stderr_lines: tuple[str, ...]
 
 
-def time_limit_s(files: Sequence[Path]) -> float:
-    """Time allowed to read ``files``: TIME_FLOOR_S + TIME_PER_MB_S per MB."""
+def _input_bytes(files: Sequence[Path]) -> int:
     size = 0
     for f in files:
-        with contextlib.suppress(OSError):
-            size += f.stat().st_size
-    return TIME_FLOOR_S + TIME_PER_MB_S * size / 1e6
+        for g in f.parent.rglob("*") if f.suffix == ".otf2" else [f]:
+            with contextlib.suppress(OSError):
+                size += g.stat().st_size if g.is_file() else 0
+    return size
 
 
-def _child(conn: Any, target: Callable[[Progress], Any], shared: Any, err_fd: int) -> None:
-    for fd in (1, 2):  # C-level output of the library
-        os.dup2(err_fd, fd)
-    # Python-level output too (it may have been redirected away from fd 1/2)
-    sys.stdout = sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
+def time_limit_s(files: Sequence[Path]) -> float:
+    """Time allowed to read ``files``: TIME_FLOOR_S + TIME_PER_MB_S per MB."""
+    return TIME_FLOOR_S + TIME_PER_MB_S * _input_bytes(files) / 1e6
+
+
+def _limit_memory(extra: int) -> None:
+    """Cap the address space at the current size plus ``extra`` bytes (Linux)."""
     try:
-        msg: tuple[Any, ...] = ("ok", target(Progress(shared)))
-    except TraceFormatError as exc:
-        msg = ("format", exc.reason, exc.file, exc.rank, exc.record)
-    except UnsupportedTraceError as exc:
-        msg = ("unsupported", str(exc))
-    except BaseException as exc:  # reported in full by the parent
-        msg = ("error", f"{type(exc).__name__}: {exc}", traceback.format_exc())
+        with open("/proc/self/status") as fh:
+            size = next(int(ln.split()[1]) * 1024 for ln in fh if ln.startswith("VmSize:"))
+        _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        limit = size + extra if hard == resource.RLIM_INFINITY else min(size + extra, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    except (OSError, ValueError, StopIteration):
+        pass  # no /proc or no permission: run without the cap
+
+
+def _child(
+    write_fd: int, target: Callable[[Progress], Any], shared: Any, err_fd: int, memory: int
+) -> None:
+    """Body of the forked child: run the target, write the pickled answer, never return."""
     try:
-        conn.send_bytes(pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL))
+        faulthandler.disable()  # a library abort must end the child quietly (it is reported)
+        _limit_memory(memory)
+        for fd in (1, 2):  # C-level output of the library
+            os.dup2(err_fd, fd)
+        # Python-level output too (it may have been redirected away from fd 1/2)
+        sys.stdout = sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
+        try:
+            msg: tuple[Any, ...] = ("ok", target(Progress(shared)))
+        except TraceFormatError as exc:
+            msg = ("format", exc.reason, exc.file, exc.rank, exc.record)
+        except UnsupportedTraceError as exc:
+            msg = ("unsupported", str(exc))
+        except BaseException as exc:  # reported in full by the parent
+            msg = ("error", f"{type(exc).__name__}: {exc}", traceback.format_exc())
+        data = memoryview(pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL))
+        while data:
+            data = data[os.write(write_fd, data) :]
     finally:
-        conn.close()
+        os._exit(0)  # no atexit handlers or buffered output of the parent's state
+
+
+def _answer(read_fd: int, limit: float) -> tuple[bytes, bool]:
+    """Everything the child writes until it closes the pipe; (data, timed out)."""
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + limit
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([read_fd], [], [], left)[0]:
+            return b"".join(chunks), True
+        chunk = os.read(read_fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks), False
+        chunks.append(chunk)
 
 
 def _signal_name(code: int | None) -> str:
@@ -150,36 +204,40 @@ def run_contained(
     RuntimeError
         Any other exception in the target (a defect), with its traceback.
     """
-    ctx = mp.get_context("fork")
-    shared = ctx.RawArray("q", 3)
+    shared = np.frombuffer(mmap.mmap(-1, 3 * 8), dtype=np.int64)  # shared with the child
     shared[P_RECORD] = -1
     limit = time_limit_s(files) if timeout_s is None else timeout_s
-    recv, send = ctx.Pipe(duplex=False)
+    sys.stdout.flush()
+    sys.stderr.flush()
     with tempfile.TemporaryFile() as err:
-        proc = ctx.Process(target=_child, args=(send, target, shared, err.fileno()), daemon=True)
-        proc.start()
-        send.close()
-        msg: tuple[Any, ...] | None = None
-        timed_out = False
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()  # os.fork rather than multiprocessing: works in daemonic workers too
+        if pid == 0:
+            os.close(read_fd)
+            memory = MEMORY_FLOOR_BYTES + MEMORY_PER_INPUT_BYTE * _input_bytes(files)
+            _child(write_fd, target, shared, err.fileno(), memory)
+        os.close(write_fd)
         try:
-            if recv.poll(limit):
-                msg = pickle.loads(recv.recv_bytes())
-            else:
-                timed_out = True
-        except (EOFError, OSError):
-            msg = None
+            data, timed_out = _answer(read_fd, limit)
         finally:
-            recv.close()
-            if timed_out or msg is None:
-                proc.kill()
-            proc.join()
+            os.close(read_fd)
+        if timed_out:
+            os.kill(pid, signal.SIGKILL)
+        _pid, status = os.waitpid(pid, 0)
+        exitcode = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+        msg: tuple[Any, ...] | None = None
+        if data and not timed_out:
+            try:
+                msg = pickle.loads(data)
+            except Exception:  # cut short: the child died while writing
+                msg = None
         err.seek(0)
         lines = tuple(
             ln.strip() for ln in err.read().decode("utf-8", "replace").splitlines() if ln.strip()
         )
     if msg is None:
         where = Progress(shared).where()
-        raise _died(where, files, ranks, lines, (reader, proc.exitcode, timed_out, limit))
+        raise _died(where, files, ranks, lines, (reader, exitcode, timed_out, limit))
     kind = msg[0]
     if kind == "ok":
         return ChildResult(msg[1], lines)

@@ -25,7 +25,13 @@ from mpiuq.simulator.trace.dumpi_common import mpi_name
 from mpiuq.simulator.trace.dumpi_comms import partial_world, resolve_full, resolve_partial
 from mpiuq.simulator.trace.dumpi_files import find_dumpi_files, find_dumpi_meta
 from mpiuq.simulator.trace.dumpi_lower import Lowering, lower_rank
-from mpiuq.simulator.trace.dumpi_raw import RawCall, RawRank, check_dumpi_file, read_dumpi_rank
+from mpiuq.simulator.trace.dumpi_raw import (
+    RawCall,
+    RawRank,
+    check_dumpi_file,
+    prepare_reader,
+    read_dumpi_rank,
+)
 from mpiuq.simulator.trace.ir import Trace
 
 __all__ = ["CLOCKS", "find_dumpi_files", "find_dumpi_meta", "read_dumpi"]
@@ -105,6 +111,7 @@ def read_dumpi(path: str | Path, *, clock: str = "auto") -> Trace:
     for f in files:
         check_dumpi_file(f)
     ranks = list(range(len(files))) if world is not None else [-1]
+    prepare_reader()  # in this process: the child inherits it
 
     def read(progress: Progress) -> Trace:
         return _read_in_process(path, files, world, clock, progress)

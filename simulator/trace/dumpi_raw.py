@@ -299,6 +299,15 @@ def _reader_class() -> type:
 _READER: type | None = None
 
 
+def prepare_reader() -> type:
+    """Load libundumpi and build the callback class now (before forking a reader child,
+    so that every child inherits them instead of building them again: ~30 ms)."""
+    global _READER
+    if _READER is None:
+        _READER = _reader_class()
+    return _READER
+
+
 def read_dumpi_rank(path: Path, progress: Progress | None = None) -> RawRank:
     """Read every handled call of one DUMPI rank file (with the C library: see below).
 
@@ -310,11 +319,8 @@ def read_dumpi_rank(path: Path, progress: Progress | None = None) -> RawRank:
     TraceFormatError
         If the file fails :func:`check_dumpi_file` or a record cannot be decoded.
     """
-    global _READER
     check_dumpi_file(path)
-    if _READER is None:
-        _READER = _reader_class()
-    reader = _READER(str(path), progress)
+    reader = prepare_reader()(str(path), progress)
     reader.open()
     if progress is not None:
         progress.streaming()

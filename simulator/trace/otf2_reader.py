@@ -431,6 +431,8 @@ def read_otf2(path: str | Path) -> Trace:
         rank and 0-based event index on that location). libotf2 reads in a child
         process (:mod:`.child`): its crashes and messages stay there.
     """
+    import otf2  # noqa: F401 - loaded here so that the reader child inherits it (~30 ms)
+
     anchor = find_otf2_anchor(path)
 
     def read(progress: Progress) -> Trace:
