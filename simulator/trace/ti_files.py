@@ -166,13 +166,14 @@ def index_entries(index: Path) -> list[Path] | None:
     TraceFormatError
         If the first entry exists but a later one does not (a damaged index).
     """
+    first = first_content_line(index)  # decide from the head before reading the whole file
+    if not first or is_action_line(first) or _resolve_listed(index.parent, first) is None:
+        return None
     try:
         text = read_text_bytes(index).decode("utf-8")
     except (TraceFormatError, UnicodeDecodeError):
         return None
     lines = _content_lines(text.splitlines())
-    if not lines or is_action_line(lines[0]) or _resolve_listed(index.parent, lines[0]) is None:
-        return None
     files = []
     for lineno, ln in enumerate(lines, start=1):
         found = _resolve_listed(index.parent, ln)
