@@ -389,6 +389,8 @@ class Report:
     kind: str
     counts: Counter[str] = field(default_factory=Counter)
     examples: dict[str, str] = field(default_factory=dict)
+    #: typed errors that report a C-library crash or hang contained in the reader child
+    contained: int = 0
 
     @property
     def cases(self) -> int:
@@ -434,6 +436,9 @@ def fuzz(
             for s, path, cleanup in cases(seeds, n, seed):
                 outcome, detail = worker.run(kind, path, timeout_s)
                 report.counts[outcome] += 1
+                if outcome == "typed" and ("died (" in detail or "did not finish" in detail):
+                    report.contained += 1
+                    report.examples.setdefault("contained", f"{s.name}: {detail}")
                 if outcome not in ("ok", "typed"):
                     report.examples.setdefault(outcome, f"{s.name}: {detail}")
                 cleanup()

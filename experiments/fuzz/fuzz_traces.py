@@ -6,8 +6,10 @@ HDF5 trace is read through the public entry point in a worker process, and the
 outcome is counted: read with every value in range (ok), a documented error
 (TraceFormatError / UnsupportedTraceError), a crash of the process, a hang past
 ``--timeout`` seconds, an escaped exception (a traceback a user would see), or a
-trace read without error but holding an out-of-range value. It prints one table
-row per kind, then an example of every bad outcome.
+trace read without error but holding an out-of-range value. Typed errors that
+report a crash or hang of a C library contained in the reader's child process are
+also counted apart. It prints one table row per kind, then an example of every bad
+outcome (and of a contained crash).
 
 Usage::
 
@@ -36,7 +38,7 @@ def main() -> int:
     args = ap.parse_args()
     head = (
         f"{'kind':6s} {'cases':>6s} {'ok':>6s} {'typed errors':>12s} {'crashes':>8s} "
-        f"{f'hangs>{args.timeout:g}s':>10s} {'escaped':>8s} {'out-of-range':>12s} {'time s':>7s}"
+        f"{f'hangs>{args.timeout:g}s':>10s} {'escaped':>8s} {'out-of-range':>12s} {'contained':>9s} {'time s':>7s}"
     )
     print(head, flush=True)
     reports = []
@@ -47,7 +49,7 @@ def main() -> int:
         c = r.counts
         print(
             f"{kind:6s} {r.cases:6d} {c['ok']:6d} {c['typed']:12d} {c['crash']:8d} "
-            f"{c['hang']:10d} {c['escaped']:8d} {c['out_of_range']:12d} "
+            f"{c['hang']:10d} {c['escaped']:8d} {c['out_of_range']:12d} {r.contained:9d} "
             f"{time.perf_counter() - t0:7.0f}",
             flush=True,
         )
