@@ -8,14 +8,15 @@ import json
 from pathlib import Path
 
 import pytest
+from shared_data import TRACES
 
 from mpiuq.simulator.trace import read_trace
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "traces"
+DATA = TRACES
 EXPECTED = json.loads((Path(__file__).parent / "data" / "trace_digests.json").read_text())
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared trace data absent")
+@pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data/traces is absent")
 @pytest.mark.parametrize(
     "row", EXPECTED, ids=[f"{r['path']}{r['options'] or ''}" for r in EXPECTED]
 )

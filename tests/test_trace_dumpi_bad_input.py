@@ -10,6 +10,7 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+from shared_data import TRACES
 
 from mpiuq.simulator.trace import TraceFormatError, read_dumpi
 from mpiuq.simulator.trace.builder import TraceBuilder
@@ -18,8 +19,8 @@ from mpiuq.simulator.trace.dumpi_comms import CommState
 from mpiuq.simulator.trace.dumpi_lower import Lowering, lower_rank
 from mpiuq.simulator.trace.dumpi_raw import RawCall, RawRank
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "traces"
-needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="shared trace data absent")
+DATA = TRACES
+needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data/traces is absent")
 
 
 def _copy(tmp: Path) -> Path:

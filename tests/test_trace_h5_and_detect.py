@@ -8,6 +8,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
+from shared_data import TRACES
 
 from mpiuq.main import main
 from mpiuq.simulator.motifs import MotifSpec, synthesize
@@ -20,7 +21,7 @@ from mpiuq.simulator.trace import (
     save_trace,
 )
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "traces"
+DATA = TRACES
 
 
 def _saved(tmp: Path, name: str = "t.h5") -> Path:
@@ -66,7 +67,7 @@ def test_suffix_is_only_a_hint(tmp_path: Path) -> None:
         detect_format(junk)
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared trace data absent")
+@pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data/traces is absent")
 @pytest.mark.parametrize(
     ("rel", "fmt"),
     [
@@ -83,7 +84,7 @@ def test_shared_traces_are_recognised(rel: str, fmt: str) -> None:
     assert detect_format(DATA / rel) == fmt
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared trace data absent")
+@pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data/traces is absent")
 def test_folder_of_single_rank_dumpi_files_says_what_to_open() -> None:
     with pytest.raises(UnsupportedTraceError, match=r"open one \.bin as a partial trace"):
         detect_format(DATA / "dumpi_designforward_single_rank")

@@ -9,11 +9,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from shared_data import TRACES
 
 from mpiuq.simulator.trace import TraceFormatError, read_otf2
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "traces"
-pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason="shared trace data absent")
+DATA = TRACES
+pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data/traces is absent")
 
 
 def _copy(tmp: Path, name: str = "otf2_pipit_pingpong_2r") -> Path:

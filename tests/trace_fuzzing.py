@@ -35,8 +35,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from shared_data import TRACES
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "traces"
+DATA = TRACES
 OUTCOMES = ("ok", "typed", "crash", "hang", "escaped", "out_of_range")
 KINDS = ("ti", "dumpi", "otf2", "h5")
 
