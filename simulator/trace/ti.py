@@ -63,68 +63,12 @@ from mpiuq.simulator.trace.ti_state import (
 
 __all__ = ["SMPI_DATATYPE_BYTES", "find_ti_files", "read_ti"]
 
-#: Size in bytes of SimGrid's datatype ids (x86-64 sizes of the C types it declares).
-SMPI_DATATYPE_BYTES: dict[int, int] = dict(
-    enumerate(
-        (
-            8,
-            4,
-            1,
-            2,
-            8,
-            4,
-            1,
-            8,
-            1,
-            1,
-            2,
-            4,
-            8,
-            8,
-            16,
-            4,
-            1,
-            1,
-            2,
-            4,
-            8,
-            1,
-            2,
-            4,
-            8,
-            8,
-            16,
-            32,
-            8,
-            8,
-            8,
-            16,
-            16,
-            8,
-            8,
-            8,
-            16,
-            16,
-            4,
-            4,
-            4,
-            8,
-            0,
-            0,
-            0,
-            4,
-            2,
-            4,
-            8,
-            16,
-            32,
-            0,
-            0,
-            1,
-            8,
-        )
-    )
-)
+#: Size in bytes of SimGrid's datatype ids 0..54 (x86-64 sizes of the C types it
+#: declares, ``src/smpi/mpi/smpi_datatype.cpp``; 0 = MPI_DOUBLE, 1 = MPI_INT, 6 = MPI_BYTE).
+SMPI_DATATYPE_BYTES: dict[int, int] = dict(enumerate((
+    8, 4, 1, 2, 8, 4, 1, 8, 1, 1, 2, 4, 8, 8, 16, 4, 1, 1, 2, 4, 8, 1, 2, 4, 8, 8, 16, 32,
+    8, 8, 8, 16, 16, 8, 8, 8, 16, 16, 4, 4, 4, 8, 0, 0, 0, 4, 2, 4, 8, 16, 32, 0, 0, 1, 8,
+)))  # fmt: skip
 _DT_SIZES = np.array([SMPI_DATATYPE_BYTES[k] for k in range(len(SMPI_DATATYPE_BYTES))], np.int64)
 _NAMES, _SLOTS = action_table()
 
