@@ -41,3 +41,7 @@ class DataError(CalibrationError, ValueError):
 
 class SamplerError(CalibrationError, ValueError):
     """Invalid sampler settings or a log-posterior that cannot be sampled."""
+
+
+class ResultsError(CalibrationError, ValueError):
+    """A campaign's result folder or ``summary.json`` is missing, unreadable or incomplete."""

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
+
+from mpiuq.exit_codes import EXIT_FAILED, describe, exit_code
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -12,6 +15,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mpiuq",
         description="Bayesian calibration and uncertainty quantification of an MPI simulator.",
+        epilog="exit codes: 0 success, 1 failed run, 2 bad input, 130 interrupted",
+    )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="show the Python traceback of a failure instead of a one-line message",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     from mpiuq import campaign_cmd, replay_cmd, simulate_cmd, surrogate_cmd, trace_cmd
@@ -22,17 +31,42 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the process exit code."""
+    """Run the CLI; returns the process exit code (see :mod:`mpiuq.exit_codes`).
+
+    Every failure becomes one line on stderr, ``mpiuq COMMAND: error: ...``, and an exit
+    code (2 bad input, 1 failed run, 130 interrupted); ``--debug`` re-raises instead.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
-    handler = args.handler
-    from mpiuq.simulator.errors import SimulatorError
-
+    command = " ".join(
+        str(part)
+        for part in (
+            args.command,
+            getattr(args, "action", None),
+            getattr(args, "trace_command", None),
+        )
+        if part
+    )
     try:
-        return int(handler(args))
-    except (SimulatorError, ValueError, RuntimeError, OSError) as exc:
-        print(f"mpiuq {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        return int(args.handler(args))
+    except BrokenPipeError:
+        # the reader of our output went away (``mpiuq ... | head``): stop quietly
+        _silence_stdout()
+        return EXIT_FAILED
+    except (Exception, KeyboardInterrupt) as exc:
+        if args.debug:
+            raise
+        kind = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"error: {describe(exc)}"
+        print(f"mpiuq {command}: {kind}", file=sys.stderr)
+        return exit_code(exc)
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # pragma: no cover - stdout without a descriptor
+        pass
 
 
 if __name__ == "__main__":

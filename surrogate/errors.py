@@ -38,7 +38,7 @@ class ExecutorConfigError(SurrogateInputError):
 
 
 class DesignRunError(RuntimeError):
-    """A design run failed (model output of the wrong shape, unreadable store...)."""
+    """A design run failed (the model raised or returned outputs of the wrong shape)."""
 
 
 class DesignMismatchError(DesignRunError):
@@ -47,3 +47,29 @@ class DesignMismatchError(DesignRunError):
 
 class IncompleteDesignError(DesignRunError):
     """Outputs were requested from a design store whose points are not all done."""
+
+
+class StoreError(DesignRunError):
+    """A design store cannot be read (damaged, truncated, not a store); names the file and the fix."""
+
+
+class StoreWriteError(DesignRunError):
+    """Writing a design store failed (disk full, I/O error, permissions); the run stopped."""
+
+
+class BudgetError(SurrogateInputError):
+    """The requested settings need more memory or work than the resource budget allows.
+
+    Attributes
+    ----------
+    resource : str
+        ``"memory"``, ``"model work"`` or ``"surrogate evaluations"``.
+    needed, limit : float
+        The estimate and the limit, in bytes for memory and in counts otherwise.
+    """
+
+    def __init__(self, message: str, resource: str, needed: float, limit: float) -> None:
+        super().__init__(message)
+        self.resource = resource
+        self.needed = needed
+        self.limit = limit
