@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 from threadpoolctl import threadpool_limits
 
+from mpiuq.calibration.budget import check_campaign_budget
 from mpiuq.calibration.campaign_result import CampaignResult, VariantResult
 from mpiuq.calibration.checks import (
     KHAT_LIMIT,
@@ -195,7 +196,14 @@ def run_campaign(
     CampaignResult
         Deterministic for a given campaign seed (and design outputs), whatever the
         number of BLAS threads.
+
+    Raises
+    ------
+    BudgetError
+        If the campaign's settings need more memory or work than the resource budget
+        (:func:`~mpiuq.calibration.budget.check_campaign_budget`), before anything runs.
     """
+    check_campaign_budget(campaign)
     with threadpool_limits(limits=1):
         return _run(campaign, Path(out_dir), executor, on_progress)
 

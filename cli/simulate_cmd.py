@@ -15,10 +15,21 @@ from typing import Any
 
 import numpy as np
 
-from mpiuq.arguments import add_param_argument, parse_assignments, parse_sizes
-from mpiuq.simulator.benchmarks import BENCHMARKS, BenchmarkResult, simulate_benchmark
+from mpiuq.arguments import add_param_argument, parse_assignments, parse_sizes, seed_argument
+from mpiuq.calibration.budget import check_benchmark_budget
+from mpiuq.simulator.benchmarks import (
+    BENCHMARKS,
+    BenchmarkResult,
+    BenchmarkSetup,
+    simulate_benchmark,
+    validate_sizes,
+)
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.parameters import SimParams
+from mpiuq.surrogate.budget import check_memory
+
+#: Memory of one synthetic measurement row (noise, value, run and size), bytes.
+SYNTHETIC_BYTES_PER_ROW = 48
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -49,7 +60,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--noise-cv", type=float, default=0.02, help="coefficient of variation of the noise"
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the synthetic noise")
+    p.add_argument(
+        "--seed", type=seed_argument, default=0, help="seed of the synthetic noise (>= 0)"
+    )
     p.add_argument(
         "--csv", type=Path, help="output CSV of synthetic measurements (needs --replicas)"
     )
@@ -116,12 +129,21 @@ def run(args: argparse.Namespace) -> int:
     params = SimParams.from_mapping(values)
     benchmark = args.benchmark or config.benchmark or "pingpong"
     window = args.window if args.window is not None else (config.window or 64)
-    result = simulate_benchmark(benchmark, parse_sizes(args.sizes), params, window)
+    sizes = validate_sizes(parse_sizes(args.sizes))
+    BenchmarkSetup(benchmark, window)  # validates the benchmark and the window
+    check_benchmark_budget(benchmark, window, len(sizes))
     if args.csv is not None or args.replicas is not None:
         if args.csv is None or args.replicas is None:
             raise SettingError(
                 "--replicas and --csv go together: give both to write synthetic data"
             )
+        check_memory(
+            f"{args.replicas} synthetic replicas of {len(sizes)} sizes",
+            SYNTHETIC_BYTES_PER_ROW * float(args.replicas) * len(sizes),
+            "noise, values, run and size columns",
+        )
+    result = simulate_benchmark(benchmark, sizes, params, window)
+    if args.csv is not None and args.replicas is not None:
         data = synthetic_measurements(
             result, args.replicas, args.noise_cv, np.random.default_rng(args.seed)
         )

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from pathlib import Path
 
+from mpiuq.arguments import seed_argument
+from mpiuq.calibration.limits import MAX_MESSAGE_BYTES
+from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.motifs import DEFAULT_BYTES, MOTIFS, MotifSpec, synthesize
 from mpiuq.simulator.trace import save_trace
+from mpiuq.surrogate.budget import check_memory
 
 
 def add_synth_parser(tsub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -32,7 +37,7 @@ def add_synth_parser(tsub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument(
         "--allreduce-every", type=int, default=1, help="halo3d: allreduce period in iterations"
     )
-    p.add_argument("--seed", type=int, default=0, help="random: seed of the permutations")
+    p.add_argument("--seed", type=seed_argument, default=0, help="random: seed of the permutations")
     p.add_argument("--out", type=Path, required=True, help="output HDF5 file (e.g. halo.h5)")
     p.add_argument(
         "--no-validate", action="store_true", help="skip Trace.validate() (very large traces)"
@@ -40,8 +45,38 @@ def add_synth_parser(tsub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.set_defaults(handler=run_synth)
 
 
+#: Upper bound of the trace operations per rank and iteration of each motif.
+OPS_PER_RANK_ITERATION = {"halo3d": 56, "allreduce": 2, "alltoall": 2, "sweep": 5, "random": 5}
+#: Peak memory per trace operation while a motif is built, lowered and saved, bytes.
+BYTES_PER_TRACE_OP = 400
+#: Largest compute time per iteration, us.
+MAX_COMPUTE_US = 1e9
+
+
+def check_synth_settings(args: argparse.Namespace) -> None:
+    """Refuse message sizes and compute times out of range, and motifs over the memory budget."""
+    if args.bytes is not None and not 0 <= args.bytes <= MAX_MESSAGE_BYTES:
+        raise SettingError(
+            f"--bytes {args.bytes} is invalid: expected a whole number of bytes in "
+            f"0..{MAX_MESSAGE_BYTES}"
+        )
+    if not (math.isfinite(args.compute_us) and 0 <= args.compute_us <= MAX_COMPUTE_US):
+        raise SettingError(
+            f"--compute-us {args.compute_us} is invalid: expected a number of us in "
+            f"[0, {MAX_COMPUTE_US:g}]"
+        )
+    ops = float(max(args.ranks, 0)) * max(args.iterations, 0)
+    ops *= OPS_PER_RANK_ITERATION[args.motif]
+    check_memory(
+        f"the {args.motif} motif on {args.ranks} ranks x {args.iterations} iterations",
+        ops * BYTES_PER_TRACE_OP,
+        f"up to {ops:.3g} trace operations",
+    )
+
+
 def run_synth(args: argparse.Namespace) -> int:
     """Execute ``mpiuq trace synth``."""
+    check_synth_settings(args)
     spec = MotifSpec(
         args.motif,
         n_ranks=args.ranks,

@@ -7,9 +7,12 @@ import warnings
 import numpy as np
 
 from mpiuq.surrogate.box import ParameterBox
+from mpiuq.surrogate.budget import F8, check_memory, sparse_grid_bytes, sparse_grid_size
 from mpiuq.surrogate.errors import SurrogateInputError
 
 RANDOM_METHODS = ("sobol", "lhs", "uniform")
+#: Highest sparse-grid level (2^29 + 1 nodes per axis; any real budget stops far below).
+MAX_SPARSE_GRID_LEVEL = 30
 
 
 def sparse_grid_unit(dim: int, level: int) -> np.ndarray:
@@ -27,7 +30,9 @@ def sparse_grid_unit(dim: int, level: int) -> np.ndarray:
     dim : int
         Number of dimensions, >= 1.
     level : int
-        Smolyak level, >= 0 (level 0 is the single centre point).
+        Smolyak level, 0..30 (level 0 is the single centre point); the node count
+        (:func:`~mpiuq.surrogate.budget.sparse_grid_size`) is checked against the memory
+        budget before anything is built.
 
     Returns
     -------
@@ -37,6 +42,15 @@ def sparse_grid_unit(dim: int, level: int) -> np.ndarray:
         raise SurrogateInputError(f"sparse grid dimension must be an integer >= 1, got {dim!r}")
     if isinstance(level, bool) or not isinstance(level, int | np.integer) or level < 0:
         raise SurrogateInputError(f"sparse grid level must be an integer >= 0, got {level!r}")
+    if level > MAX_SPARSE_GRID_LEVEL:
+        raise SurrogateInputError(
+            f"sparse grid level {level} is too high: expected at most {MAX_SPARSE_GRID_LEVEL}"
+        )
+    check_memory(
+        f"a level-{level} sparse grid in {dim} dimensions",
+        sparse_grid_bytes(int(dim), int(level)),
+        f"{sparse_grid_size(int(dim), int(level))} nodes",
+    )
     import chaospy  # heavy import, only needed here
 
     dist = chaospy.Iid(chaospy.Uniform(-1.0, 1.0), int(dim))
@@ -107,6 +121,11 @@ def random_design(
             f"unknown random design method {method!r}; expected one of {RANDOM_METHODS}"
         )
 
+    check_memory(
+        f"a random design of {n} points in {box.dim} dimensions",
+        6.0 * F8 * float(n) * box.dim,
+        "the points, a base-2 Sobol' block of up to twice as many, and their scaled copy",
+    )
     from scipy.stats import qmc  # heavy import, only needed here
 
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)

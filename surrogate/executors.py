@@ -18,10 +18,14 @@ from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
 from typing import Any, Protocol, Self, TypeVar, runtime_checkable
 
+from mpiuq.surrogate.budget import check_memory, format_bytes
 from mpiuq.surrogate.errors import ExecutorConfigError
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+#: Memory of one local worker process (interpreter, numpy, numba, a model), bytes.
+WORKER_PROCESS_BYTES = 200 * 2**20
 
 _ADDRESS = re.compile(r"^(tcp|tls)://[^\s:/]+:\d{1,5}$")
 
@@ -258,8 +262,16 @@ def make_executor(workers: int | None = None, scheduler: str | None = None) -> E
     ------
     ExecutorConfigError
         Bad worker count or unrecognised scheduler string.
+    BudgetError
+        More local workers than the memory budget holds (:data:`WORKER_PROCESS_BYTES` each).
     """
     n = _check_workers(workers, "make_executor")
+    if n is not None and n > 1 and (scheduler is None or scheduler in ("local", "dask")):
+        check_memory(
+            f"{n} local worker processes",
+            n * WORKER_PROCESS_BYTES,
+            f"about {format_bytes(WORKER_PROCESS_BYTES)} each for Python, numpy and the model",
+        )
     if scheduler is None:
         if n is None or n == 1:
             return InProcessExecutor()

@@ -28,10 +28,14 @@ from mpiuq.surrogate.basis import (
     total_order_indices,
 )
 from mpiuq.surrogate.box import ParameterBox
+from mpiuq.surrogate.budget import check_memory, pce_fit_bytes
 from mpiuq.surrogate.errors import RankDeficiencyWarning, RankDeficientError, SurrogateInputError
 
 #: Hat-matrix diagonal entries closer than this to 1 make a LOO residual infinite.
 LEVERAGE_ONE_TOL = 1e-10
+#: Largest magnitude of a training output: sums of squares of up to 10^8 such values stay
+#: finite in float64 (1e150^2 * 1e8 < 1.8e308), so the fit and its LOO errors cannot overflow.
+MAX_ABS_OUTPUT = 1e150
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -243,6 +247,14 @@ def _validate_training(
             f"outputs must be finite: row {i}, column {k} is {ya[i, k]} "
             f"({bad_y.shape[0]} non-finite values in total)"
         )
+    huge = np.argwhere(np.abs(ya) > MAX_ABS_OUTPUT)
+    if huge.size:
+        i, k = huge[0]
+        raise SurrogateInputError(
+            f"outputs must be at most {MAX_ABS_OUTPUT:g} in magnitude (their squares must not "
+            f"overflow; rescale the unit): row {i}, column {k} is {ya[i, k]} "
+            f"({huge.shape[0]} such values in total)"
+        )
     outside = np.flatnonzero(~box.contains(xa))
     if outside.size:
         i = int(outside[0])
@@ -371,6 +383,11 @@ def fit_pce(
             f"in {box.dim} dimensions has {terms} terms and least squares with LOO errors "
             f"needs more than {terms} points"
         )
+    check_memory(
+        f"fitting an order-{order} chaos ({terms} terms) to {n_train} points",
+        pce_fit_bytes(n_train, terms, ya.shape[1], box.dim),
+        "design matrix, its SVD and the basis workspace",
+    )
     mi = total_order_indices(box.dim, int(order))
     vmat = design_matrix(box.to_unit(xa), mi, int(order))
     inv_norm = np.sqrt(1.0 / norms_squared(mi))
