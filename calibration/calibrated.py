@@ -24,6 +24,8 @@ import numpy as np
 import numpy.typing as npt
 
 from mpiuq.calibration.errors import CalibrationError
+from mpiuq.calibration.limits import check_parameter_value
+from mpiuq.simulator.errors import ParameterError
 
 #: Posterior point estimates a campaign summary provides per parameter (default first).
 ESTIMATES: tuple[str, ...] = ("median", "mean", "map")
@@ -97,7 +99,7 @@ def load_calibrated(path: str | Path, estimate: str = "median") -> CalibratedPar
         )
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise CalibratedParametersError(
             f"{file} is not a campaign summary: expected JSON written by 'mpiuq campaign run' "
             f"({exc})"
@@ -125,6 +127,7 @@ def load_calibrated(path: str | Path, estimate: str = "median") -> CalibratedPar
                 f"{file}: parameters.{name}.{estimate} = {value!r} is invalid: "
                 "expected a finite number"
             )
+        _check_range(file, f"parameters.{name}.{estimate}", str(name), value)
         calibrated.append((str(name), float(value)))
     return CalibratedParameters(
         file, str(data.get("name", "")), estimate, tuple(fixed), tuple(calibrated)
@@ -144,6 +147,7 @@ def _numbers(file: Path, key: str, table: object) -> list[tuple[str, float]]:
             raise CalibratedParametersError(
                 f"{file}: {key}.{name} = {value!r} is invalid: expected a finite number"
             )
+        _check_range(file, f"{key}.{name}", str(name), value)
         out.append((str(name), float(value)))
     return out
 
@@ -230,3 +234,12 @@ def load_posterior_draws(path: str | Path, n_draws: int, seed: int = 0) -> Poste
     else:
         pick = np.concatenate([rng.permutation(n), rng.choice(n, size=n_draws - n)])
     return PosteriorDraws(file, names, values[pick], tuple(fixed))
+
+
+def _check_range(file: Path, key: str, name: str, value: float) -> None:
+    try:
+        check_parameter_value(name, value)
+    except ParameterError as exc:
+        raise CalibratedParametersError(
+            f"{file}: {key} = {value!r} is invalid: expected {exc.allowed}"
+        ) from None

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from mpiuq.calibration.errors import CampaignError
+from mpiuq.calibration.limits import MAX_MESSAGE_BYTES, check_parameter_value
 from mpiuq.simulator.errors import ParameterError
 from mpiuq.simulator.parameters import CONTINUOUS_PARAMETERS, SimParams, parameter_names
 
@@ -38,6 +39,17 @@ BENCHMARKS: tuple[str, ...] = ("pingpong", "stream")
 OBSERVABLES: tuple[str, ...] = ("time_us", "throughput_MBps")
 GROUPINGS: tuple[str, ...] = ("sobol", "joint")
 NOMINAL_SOURCES: tuple[str, ...] = ("config", "map")
+
+#: Longest campaign name (it names the results folder).
+MAX_NAME_CHARS = 100
+#: Most sizes per protocol regime (``data.sizes_per_protocol``).
+MAX_SIZES_PER_PROTOCOL = 1000
+#: Longest burst of back-to-back iterations (``data.burst_length``; runs go up to 10^9).
+MAX_BURST_LENGTH = 10**9
+#: Most starts of the MAP optimisation (``calibration.map_starts``).
+MAX_MAP_STARTS = 100
+#: Largest campaign or parameter file read, bytes (a campaign file is a few kB).
+MAX_TOML_BYTES = 1 << 20
 
 _TOP_KEYS = (
     "name",
@@ -363,8 +375,17 @@ def read_toml(path: Path) -> dict[str, Any]:
     OSError
         If the file cannot be read.
     """
+    size = path.stat().st_size
+    if size > MAX_TOML_BYTES:
+        raise CampaignError(
+            "(file)", str(path), f"a TOML file of at most {MAX_TOML_BYTES} bytes, not {size}"
+        )
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise CampaignError(
+            "(file)", str(path), "TOML nested less deeply (arrays or tables too deep)"
+        ) from None
     except UnicodeDecodeError as exc:
         raise CampaignError(
             "(file)", str(path), f"UTF-8 text ({exc.reason} at byte {exc.start})"
@@ -421,7 +442,12 @@ def load_parameter_file(path: str | Path) -> ParameterFile:
             )
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise CampaignError(key, value, "a number")
+        _check_magnitude(key, key, value)
         values.append((key, value))
+    try:
+        SimParams.from_mapping(dict(values))
+    except ParameterError as exc:
+        raise CampaignError(exc.name, exc.value, exc.allowed) from exc
     return ParameterFile(tuple(values))
 
 
@@ -438,9 +464,7 @@ def parse_campaign(raw: Mapping[str, Any], base_dir: Path, source: Path | None =
         Path of the campaign file, recorded in the result.
     """
     _check_keys("", raw, _TOP_KEYS)
-    name = _require(raw, "name", "")
-    if not isinstance(name, str) or not name or any(c in name for c in "/\\ "):
-        raise CampaignError("name", name, "a non-empty string without '/', '\\' or spaces")
+    name = _parse_name(_require(raw, "name", ""))
     seed = _int(raw, "seed", "", minimum=0)
     simulator = _parse_simulator(_table(raw, "simulator", required=True))
     parameters = _parse_parameters(
@@ -474,6 +498,24 @@ def parse_campaign(raw: Mapping[str, Any], base_dir: Path, source: Path | None =
 # --- sections --------------------------------------------------------------------------------
 
 
+def _parse_name(name: object) -> str:
+    """The campaign name names the folder ``results/<name>``: one plain path component."""
+    if (
+        not isinstance(name, str)
+        or not 0 < len(name) <= MAX_NAME_CHARS
+        or name in (".", "..")
+        or any(c in name for c in "/\\")
+        or any(c.isspace() or not c.isprintable() for c in name)
+    ):
+        raise CampaignError(
+            "name",
+            name,
+            f"a folder name of 1 to {MAX_NAME_CHARS} printable characters without '/', '\\', "
+            "spaces, and not '.' or '..'",
+        )
+    return name
+
+
 def _parse_simulator(t: Mapping[str, Any]) -> SimulatorSpec:
     _check_keys("simulator.", t, ("benchmark", "window", "fixed"))
     benchmark = t.get("benchmark", "pingpong")
@@ -490,6 +532,7 @@ def _parse_simulator(t: Mapping[str, Any]) -> SimulatorSpec:
             )
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise CampaignError(f"simulator.fixed.{key}", value, "a number")
+        _check_magnitude(f"simulator.fixed.{key}", key, value)
         fixed.append((key, value))
     spec = SimulatorSpec(benchmark, window, tuple(fixed))
     try:
@@ -521,6 +564,8 @@ def _parse_parameters(
         lo, hi = float(value[0]), float(value[1])
         if not (math.isfinite(lo) and math.isfinite(hi)) or lo <= 0.0 or hi <= lo:
             raise CampaignError(full, value, "finite bounds with 0 < low < high")
+        _check_magnitude(full, key, lo)
+        _check_magnitude(full, key, hi)
         names.append(key)
         lower.append(lo)
         upper.append(hi)
@@ -574,25 +619,32 @@ def _parse_data(t: Mapping[str, Any], base_dir: Path) -> DataSpec:
         if (
             not isinstance(raw_sizes, list)
             or not raw_sizes
-            or not all(isinstance(s, int) and not isinstance(s, bool) and s > 0 for s in raw_sizes)
+            or not all(
+                isinstance(s, int) and not isinstance(s, bool) and 0 < s <= MAX_MESSAGE_BYTES
+                for s in raw_sizes
+            )
         ):
             raise CampaignError(
-                "data.sizes", raw_sizes, "a non-empty list of positive integers (bytes)"
+                "data.sizes",
+                raw_sizes,
+                f"a non-empty list of positive integers (bytes) up to {MAX_MESSAGE_BYTES}",
             )
         if len(set(raw_sizes)) != len(raw_sizes):
             raise CampaignError("data.sizes", raw_sizes, "distinct sizes")
         sizes = tuple(sorted(raw_sizes))
     else:
-        per_protocol = _int(t, "sizes_per_protocol", "data.", minimum=1)
+        per_protocol = _int(
+            t, "sizes_per_protocol", "data.", minimum=1, maximum=MAX_SIZES_PER_PROTOCOL
+        )
     observable = t.get("observable", "time_us")
     if observable not in OBSERVABLES:
         raise CampaignError("data.observable", observable, f"one of {list(OBSERVABLES)}")
     drop_warmup = _bool(t, "drop_warmup", "data.", False)
     aggregate = _bool(t, "aggregate_bursts", "data.", False)
-    burst = _int(t, "burst_length", "data.", minimum=1, default=10)
+    burst = _int(t, "burst_length", "data.", minimum=1, default=10, maximum=MAX_BURST_LENGTH)
     floor = _float(t, "sd_floor_rel", "data.", 0.0, lo=0.0, hi=1.0)
-    min_size = _int(t, "min_size_bytes", "data.", minimum=1, default=1)
-    max_size = _int(t, "max_size_bytes", "data.", minimum=1, default=2**62)
+    min_size = _int(t, "min_size_bytes", "data.", minimum=1, default=1, maximum=2**62)
+    max_size = _int(t, "max_size_bytes", "data.", minimum=1, default=2**62, maximum=2**62)
     if max_size < min_size:
         raise CampaignError("data.max_size_bytes", max_size, f">= data.min_size_bytes={min_size}")
     return DataSpec(
@@ -669,7 +721,9 @@ def _parse_calibration(t: Mapping[str, Any], parameters: ParameterSpec) -> Calib
         target_ess=_float(t, "target_ess", p, d.target_ess, lo=1.0, hi=1e7),
         nominal_source=nominal_source,
         moves=moves,
-        map_starts=_int(t, "map_starts", p, minimum=1, default=d.map_starts),
+        map_starts=_int(
+            t, "map_starts", p, minimum=1, default=d.map_starts, maximum=MAX_MAP_STARTS
+        ),
         predictive_draws=_int(t, "predictive_draws", p, minimum=10, default=d.predictive_draws),
     )
 
@@ -784,6 +838,13 @@ def _parse_executor(t: Mapping[str, Any]) -> ExecutorSpec:
 
 
 # --- helpers ---------------------------------------------------------------------------------
+
+
+def _check_magnitude(key: str, name: str, value: float | int) -> None:
+    try:
+        check_parameter_value(name, value)
+    except ParameterError as exc:
+        raise CampaignError(key, value, exc.allowed) from None
 
 
 def _check_keys(prefix: str, t: Mapping[str, Any], allowed: tuple[str, ...]) -> None:

@@ -14,6 +14,9 @@ from mpiuq.calibration.benchmark_csv import BENCHMARK_LABELS, Measurements
 from mpiuq.calibration.errors import DataError
 from mpiuq.simulator.benchmarks import BenchmarkResult
 
+#: Largest coefficient of variation of the noise (1000 %).
+MAX_NOISE_CV = 10.0
+
 
 def synthetic_measurements(
     result: BenchmarkResult, replicas: int, noise_cv: float, rng: np.random.Generator
@@ -28,12 +31,14 @@ def synthetic_measurements(
     Raises
     ------
     DataError
-        If ``replicas < 1`` or ``noise_cv`` is negative or not finite.
+        If ``replicas < 1`` or ``noise_cv`` is outside ``[0, MAX_NOISE_CV]``.
     """
     if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 1:
         raise DataError(f"replicas={replicas!r} is invalid: expected a whole number >= 1")
-    if not (math.isfinite(noise_cv) and noise_cv >= 0):
-        raise DataError(f"noise_cv={noise_cv!r} is invalid: expected a finite number >= 0")
+    if not (math.isfinite(noise_cv) and 0 <= noise_cv <= MAX_NOISE_CV):
+        raise DataError(
+            f"noise_cv={noise_cv!r} is invalid: expected a number in [0, {MAX_NOISE_CV}]"
+        )
     label, unit = BENCHMARK_LABELS[result.benchmark]
     truth = result.time_us if result.benchmark == "pingpong" else result.throughput_MBps
     sigma = math.sqrt(math.log1p(noise_cv**2))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from mpiuq.calibration.limits import check_parameter_value
 from mpiuq.simulator.errors import ParameterError, SettingError
 from mpiuq.simulator.parameters import parameter_names
 
@@ -20,16 +21,17 @@ def add_param_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def parse_assignments(items: list[str]) -> dict[str, float]:
-    """Parse ``NAME=VALUE`` strings into a dict of floats."""
+    """Parse ``NAME=VALUE`` strings into a dict of floats (names and ranges checked)."""
     out: dict[str, float] = {}
     for item in items:
         name, sep, value = item.partition("=")
         if not sep:
             raise ParameterError(item, item, "NAME=VALUE")
         try:
-            out[name.strip()] = float(value)
+            number = float(value)
         except ValueError:
             raise ParameterError(name.strip(), value, "a number") from None
+        out[name.strip()] = check_parameter_value(name.strip(), number)
     return out
 
 
@@ -47,3 +49,14 @@ def parse_sizes(text: str) -> list[int]:
                 f"message size {item!r} is invalid: expected a whole number of bytes"
             ) from None
     return sizes
+
+
+def seed_argument(text: str) -> int:
+    """``--seed``: a whole number >= 0 (argparse ``type``; a bad value is a usage error)."""
+    try:
+        seed = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if seed < 0:
+        raise argparse.ArgumentTypeError(f"{seed} is negative: expected a whole number >= 0")
+    return seed

@@ -72,6 +72,11 @@ class ParameterBox:
                 raise SurrogateInputError(
                     f"parameter {name!r}: expected LOW < HIGH, got LOW={lo} HIGH={hi}"
                 )
+            if not math.isfinite(float(hi) - float(lo)):
+                raise SurrogateInputError(
+                    f"parameter {name!r}: range [{lo}, {hi}] is too wide: expected "
+                    "HIGH - LOW to be a finite float (rescale the unit)"
+                )
         lower.setflags(write=False)
         upper.setflags(write=False)
         object.__setattr__(self, "names", names)

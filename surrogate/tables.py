@@ -8,6 +8,7 @@ parameter box, so that ``fit`` can recover the bounds of any external simulator'
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import os
@@ -17,8 +18,10 @@ from typing import Any
 
 import numpy as np
 
+from mpiuq.surrogate.atomic_write import replace_atomically
 from mpiuq.surrogate.box import ParameterBox
 from mpiuq.surrogate.errors import SurrogateInputError
+from mpiuq.surrogate.text_input import read_text
 
 SIDECAR_FORMAT = "mpiuq.surrogate.design"
 
@@ -30,20 +33,32 @@ def sidecar_path(csv_path: str | os.PathLike[str]) -> Path:
 
 
 def write_table_csv(path: str | os.PathLike[str], names: Sequence[str], values: np.ndarray) -> None:
-    """Write a header of ``names`` and one row per line of ``values`` (full precision)."""
+    """Write a header of ``names`` and one row per line of ``values`` (full precision).
+
+    The file is replaced atomically: a kill leaves the old file or the new one.
+    """
     arr = np.asarray(values, dtype=float)
     if arr.ndim != 2 or arr.shape[1] != len(names):
         raise SurrogateInputError(
             f"table of shape {arr.shape} does not match {len(names)} column names"
         )
-    with Path(path).open("w", newline="") as f:
+    with replace_atomically(path) as tmp, tmp.open("w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(names)
         writer.writerows([[repr(float(v)) for v in row] for row in arr])
 
 
-def read_table_csv(path: str | os.PathLike[str]) -> tuple[tuple[str, ...], np.ndarray]:
+def read_table_csv(
+    path: str | os.PathLike[str], max_abs: float | None = None
+) -> tuple[tuple[str, ...], np.ndarray]:
     """Read a numeric CSV table with a header row.
+
+    Parameters
+    ----------
+    path
+        UTF-8 CSV file (an optional byte-order mark is ignored).
+    max_abs
+        Largest magnitude allowed for a cell (default: any finite number).
 
     Returns
     -------
@@ -54,36 +69,66 @@ def read_table_csv(path: str | os.PathLike[str]) -> tuple[tuple[str, ...], np.nd
     Raises
     ------
     SurrogateInputError
-        Empty file, blank or repeated column names, ragged rows or non-numeric cells; the
-        message names the file, the line and the column.
+        Missing file or folder, text that is not UTF-8 or not CSV, an empty file, blank or
+        repeated column names, ragged rows, or cells that are not finite numbers within
+        ``max_abs``; the message names the file, the line and the column.
     """
     p = Path(path)
-    with p.open(newline="") as f:
-        rows = [row for row in csv.reader(f) if row and any(c.strip() for c in row)]
+    if not p.is_file():
+        what = "is a folder" if p.is_dir() else "does not exist"
+        raise SurrogateInputError(f"{p} {what}: expected a CSV file with a header row of names")
+    text, why = read_text(p)
+    if text is None:
+        raise SurrogateInputError(f"{p}: {why}: expected a CSV table")
+    rows: list[tuple[int, list[str]]] = []
+    reader = csv.reader(io.StringIO(text, newline=""))
+    line = 0
+    try:
+        for row in reader:
+            line = reader.line_num
+            if row and any(c.strip() for c in row):
+                rows.append((line, row))
+    except csv.Error as exc:
+        raise SurrogateInputError(f"{p}, line {line + 1}: malformed CSV ({exc})") from None
     if not rows:
         raise SurrogateInputError(f"{p}: empty file, expected a header row of names")
-    names = tuple(c.strip() for c in rows[0])
+    names = tuple(c.strip() for c in rows[0][1])
     if any(not n for n in names):
-        raise SurrogateInputError(f"{p}: blank column name in header {list(names)}")
+        raise SurrogateInputError(f"{p}: blank column name in header {list(names)[:20]}")
+    if not all(n.isprintable() for n in names):
+        raise SurrogateInputError(
+            f"{p}: column names {list(names)[:20]} are invalid: expected printable text"
+        )
     if len(set(names)) != len(names):
-        raise SurrogateInputError(f"{p}: repeated column names in header {list(names)}")
+        raise SurrogateInputError(f"{p}: repeated column names in header {list(names)[:20]}")
     values = np.empty((len(rows) - 1, len(names)))
-    for i, row in enumerate(rows[1:]):
-        line = i + 2
+    for i, (line, row) in enumerate(rows[1:]):
         if len(row) != len(names):
             raise SurrogateInputError(
-                f"{p}, line {line}: {len(row)} cells, expected {len(names)} ({list(names)})"
+                f"{p}, line {line}: {len(row)} cells, expected {len(names)} ({list(names)[:20]})"
             )
         for j, cell in enumerate(row):
             try:
-                values[i, j] = float(cell)
+                value = float(cell)
             except ValueError:
                 raise SurrogateInputError(
-                    f"{p}, line {line}, column {names[j]!r}: {cell!r} is not a number"
+                    f"{p}, line {line}, column {names[j]!r}: {_short(cell)} is not a number"
                 ) from None
+            if not math.isfinite(value) or (max_abs is not None and abs(value) > max_abs):
+                bound = "" if max_abs is None else f" of magnitude at most {max_abs:g}"
+                raise SurrogateInputError(
+                    f"{p}, line {line}, column {names[j]!r}: {_short(cell)} is out of range: "
+                    f"expected a finite number{bound}"
+                )
+            values[i, j] = value
     if values.shape[0] == 0:
         raise SurrogateInputError(f"{p}: no data rows after the header")
     return names, values
+
+
+def _short(value: str, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def write_design_csv(
@@ -107,7 +152,8 @@ def write_design_csv(
         "n_points": int(np.asarray(design).shape[0]),
     }
     doc.update(meta or {})
-    side.write_text(json.dumps(doc, indent=2) + "\n")
+    with replace_atomically(side) as tmp:
+        tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     return side
 
 
@@ -117,15 +163,20 @@ def read_design_sidecar(csv_path: str | os.PathLike[str]) -> ParameterBox | None
     if not side.exists():
         return None
     try:
-        doc = json.loads(side.read_text())
+        doc = json.loads(side.read_text(encoding="utf-8"))
         params = doc["parameters"]
+        if not isinstance(params, list):
+            raise TypeError(f"'parameters' is {type(params).__name__}")
         bounds = {str(p["name"]): (float(p["lower"]), float(p["upper"])) for p in params}
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ValueError) as exc:
         raise SurrogateInputError(
             f"{side}: unreadable design sidecar ({exc}); expected 'parameters' as a list of "
             f"{{name, lower, upper}}"
         ) from None
-    return ParameterBox.from_bounds(bounds)
+    try:
+        return ParameterBox.from_bounds(bounds)
+    except SurrogateInputError as exc:
+        raise SurrogateInputError(f"{side}: {exc}") from None
 
 
 def json_safe(value: Any) -> Any:
