@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from mpiuq.arguments import seed_argument
 from mpiuq.surrogate import (
     DesignProgress,
     ParameterBox,
@@ -33,7 +34,10 @@ from mpiuq.surrogate import (
     save_pce,
     sparse_grid_design,
 )
+from mpiuq.surrogate.atomic_write import replace_atomically
+from mpiuq.surrogate.design_store import discard_store
 from mpiuq.surrogate.designs import RANDOM_METHODS
+from mpiuq.surrogate.pce import MAX_ABS_OUTPUT
 from mpiuq.surrogate.tables import (
     json_safe,
     read_design_sidecar,
@@ -65,7 +69,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     kind = d.add_mutually_exclusive_group(required=True)
     kind.add_argument("--level", type=int, help="Clenshaw-Curtis sparse-grid level (e.g. 4)")
     kind.add_argument("--random", type=int, metavar="N", help="N random validation points")
-    d.add_argument("--seed", type=int, default=0, help="seed of --random (default 0)")
+    d.add_argument("--seed", type=seed_argument, default=0, help="seed of --random (default 0)")
     d.add_argument(
         "--method",
         choices=RANDOM_METHODS,
@@ -94,6 +98,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--scheduler", help="Dask: 'local' (LocalCluster of --workers) or tcp://HOST:PORT"
     )
     r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.add_argument(
+        "--restart",
+        action="store_true",
+        help="discard the store (and its journal) and evaluate every point again",
+    )
     r.set_defaults(handler=run_model_cmd)
 
     f = actions.add_parser("fit", help="fit a Legendre chaos to a design and its outputs")
@@ -217,6 +226,8 @@ def run_model_cmd(args: argparse.Namespace) -> int:
     names = None
     if args.output_names:
         names = tuple(n.strip() for n in args.output_names.split(","))
+    if args.restart:
+        discard_store(args.store)
     with make_executor(args.workers, args.scheduler) as executor:
         reports = run_design(
             model, x, args.store, executor, args.chunk_size, names, model_id=args.model
@@ -289,7 +300,7 @@ def summary(pce: PolynomialChaos) -> dict[str, Any]:
 def run_fit_cmd(args: argparse.Namespace) -> int:
     """Execute ``mpiuq surrogate fit``."""
     pnames, x = read_table_csv(args.design)
-    onames, y = read_table_csv(args.outputs)
+    onames, y = read_table_csv(args.outputs, max_abs=MAX_ABS_OUTPUT)
     if x.shape[0] != y.shape[0]:
         raise SurrogateInputError(
             f"{args.outputs} has {y.shape[0]} rows but {args.design} has {x.shape[0]}; "
@@ -301,7 +312,8 @@ def run_fit_cmd(args: argparse.Namespace) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     save_pce(pce, args.out / "surrogate.h5")
     doc = summary(pce)
-    (args.out / "surrogate.json").write_text(json.dumps(doc, indent=2) + "\n")
+    with replace_atomically(args.out / "surrogate.json") as tmp:
+        tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     if not args.no_plot:
         from mpiuq.surrogate.plots import save_sensitivity_heatmap
 

@@ -1,12 +1,14 @@
-"""Evaluate a batched model over a design, checkpointed in HDF5 and restartable.
+"""Evaluate a batched model over a design, checkpointed on disk and restartable.
 
-The store (one HDF5 file) holds the design, a done-mask, the outputs (NaN until done),
-the output names and a fingerprint of the design and the model identity.  Points are
-evaluated in chunks through an :class:`~mpiuq.surrogate.executors.Executor`; each
-finished chunk is written and flushed before progress is reported, so a run killed
-midway and started again with the same design and model computes only the missing
-points.  Starting it against a different design or model raises
-:class:`~mpiuq.surrogate.errors.DesignMismatchError` instead of mixing results.
+The checkpoint (:mod:`~mpiuq.surrogate.design_store`) is an HDF5 store holding the design,
+a fingerprint of the design and the model identity, and, once finished, the outputs;
+results of finished chunks go to an append-only journal next to it before progress is
+reported.  Both are written so that a kill at any moment loses at most the chunks in
+flight: a run started again with the same design and model computes only the missing
+points and gives bit-identical results.  Starting it against a different design or
+model raises :class:`~mpiuq.surrogate.errors.DesignMismatchError` saying what differs,
+instead of mixing results; a failed write stops the run at once with
+:class:`~mpiuq.surrogate.errors.StoreWriteError` naming the file.
 
 Results do not depend on the executor or the chunk size as long as the model is
 evaluated point by point (row ``i`` of its output depends on row ``i`` of its input only).
@@ -14,29 +16,40 @@ evaluated point by point (row ``i`` of its output depends on row ``i`` of its in
 
 from __future__ import annotations
 
-import hashlib
+import dataclasses
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import h5py
 import numpy as np
 from numpy.typing import ArrayLike
 
+from mpiuq.surrogate.atomic_write import remove_stale_partials
+from mpiuq.surrogate.design_store import (
+    JOURNAL_PHASES,
+    StoreState,
+    consolidate,
+    create_store,
+    design_fingerprint,
+    drop_journal,
+    mismatch_error,
+    reached,
+    read_store,
+)
 from mpiuq.surrogate.errors import (
-    DesignMismatchError,
     DesignRunError,
     IncompleteDesignError,
+    StoreError,
+    StoreWriteError,
     SurrogateInputError,
 )
 from mpiuq.surrogate.executors import Executor, InProcessExecutor
+from mpiuq.surrogate.store_journal import JournalHeader, JournalWriter, journal_path
 
 #: A batched model: ``(n_points, n_params)`` parameters -> ``(n_points, n_outputs)`` outputs.
 Model = Callable[[np.ndarray], ArrayLike]
-
-STORE_FORMAT = "mpiuq.surrogate.design-run"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,14 +94,11 @@ def model_identity(model: Model, model_id: str = "") -> str:
     return f"{module}.{getattr(target, '__qualname__', repr(target))}"
 
 
-def design_fingerprint(design: np.ndarray, identity: str) -> str:
-    """SHA-256 of the design's shape and float64 values and the model identity."""
-    arr = np.ascontiguousarray(design, dtype="<f8")
-    h = hashlib.sha256(b"mpiuq-design-run-v1")
-    h.update(np.asarray(arr.shape, dtype="<i8").tobytes())
-    h.update(arr.tobytes())
-    h.update(identity.encode("utf-8"))
-    return h.hexdigest()
+def model_description(model: Model) -> str:
+    """A readable description of the model for mismatch messages (dataclass fields, if any)."""
+    if dataclasses.is_dataclass(model) and not isinstance(model, type):
+        return repr(model)[:4000]
+    return ""
 
 
 def _validate_design(design: ArrayLike) -> np.ndarray:
@@ -103,53 +113,27 @@ def _validate_design(design: ArrayLike) -> np.ndarray:
     return np.ascontiguousarray(arr)
 
 
-def _open_store(path: Path, design: np.ndarray, fingerprint: str, identity: str) -> h5py.File:
-    if path.exists():
-        f = h5py.File(path, "a")
-        stored = f.attrs.get("fingerprint")
-        if f.attrs.get("format") != STORE_FORMAT or stored != fingerprint:
-            shape = f["design"].shape if "design" in f else None
-            other = f.attrs.get("model_id")
-            f.close()
-            raise DesignMismatchError(
-                f"{path} holds a run of another design or model (stored design shape "
-                f"{shape}, model {other!r}; requested shape {design.shape}, model "
-                f"{identity!r}); use another file or delete it to start over"
-            )
-        return f
-    f = h5py.File(path, "w")
-    f.attrs["format"] = STORE_FORMAT
-    f.attrs["fingerprint"] = fingerprint
-    f.attrs["model_id"] = identity
-    f.create_dataset("design", data=design)
-    f.create_dataset("done", data=np.zeros(design.shape[0], dtype=bool))
-    f.flush()
-    return f
-
-
-def _check_names(f: h5py.File, output_names: Sequence[str] | None, path: Path) -> None:
-    if output_names is None or "output_names" not in f:
-        return
-    stored = tuple(str(s) for s in f["output_names"].asstr()[()])
-    if stored != tuple(output_names):
-        raise DesignMismatchError(
-            f"{path}: stored output names {stored} differ from requested {tuple(output_names)}"
-        )
-
-
-def _index(idx: np.ndarray) -> slice | np.ndarray:
-    if idx.size and idx[-1] - idx[0] + 1 == idx.size:
-        return slice(int(idx[0]), int(idx[-1]) + 1)
-    return idx
-
-
-def _store_outputs(
-    f: h5py.File,
-    idx: np.ndarray,
-    result: ArrayLike,
-    output_names: Sequence[str] | None,
+def _open_or_create(
     path: Path,
-) -> None:
+    design: np.ndarray,
+    identity: str,
+    description: str,
+    output_names: Sequence[str] | None,
+) -> StoreState:
+    fingerprint = design_fingerprint(design, identity)
+    remove_stale_partials(path)
+    if not path.exists():
+        create_store(path, design, fingerprint, identity, description)
+    state = read_store(path)
+    mismatch = mismatch_error(path, state, design, identity, description, output_names)
+    if mismatch is not None:
+        raise mismatch
+    return state
+
+
+def _chunk_outputs(
+    idx: np.ndarray, result: ArrayLike, n_outputs: int | None, path: Path
+) -> np.ndarray:
     y = np.asarray(result, dtype=float)
     if y.ndim == 1 and y.shape[0] == idx.size:
         y = y[:, None]
@@ -158,35 +142,75 @@ def _store_outputs(
             f"model returned shape {y.shape} for a chunk of {idx.size} points; expected "
             f"({idx.size}, n_outputs)"
         )
-    if "outputs" not in f:
-        names = (
-            tuple(output_names)
-            if output_names is not None
-            else tuple(f"y{k}" for k in range(y.shape[1]))
-        )
-        if len(names) != y.shape[1]:
-            raise DesignRunError(
-                f"model returned {y.shape[1]} outputs but {len(names)} output names were "
-                f"given: {names}"
-            )
-        n = f["design"].shape[0]
-        f.create_dataset(
-            "outputs",
-            shape=(n, y.shape[1]),
-            dtype=float,
-            fillvalue=np.nan,
-            chunks=(min(n, 1024), y.shape[1]),
-        )
-        f.create_dataset("output_names", data=np.array(names, dtype=h5py.string_dtype()))
-    elif f["outputs"].shape[1] != y.shape[1]:
+    if n_outputs is not None and y.shape[1] != n_outputs:
         raise DesignRunError(
-            f"{path}: model returned {y.shape[1]} outputs but the store holds "
-            f"{f['outputs'].shape[1]}"
+            f"{path}: model returned {y.shape[1]} outputs but the store holds {n_outputs}"
         )
-    sel = _index(idx)
-    f["outputs"][sel] = y
-    f["done"][sel] = True
-    f.flush()
+    return y
+
+
+def _resolve_names(
+    state: StoreState, output_names: Sequence[str] | None, n_outputs: int
+) -> tuple[str, ...]:
+    if state.output_names is not None:
+        return state.output_names
+    names = (
+        tuple(output_names)
+        if output_names is not None
+        else tuple(f"y{k}" for k in range(n_outputs))
+    )
+    if len(names) != n_outputs:
+        raise DesignRunError(
+            f"model returned {n_outputs} outputs but {len(names)} output names were given: {names}"
+        )
+    return names
+
+
+class _Recorder:
+    """Writes finished chunks to the journal and keeps the run's state in memory."""
+
+    def __init__(self, path: Path, state: StoreState) -> None:
+        self.path = path
+        self.state = state
+        self.done = state.done.copy()
+        self.outputs = None if state.outputs is None else state.outputs.copy()
+        self.names = state.output_names
+        self.writer: JournalWriter | None = None
+
+    def record(self, idx: np.ndarray, y: np.ndarray, names: tuple[str, ...]) -> None:
+        if self.outputs is None:
+            self.outputs = np.full((self.done.size, y.shape[1]), np.nan)
+            self.names = names
+        journal = journal_path(self.path)
+        try:
+            if self.writer is None:
+                header = JournalHeader(
+                    self.state.fingerprint, int(self.done.size), int(y.shape[1]), names
+                )
+                valid = self.state.journal.valid_bytes if self.state.journal.header else 0
+                self.writer = JournalWriter(journal, header, valid)
+                reached(JOURNAL_PHASES[0])
+            self.writer.append(idx, y)
+        except OSError as exc:
+            raise StoreWriteError(
+                f"{journal}: writing the results of {idx.size} design points failed "
+                f"({exc.strerror or exc}); the run stopped with {int(self.done.sum())} of "
+                f"{self.done.size} points saved: free disk space or fix the file and run the "
+                "same command again to resume"
+            ) from exc
+        reached(JOURNAL_PHASES[1])
+        self.outputs[idx] = y
+        self.done[idx] = True
+
+    def finish(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+
+    def final_state(self) -> StoreState:
+        return dataclasses.replace(
+            self.state, done=self.done, outputs=self.outputs, output_names=self.names
+        )
 
 
 def run_design(
@@ -227,22 +251,26 @@ def run_design(
     Raises
     ------
     DesignMismatchError
-        ``path`` holds a run of another design, model identity or output names.
+        ``path`` holds a run of another design, model identity or output names (the
+        message says what differs).
     DesignRunError
         The model returned outputs of the wrong shape or raised (chained).
+    StoreError
+        ``path`` is not a readable design store.
+    StoreWriteError
+        Writing the store or its journal failed; the run stops at once.
     """
     arr = _validate_design(design)
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
         raise SurrogateInputError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
     store = Path(path)
     identity = model_identity(model, model_id)
-    f = _open_store(store, arr, design_fingerprint(arr, identity), identity)
+    state = _open_or_create(store, arr, identity, model_description(model), output_names)
+    recorder = _Recorder(store, state)
     try:
-        _check_names(f, output_names, store)
-        done = np.asarray(f["done"][()], dtype=bool)
-        missing = np.flatnonzero(~done)
+        missing = np.flatnonzero(~state.done)
         chunks = [missing[i : i + chunk_size] for i in range(0, missing.size, chunk_size)]
-        n_total, n_done, n_computed = arr.shape[0], int(done.sum()), 0
+        n_total, n_done, n_computed = arr.shape[0], state.n_done, 0
         start = time.perf_counter()
 
         def progress() -> DesignProgress:
@@ -252,9 +280,14 @@ def run_design(
             eta = 0.0 if left == 0 else (left / rate if rate > 0 else float("inf"))
             return DesignProgress(n_done, n_total, n_computed, elapsed, rate, eta)
 
+        if not chunks and not state.consolidated:
+            consolidate(store, state)  # finished by an earlier run that was killed before
+        elif not chunks:
+            drop_journal(store)  # left by a kill between consolidation and its removal
         yield progress()
         runner = executor if executor is not None else InProcessExecutor()
         results = runner.map_unordered(model, [arr[idx] for idx in chunks])
+        n_outputs = None if state.outputs is None else state.outputs.shape[1]
         try:
             while True:
                 try:
@@ -262,17 +295,26 @@ def run_design(
                 except StopIteration:
                     break
                 except Exception as exc:
-                    raise DesignRunError(f"model evaluation failed: {exc}") from exc
-                _store_outputs(f, chunks[k], result, output_names, store)
+                    reason = " ".join(str(exc).split()) or "no message"
+                    raise DesignRunError(
+                        f"model evaluation failed: {type(exc).__name__}: {reason}"
+                    ) from exc
+                y = _chunk_outputs(chunks[k], result, n_outputs, store)
+                n_outputs = y.shape[1]
+                names = _resolve_names(state, output_names, n_outputs)
+                recorder.record(chunks[k], y, names)
                 n_done += chunks[k].size
                 n_computed += chunks[k].size
+                if n_done == n_total:
+                    recorder.finish()
+                    consolidate(store, recorder.final_state())
                 yield progress()
         finally:
             close = getattr(results, "close", None)
             if close is not None:
                 close()
     finally:
-        f.close()
+        recorder.finish()
 
 
 def evaluate_design(
@@ -296,16 +338,22 @@ def evaluate_design(
 
 
 def design_status(path: str | os.PathLike[str]) -> tuple[int, int]:
-    """``(n_done, n_total)`` of a design store."""
-    with h5py.File(Path(path), "r") as f:
-        _check_format(f, Path(path))
-        done = np.asarray(f["done"][()], dtype=bool)
-    return int(done.sum()), int(done.size)
+    """``(n_done, n_total)`` of a design store (its journal included).
+
+    Raises
+    ------
+    StoreError
+        If the store is unreadable or damaged.
+    """
+    state = read_store(_existing(Path(path)))
+    return state.n_done, int(state.done.size)
 
 
-def _check_format(f: h5py.File, path: Path) -> None:
-    if f.attrs.get("format") != STORE_FORMAT:
-        raise SurrogateInputError(f"{path} is not a design-run store (format {STORE_FORMAT})")
+def _existing(path: Path) -> Path:
+    if not path.is_file():
+        what = "is a folder" if path.is_dir() else "does not exist"
+        raise StoreError(f"design store {path} {what}: expected the file of a design run")
+    return path
 
 
 def load_design_outputs(
@@ -323,17 +371,14 @@ def load_design_outputs(
     ------
     IncompleteDesignError
         If some points are not done yet (the message says how many).
+    StoreError
+        If the store is unreadable or damaged.
     """
-    p = Path(path)
-    with h5py.File(p, "r") as f:
-        _check_format(f, p)
-        done = np.asarray(f["done"][()], dtype=bool)
-        if not done.all() or "outputs" not in f:
-            raise IncompleteDesignError(
-                f"{p}: {int((~done).sum())} of {done.size} design points are not done; "
-                f"run the design again to finish it"
-            )
-        design = np.asarray(f["design"][()])
-        outputs = np.asarray(f["outputs"][()])
-        names = tuple(str(s) for s in f["output_names"].asstr()[()])
-    return design, outputs, names
+    p = _existing(Path(path))
+    state = read_store(p)
+    if not state.done.all() or state.outputs is None or state.output_names is None:
+        raise IncompleteDesignError(
+            f"{p}: {int((~state.done).sum())} of {state.done.size} design points are not done; "
+            f"run the design again to finish it"
+        )
+    return state.design, state.outputs, state.output_names
