@@ -12,26 +12,47 @@ into files in the results folder:
     ArviZ InferenceData (:func:`mpiuq.calibration.report.inference_data`);
 ``summary.json``
     the summary of :func:`mpiuq.calibration.report.summary_dict`, plus what the
-    caller adds (figure names, plot timings).
+    caller adds (figure names, plot timings), plus ``run``: the run's fingerprint and
+    the SHA-256 of every file the run wrote.
+
+Completeness: every file is written to a temporary name and renamed into place, and
+``summary.json`` is written last, so a folder with a ``summary.json`` holds a finished
+run. A new run first removes the previous run's ``summary.json`` and the files it lists
+(:func:`discard_previous_results`), so a run killed midway never leaves the previous
+run's results looking current.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import importlib.metadata
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from mpiuq.calibration.campaign_result import CampaignResult
+from mpiuq.calibration.config import Campaign
+from mpiuq.calibration.errors import ResultsError
+from mpiuq.surrogate.atomic_write import replace_atomically
 from mpiuq.surrogate.storage import save_pce
 
 SURROGATE_FILE = "surrogate.h5"
 LOCAL_SURROGATE_FILE = "surrogate_local.h5"
 POSTERIOR_FILE = "posterior.nc"
 SUMMARY_FILE = "summary.json"
+try:
+    MPIUQ_VERSION = importlib.metadata.version("mpiuq")
+except importlib.metadata.PackageNotFoundError:  # pragma: no cover - running from a copy
+    MPIUQ_VERSION = "unknown"
+#: The resumable design checkpoint of :func:`~mpiuq.calibration.campaign.run_campaign`.
+DESIGN_FILE = "design.h5"
 
 
 def write_result_files(result: CampaignResult, out_dir: str | Path) -> list[Path]:
-    """Write ``surrogate.h5``, ``surrogate_local.h5`` and ``posterior.nc`` into ``out_dir``.
+    """Write ``surrogate.h5``, ``surrogate_local.h5`` and ``posterior.nc`` into ``out_dir``
+    (each atomically).
 
     Returns the paths written.
     """
@@ -44,12 +65,165 @@ def write_result_files(result: CampaignResult, out_dir: str | Path) -> list[Path
     local = out / LOCAL_SURROGATE_FILE
     save_pce(result.main.proposal.surrogate, local)
     posterior = out / POSTERIOR_FILE
-    inference_data(result).to_netcdf(str(posterior))
+    idata = inference_data(result)
+    with replace_atomically(posterior) as tmp:
+        idata.to_netcdf(str(tmp))
     return [surrogate, local, posterior]
 
 
-def write_summary(summary: dict[str, Any], out_dir: str | Path) -> Path:
-    """Write ``summary.json`` (the content of :func:`~mpiuq.calibration.report.summary_dict`)."""
+def run_fingerprint(campaign: Campaign) -> str:
+    """SHA-256 of what made a run: the validated campaign, its file, its data, mpiuq's version."""
+    h = hashlib.sha256(f"mpiuq {MPIUQ_VERSION}\n{campaign!r}\n".encode())
+    for path in (campaign.source, campaign.data.path):
+        if path is not None and path.is_file():
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file's bytes."""
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def write_summary(
+    summary: dict[str, Any],
+    out_dir: str | Path,
+    files: Sequence[Path] = (),
+    fingerprint: str | None = None,
+) -> Path:
+    """Write ``summary.json`` last and atomically: it marks the run's outputs complete.
+
+    Parameters
+    ----------
+    summary
+        The content of :func:`~mpiuq.calibration.report.summary_dict` (plus additions).
+    out_dir
+        The results folder.
+    files
+        The other files the run wrote (result files, figures): their SHA-256 go into
+        ``summary["run"]["files"]`` so that :func:`check_result_files` can tell whether
+        they are still this run's.
+    fingerprint
+        The run's :func:`run_fingerprint`.
+    """
     path = Path(out_dir) / SUMMARY_FILE
-    path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    doc = dict(summary)
+    doc["run"] = {
+        "complete": True,
+        "fingerprint": fingerprint,
+        "mpiuq_version": MPIUQ_VERSION,
+        "files": {p.name: file_sha256(p) for p in files},
+    }
+    with replace_atomically(path) as tmp:
+        tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     return path
+
+
+def discard_previous_results(out_dir: str | Path) -> list[Path]:
+    """Remove a previous run's ``summary.json`` (first), then the files it lists.
+
+    Also removes ``surrogate.h5`` and ``posterior.nc``; the design checkpoint
+    (``design.h5``) stays, since it is fingerprinted and resumable. Returns the paths
+    removed.
+    """
+    out = Path(out_dir)
+    names = {SURROGATE_FILE, LOCAL_SURROGATE_FILE, POSTERIOR_FILE}
+    summary = out / SUMMARY_FILE
+    with contextlib.suppress(OSError, ValueError):
+        doc = json.loads(summary.read_text(encoding="utf-8"))
+        if isinstance(doc, dict):
+            run = doc.get("run")
+            listed = [*(run.get("files", {}) if isinstance(run, dict) else {})]
+            figures = doc.get("figures")
+            listed += figures if isinstance(figures, list) else []
+            names |= {n for n in listed if isinstance(n, str) and _plain_name(n)}
+    removed = []
+    for name in [SUMMARY_FILE, *sorted(names - {SUMMARY_FILE, DESIGN_FILE})]:
+        p = out / name
+        with contextlib.suppress(FileNotFoundError, IsADirectoryError):
+            p.unlink()
+            removed.append(p)
+    return removed
+
+
+def _plain_name(name: str) -> bool:
+    return bool(name) and Path(name).name == name and name not in (".", "..")
+
+
+def summary_file(path: str | Path) -> Path:
+    """``summary.json`` of a results folder (or the file itself).
+
+    Raises
+    ------
+    ResultsError
+        If the path does not exist, or the folder has no ``summary.json`` (the campaign
+        has not finished).
+    """
+    p = Path(path)
+    if p.is_dir():
+        if not (p / SUMMARY_FILE).is_file():
+            raise ResultsError(
+                f"results folder {p} has no {SUMMARY_FILE}: its campaign has not finished "
+                "(interrupted, failed or never run); run 'mpiuq campaign run CAMPAIGN.toml' "
+                "to finish it"
+            )
+        return p / SUMMARY_FILE
+    if not p.is_file():
+        raise ResultsError(
+            f"{p} does not exist: expected a results folder (results/<campaign>) or its "
+            f"{SUMMARY_FILE}"
+        )
+    return p
+
+
+def read_summary(path: str | Path) -> tuple[Path, dict[str, Any]]:
+    """Read a campaign's ``summary.json``; returns its path and content.
+
+    Raises
+    ------
+    ResultsError
+        If it is missing, not UTF-8 JSON or not a JSON object (names the file).
+    """
+    file = summary_file(path)
+    try:
+        doc = json.loads(file.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise ResultsError(
+            f"{file} is not a campaign summary ({reason}): expected the JSON written by "
+            "'mpiuq campaign run'"
+        ) from None
+    if not isinstance(doc, dict):
+        raise ResultsError(
+            f"{file} is not a campaign summary (a JSON {type(doc).__name__}): expected a JSON "
+            "object written by 'mpiuq campaign run'"
+        )
+    return file, doc
+
+
+def check_result_files(file: Path, summary: dict[str, Any]) -> list[str]:
+    """Problems with the files a summary lists: missing, or changed since the run wrote them.
+
+    Returns one message per problem (an empty list when all match, or when the summary
+    predates the ``run`` record).
+    """
+    run = summary.get("run")
+    if not isinstance(run, dict) or not isinstance(run.get("files"), dict):
+        return []
+    problems = []
+    for name, digest in run["files"].items():
+        if not isinstance(name, str) or not _plain_name(name):
+            problems.append(f"{file}: run.files lists {name!r}, which is not a file name")
+            continue
+        p = file.parent / name
+        if not p.is_file():
+            problems.append(f"{p} is missing (the run wrote it)")
+        elif file_sha256(p) != digest:
+            problems.append(
+                f"{p} has changed since the run wrote it (modified or from another run)"
+            )
+    return problems

@@ -14,7 +14,6 @@ of severity "fail" failed (:mod:`mpiuq.calibration.checks`).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -44,6 +43,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     r.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
     r.add_argument("--quiet", action="store_true", help="no progress bars")
+    r.add_argument(
+        "--restart",
+        action="store_true",
+        help="discard the design checkpoint (design.h5) and evaluate the design again",
+    )
     r.set_defaults(handler=run)
     s = actions.add_parser("show", help="print the parameter table of a finished campaign")
     s.add_argument("folder", type=Path, help="results folder holding summary.json")
@@ -52,25 +56,47 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``mpiuq campaign run``; exits 1 when a check that must pass failed."""
-    from mpiuq.calibration.artefacts import write_result_files, write_summary
+    from mpiuq.calibration.artefacts import (
+        DESIGN_FILE,
+        discard_previous_results,
+        run_fingerprint,
+        write_result_files,
+        write_summary,
+    )
+    from mpiuq.calibration.budget import check_campaign_budget
     from mpiuq.calibration.campaign import run_campaign
     from mpiuq.calibration.config import load_campaign
     from mpiuq.calibration.report import summary_dict
+    from mpiuq.surrogate.design_store import discard_store
     from mpiuq.surrogate.executors import make_executor
 
     campaign = load_campaign(args.campaign)
+    check_campaign_budget(campaign)
     out = args.out if args.out is not None else Path("results") / campaign.name
     workers = args.workers if args.workers is not None else campaign.executor.workers
     scheduler = args.scheduler if args.scheduler is not None else campaign.executor.scheduler
+    if args.restart:
+        discard_store(out / DESIGN_FILE)
     executor = make_executor(workers if workers and workers > 0 else None, scheduler)
     bars = _ProgressBars(disabled=args.quiet)
+    previous_kept = [True]
+
+    def on_progress(p: Any) -> None:
+        # The data are read and the design checkpoint accepted once the design stage
+        # reports: from here on the folder belongs to this run, and a kill must not leave
+        # the previous run's summary looking current.
+        if previous_kept[0] and p.stage != "data":
+            discard_previous_results(out)
+            previous_kept[0] = False
+        bars.update(p)
+
     try:
-        result = run_campaign(campaign, out, executor=executor, on_progress=bars.update)
+        result = run_campaign(campaign, out, executor=executor, on_progress=on_progress)
     finally:
         bars.close()
         executor.close()
     t0 = time.perf_counter()
-    write_result_files(result, out)
+    files = write_result_files(result, out)
     summary = summary_dict(result)
     summary["timings_s"]["result_files"] = round(time.perf_counter() - t0, 3)
     if not args.no_plots:
@@ -80,8 +106,9 @@ def run(args: argparse.Namespace) -> int:
         figures = write_figures(result, out)
         summary["timings_s"]["plots"] = round(time.perf_counter() - t0, 3)
         summary["figures"] = [f.name for f in figures]
+        files += figures
     summary["timings_s"]["total"] = round(sum(summary["timings_s"].values()), 3)
-    write_summary(summary, out)
+    write_summary(summary, out, files, run_fingerprint(campaign))
     print(format_table(summary))
     print(
         f"\nresults in {out}/ (summary.json, posterior.nc, surrogate.h5, surrogate_local.h5, "
@@ -92,17 +119,26 @@ def run(args: argparse.Namespace) -> int:
 
 def show(args: argparse.Namespace) -> int:
     """Execute ``mpiuq campaign show`` (warnings on stderr; exit 0)."""
-    path = args.folder / "summary.json" if args.folder.is_dir() else args.folder
-    summary = json.loads(path.read_text(encoding="utf-8"))
+    from mpiuq.calibration.artefacts import check_result_files, read_summary
+    from mpiuq.calibration.errors import ResultsError
+
+    path, summary = read_summary(args.folder)
     if "checks" not in summary or "posterior_source" not in summary:
-        print(
-            f"mpiuq campaign show: {path} was written before the honest-calibration checks "
-            "(no 'checks' table): re-run 'mpiuq campaign run' on its campaign file",
-            file=sys.stderr,
+        raise ResultsError(
+            f"{path} was written before the honest-calibration checks (no 'checks' table): "
+            "re-run 'mpiuq campaign run' on its campaign file"
         )
-        return 2
-    print(format_table(summary))
-    _warn(summary, running=False)
+    try:
+        text = format_table(summary)
+        _warn(summary, running=False)
+    except (KeyError, TypeError, IndexError, ValueError, AttributeError) as exc:
+        raise ResultsError(
+            f"{path} is not a complete campaign summary ({_malformed(exc)}): expected the "
+            "summary.json written by 'mpiuq campaign run'"
+        ) from None
+    print(text)
+    for problem in check_result_files(path, summary):
+        print(f"WARNING: {problem}", file=sys.stderr)
     return 0
 
 
@@ -125,6 +161,12 @@ def _warn(summary: dict[str, Any], running: bool) -> int:
         else:
             print(f"warning: check {name}: {c['message']}", file=sys.stderr)
     return status if running else 0
+
+
+def _malformed(exc: Exception) -> str:
+    if isinstance(exc, KeyError):
+        return f"missing key {exc.args[0]!r}" if exc.args else "a key is missing"
+    return f"a value of the wrong type or shape: {' '.join(str(exc).split())}"
 
 
 def format_table(summary: dict[str, Any]) -> str:
