@@ -17,9 +17,10 @@ into files in the results folder:
 
 Completeness: every file is written to a temporary name and renamed into place, and
 ``summary.json`` is written last, so a folder with a ``summary.json`` holds a finished
-run. A new run first removes the previous run's ``summary.json`` and the files it lists
-(:func:`discard_previous_results`), so a run killed midway never leaves the previous
-run's results looking current.
+run. A new run first moves the previous run's ``summary.json`` and the files it lists to
+``previous-run/`` (:func:`set_aside_previous_results`), so a run killed midway never
+leaves the previous run's results looking current; they come back if the new run is
+refused before it starts, and are removed once it has finished.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import contextlib
 import hashlib
 import importlib.metadata
 import json
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -46,6 +48,8 @@ try:
     MPIUQ_VERSION = importlib.metadata.version("mpiuq")
 except importlib.metadata.PackageNotFoundError:  # pragma: no cover - running from a copy
     MPIUQ_VERSION = "unknown"
+#: Where the previous run's results wait while a new run is in progress.
+PREVIOUS_RUN_DIR = "previous-run"
 #: The resumable design checkpoint of :func:`~mpiuq.calibration.campaign.run_campaign`.
 DESIGN_FILE = "design.h5"
 
@@ -123,17 +127,23 @@ def write_summary(
     return path
 
 
-def discard_previous_results(out_dir: str | Path) -> list[Path]:
-    """Remove a previous run's ``summary.json`` (first), then the files it lists.
+def set_aside_previous_results(out_dir: str | Path) -> Path | None:
+    """Move a previous run's ``summary.json`` (first), then the files it lists, aside.
 
-    Also removes ``surrogate.h5`` and ``posterior.nc``; the design checkpoint
-    (``design.h5``) stays, since it is fingerprinted and resumable. Returns the paths
-    removed.
+    They go to ``<out_dir>/previous-run/`` (replacing an older one), so the folder no longer
+    presents them as current; :func:`restore_previous_results` puts them back if the new
+    run is refused before it starts, :func:`drop_previous_results` removes them once the new
+    run has finished. ``surrogate.h5``, ``surrogate_local.h5`` and ``posterior.nc`` go too; the design checkpoint
+    (``design.h5``) stays, since it is fingerprinted and resumable.
+
+    Returns the folder holding the previous results, or None if there were none.
     """
     out = Path(out_dir)
-    names = {SURROGATE_FILE, LOCAL_SURROGATE_FILE, POSTERIOR_FILE}
     summary = out / SUMMARY_FILE
-    with contextlib.suppress(OSError, ValueError):
+    if not summary.is_file():
+        return None
+    names = {SURROGATE_FILE, LOCAL_SURROGATE_FILE, POSTERIOR_FILE}
+    with contextlib.suppress(OSError, ValueError, RecursionError):
         doc = json.loads(summary.read_text(encoding="utf-8"))
         if isinstance(doc, dict):
             run = doc.get("run")
@@ -141,13 +151,29 @@ def discard_previous_results(out_dir: str | Path) -> list[Path]:
             figures = doc.get("figures")
             listed += figures if isinstance(figures, list) else []
             names |= {n for n in listed if isinstance(n, str) and _plain_name(n)}
-    removed = []
-    for name in [SUMMARY_FILE, *sorted(names - {SUMMARY_FILE, DESIGN_FILE})]:
-        p = out / name
-        with contextlib.suppress(FileNotFoundError, IsADirectoryError):
-            p.unlink()
-            removed.append(p)
-    return removed
+    aside = out / PREVIOUS_RUN_DIR
+    shutil.rmtree(aside, ignore_errors=True)
+    aside.mkdir()
+    for name in [SUMMARY_FILE, *sorted(names - {SUMMARY_FILE, DESIGN_FILE, PREVIOUS_RUN_DIR})]:
+        with contextlib.suppress(FileNotFoundError):
+            (out / name).rename(aside / name)
+    return aside
+
+
+def restore_previous_results(out_dir: str | Path, aside: Path) -> None:
+    """Undo :func:`set_aside_previous_results` (``summary.json`` last)."""
+    out = Path(out_dir)
+    names = sorted(p.name for p in aside.iterdir())
+    for name in [n for n in names if n != SUMMARY_FILE] + [SUMMARY_FILE]:
+        with contextlib.suppress(FileNotFoundError):
+            (aside / name).rename(out / name)
+    with contextlib.suppress(OSError):
+        aside.rmdir()
+
+
+def drop_previous_results(out_dir: str | Path) -> None:
+    """Remove results set aside by :func:`set_aside_previous_results` (a run has finished)."""
+    shutil.rmtree(Path(out_dir) / PREVIOUS_RUN_DIR, ignore_errors=True)
 
 
 def _plain_name(name: str) -> bool:
@@ -166,10 +192,14 @@ def summary_file(path: str | Path) -> Path:
     p = Path(path)
     if p.is_dir():
         if not (p / SUMMARY_FILE).is_file():
+            aside = p / PREVIOUS_RUN_DIR / SUMMARY_FILE
+            earlier = (
+                f" (an earlier run's results are in {aside.parent})" if aside.is_file() else ""
+            )
             raise ResultsError(
                 f"results folder {p} has no {SUMMARY_FILE}: its campaign has not finished "
                 "(interrupted, failed or never run); run 'mpiuq campaign run CAMPAIGN.toml' "
-                "to finish it"
+                f"to finish it{earlier}"
             )
         return p / SUMMARY_FILE
     if not p.is_file():

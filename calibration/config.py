@@ -465,7 +465,7 @@ def parse_campaign(raw: Mapping[str, Any], base_dir: Path, source: Path | None =
     """
     _check_keys("", raw, _TOP_KEYS)
     name = _parse_name(_require(raw, "name", ""))
-    seed = _int(raw, "seed", "", minimum=0)
+    seed = _int(raw, "seed", "", minimum=0, maximum=2**63 - 1)
     simulator = _parse_simulator(_table(raw, "simulator", required=True))
     parameters = _parse_parameters(
         _table(raw, "parameters", required=True),

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import math
+from collections.abc import Callable
 
 from mpiuq.calibration.limits import check_parameter_value
 from mpiuq.simulator.errors import ParameterError, SettingError
@@ -60,3 +62,19 @@ def seed_argument(text: str) -> int:
     if seed < 0:
         raise argparse.ArgumentTypeError(f"{seed} is negative: expected a whole number >= 0")
     return seed
+
+
+def bounded_number(low: float, high: float, integer: bool = False) -> Callable[[str], float]:
+    """argparse ``type``: a number in ``[low, high]`` (a whole number if ``integer``)."""
+
+    def parse(text: str) -> float:
+        try:
+            value: float = int(text) if integer else float(text)
+        except ValueError:
+            kind = "a whole number" if integer else "a number"
+            raise argparse.ArgumentTypeError(f"{text!r} is not {kind}") from None
+        if not (math.isfinite(value) and low <= value <= high):
+            raise argparse.ArgumentTypeError(f"{text} is out of range: expected {low:g}..{high:g}")
+        return value
+
+    return parse

@@ -58,8 +58,10 @@ def run(args: argparse.Namespace) -> int:
     """Execute ``mpiuq campaign run``; exits 1 when a check that must pass failed."""
     from mpiuq.calibration.artefacts import (
         DESIGN_FILE,
-        discard_previous_results,
+        drop_previous_results,
+        restore_previous_results,
         run_fingerprint,
+        set_aside_previous_results,
         write_result_files,
         write_summary,
     )
@@ -75,23 +77,24 @@ def run(args: argparse.Namespace) -> int:
     out = args.out if args.out is not None else Path("results") / campaign.name
     workers = args.workers if args.workers is not None else campaign.executor.workers
     scheduler = args.scheduler if args.scheduler is not None else campaign.executor.scheduler
+    executor = make_executor(workers if workers and workers > 0 else None, scheduler)
     if args.restart:
         discard_store(out / DESIGN_FILE)
-    executor = make_executor(workers if workers and workers > 0 else None, scheduler)
+    # From here on a kill must not leave the previous run's results looking current.
+    aside = set_aside_previous_results(out)
     bars = _ProgressBars(disabled=args.quiet)
-    previous_kept = [True]
+    started = [False]
 
     def on_progress(p: Any) -> None:
-        # The data are read and the design checkpoint accepted once the design stage
-        # reports: from here on the folder belongs to this run, and a kill must not leave
-        # the previous run's summary looking current.
-        if previous_kept[0] and p.stage != "data":
-            discard_previous_results(out)
-            previous_kept[0] = False
+        started[0] = started[0] or p.stage != "data"  # data read, checkpoint accepted
         bars.update(p)
 
     try:
         result = run_campaign(campaign, out, executor=executor, on_progress=on_progress)
+    except BaseException:
+        if aside is not None and not started[0]:  # refused before it began: nothing changed
+            restore_previous_results(out, aside)
+        raise
     finally:
         bars.close()
         executor.close()
@@ -109,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
         files += figures
     summary["timings_s"]["total"] = round(sum(summary["timings_s"].values()), 3)
     write_summary(summary, out, files, run_fingerprint(campaign))
+    drop_previous_results(out)
     print(format_table(summary))
     print(
         f"\nresults in {out}/ (summary.json, posterior.nc, surrogate.h5, surrogate_local.h5, "

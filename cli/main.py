@@ -6,13 +6,22 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
-from mpiuq.exit_codes import EXIT_FAILED, describe, exit_code
+from mpiuq.exit_codes import EXIT_BAD_INPUT, EXIT_FAILED, describe, exit_code
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line (exit 2), like every other failure."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``PROG: error: MESSAGE (see 'PROG --help')`` and exit with code 2."""
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
     """Build the top-level parser with one sub-command per layer."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="mpiuq",
         description="Bayesian calibration and uncertainty quantification of an MPI simulator.",
         epilog="exit codes: 0 success, 1 failed run, 2 bad input, 130 interrupted",

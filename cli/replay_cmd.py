@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mpiuq.arguments import add_param_argument, parse_assignments
+from mpiuq.arguments import add_param_argument, bounded_number, parse_assignments
 from mpiuq.calibration.calibrated import ESTIMATES, load_calibrated
 from mpiuq.simulator.errors import ParameterError, SettingError
 from mpiuq.simulator.network import NETWORK_MODELS
@@ -55,13 +55,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_param_argument(p)
     p.add_argument(
         "--compute-scale",
-        type=float,
+        type=bounded_number(0.0, 1e6),
         default=1.0,
         help="factor on the trace's compute times (the reference study used 0.1; default 1)",
     )
     p.add_argument(
         "--reduce-rate",
-        type=float,
+        type=bounded_number(1e-6, 1e6),
         default=None,
         metavar="GBPS",
         help="reduction operator rate in GB/s (default: memory_bw_GBps)",
@@ -73,7 +73,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="COLLECTIVE=ALGORITHM",
         help="collective algorithm, e.g. allreduce=ring (see mpiuq.simulator.collectives)",
     )
-    p.add_argument("--hops", type=int, default=2, help="links per message, analytic model (2)")
+    p.add_argument(
+        "--hops",
+        type=bounded_number(1, 1000, integer=True),
+        default=2,
+        help="links per message, analytic model (2)",
+    )
     p.add_argument(
         "--topology",
         default=None,
@@ -86,7 +91,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default="linear",
         help="rank placement on the topology (linear)",
     )
-    p.add_argument("--flop-rate", type=float, default=1e9, help="TI traces: flop/s (1e9)")
+    p.add_argument(
+        "--flop-rate", type=bounded_number(1.0, 1e18), default=1e9, help="TI traces: flop/s (1e9)"
+    )
     p.add_argument(
         "--clock", choices=("auto", "wall", "cpu"), default="auto", help="DUMPI compute clock"
     )

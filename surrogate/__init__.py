@@ -16,12 +16,15 @@ from mpiuq.surrogate.design_run import (
 )
 from mpiuq.surrogate.designs import random_design, sparse_grid_design
 from mpiuq.surrogate.errors import (
+    BudgetError,
     DesignMismatchError,
     DesignRunError,
     ExecutorConfigError,
     IncompleteDesignError,
     RankDeficiencyWarning,
     RankDeficientError,
+    StoreError,
+    StoreWriteError,
     SurrogateInputError,
 )
 from mpiuq.surrogate.executors import (
@@ -36,6 +39,7 @@ from mpiuq.surrogate.pce import PolynomialChaos, fit_pce
 from mpiuq.surrogate.storage import load_pce, save_pce
 
 __all__ = [
+    "BudgetError",
     "DaskExecutor",
     "DesignMismatchError",
     "DesignProgress",
@@ -49,6 +53,8 @@ __all__ = [
     "ProcessExecutor",
     "RankDeficiencyWarning",
     "RankDeficientError",
+    "StoreError",
+    "StoreWriteError",
     "SurrogateInputError",
     "design_status",
     "evaluate_design",

@@ -23,7 +23,7 @@ from mpiuq.surrogate import (
 )
 from mpiuq.surrogate import design_store as store_module
 from mpiuq.surrogate.design_store import CONSOLIDATE_PHASES, CREATE_PHASES, design_fingerprint
-from mpiuq.surrogate.errors import StoreError
+from mpiuq.surrogate.errors import StoreError, StoreWriteError
 from mpiuq.surrogate.hdf5_checksum import HDF5_SIGNATURE, MAGIC, USERBLOCK_BYTES, sign
 from mpiuq.surrogate.store_journal import journal_path, read_journal
 
@@ -313,3 +313,26 @@ def test_a_failed_write_stops_the_run_at_once_naming_the_file(tmp_path: Path) ->
 
 def counting(x: np.ndarray) -> np.ndarray:  # replaced in the child process of the test above
     return wide(x)
+
+
+def test_a_failed_consolidation_keeps_the_journal_and_names_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = tmp_path / "s.h5"
+    interrupt(store, 8)
+    real_file = h5py.File
+
+    def full_disk(name: object, mode: str = "r", **kwargs: object) -> h5py.File:
+        if mode == "w":
+            raise OSError(28, "No space left on device")
+        return real_file(name, mode, **kwargs)
+
+    monkeypatch.setattr(store_module.h5py, "File", full_disk)
+    with pytest.raises(
+        StoreWriteError, match=r"s.h5: cannot write the finished design store .*No space"
+    ):
+        finish(store)
+    monkeypatch.setattr(store_module.h5py, "File", real_file)
+    assert design_status(store) == (60, 60)  # every result is in the journal
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.h5", "s.h5.journal"]
+    assert same_bits(finish(store), REFERENCE)

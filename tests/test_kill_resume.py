@@ -246,18 +246,23 @@ def test_killed_campaign_resumes_identically_and_never_leaves_stale_results(
     )
     assert_same_results(ref, out)
 
-    # a complete folder; the next run dies just before its summary: the old one is gone
+    # a complete folder; the next run dies just before its summary: the old one is set aside
+    previous = (out / "summary.json").read_bytes()
     run_killed_campaign("summary", toml, out)
     assert not (out / "summary.json").exists() and (out / "design.h5").exists()
+    assert (out / "previous-run" / "summary.json").read_bytes() == previous
+    aside = sorted(p.name for p in (out / "previous-run").iterdir())
+    assert aside == ["posterior.nc", "summary.json", "surrogate.h5"]
     capsys.readouterr()
     assert main(["campaign", "show", str(out)]) == 2
-    assert "has no summary.json: its campaign has not finished" in capsys.readouterr().err
-    assert main(["campaign", "run", str(toml), "--out", str(out), "--quiet", "--no-plots"]) in (
-        0,
-        1,
-    )
+    err = capsys.readouterr().err
+    assert "has no summary.json: its campaign has not finished" in err
+    assert "an earlier run's results are in" in err
+    argv = ["campaign", "run", str(toml), "--out", str(out), "--quiet", "--no-plots"]
+    assert main(argv) in (0, 1)
     assert_same_results(ref, out)
-    assert not any(".partial-" in p.name for p in out.iterdir())
+    files = sorted(p.name for p in out.iterdir())
+    assert files == ["design.h5", "posterior.nc", "summary.json", "surrogate.h5"]
 
 
 def test_show_warns_when_a_result_file_changed(
@@ -295,6 +300,7 @@ def test_campaign_restart_discards_a_mismatched_design(
     assert "design.h5 holds a run of another design or model" in err
     assert "column 1 spans [3, 8] stored, [3, 9] requested" in err and "--restart" in err
     assert (out / "summary.json").exists()  # the refused run left the previous results alone
+    assert not (out / "previous-run").exists()
     assert main([*argv, "--restart"]) in (0, 1)
     summary = json.loads((out / "summary.json").read_text())
     assert summary["parameters"]["link_bw_GBps"]["prior"] == [3.0, 9.0]
