@@ -78,18 +78,19 @@ def run(args: argparse.Namespace) -> int:
     workers = args.workers if args.workers is not None else campaign.executor.workers
     scheduler = args.scheduler if args.scheduler is not None else campaign.executor.scheduler
     executor = make_executor(workers if workers and workers > 0 else None, scheduler)
-    if args.restart:
-        discard_store(out / DESIGN_FILE)
-    # From here on a kill must not leave the previous run's results looking current.
-    aside = set_aside_previous_results(out)
     bars = _ProgressBars(disabled=args.quiet)
     started = [False]
+    aside = None
 
     def on_progress(p: Any) -> None:
         started[0] = started[0] or p.stage != "data"  # data read, checkpoint accepted
         bars.update(p)
 
     try:
+        if args.restart:
+            discard_store(out / DESIGN_FILE)
+        # From here on a kill must not leave the previous run's results looking current.
+        aside = set_aside_previous_results(out)
         result = run_campaign(campaign, out, executor=executor, on_progress=on_progress)
     except BaseException:
         if aside is not None and not started[0]:  # refused before it began: nothing changed
