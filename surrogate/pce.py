@@ -101,6 +101,8 @@ class PolynomialChaos:
             )
         if mi.shape[0] == 0 or np.any(mi[0] != 0):
             raise SurrogateInputError("the first multi-index must be the constant term (all 0)")
+        if np.unique(mi, axis=0).shape[0] != mi.shape[0]:
+            raise SurrogateInputError("multi_indices must be distinct (a repeated term)")
         for arr in (mi, coef):
             arr.setflags(write=False)
         object.__setattr__(self, "multi_indices", mi)

@@ -302,3 +302,19 @@ def test_campaign_file_with_a_good_csv_still_loads(tmp_path: Path) -> None:
     )
     obs = load_observations(load_campaign(path).data, 4096, 65536)
     assert np.all(obs.n_replicas == 4)
+
+
+def test_a_surrogate_with_a_repeated_term_is_refused() -> None:
+    """A repeated (here second constant) term would be read from uninitialised memory."""
+    from mpiuq.surrogate import PolynomialChaos
+
+    box = ParameterBox.from_bounds({"a": (0.0, 1.0)})
+    x = np.linspace(0.0, 1.0, 9)[:, None]
+    pce = fit_pce(x, x[:, 0] ** 2, box, 2)
+    mi = pce.multi_indices.copy()
+    mi[2] = 0
+    with pytest.raises(SurrogateInputError, match="multi_indices must be distinct"):
+        PolynomialChaos(
+            box, 2, mi, pce.coefficients, pce.output_names, pce.loo_rmse,
+            pce.loo_rel_error, pce.train_x, pce.train_y, pce.rank,
+        )  # fmt: skip
