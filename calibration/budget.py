@@ -1,8 +1,8 @@
 """Memory and work of a campaign or a benchmark run, estimated from its settings before it starts.
 
 Every size a campaign builds is known in closed form from the campaign file: the sparse
-grid's node count, the chaos' term count, the benchmark program's operations, the
-samplers' chains, the predictive draws.  :func:`check_campaign_budget` compares each
+grids' node counts, the chaos' term counts, the benchmark program's operations, the
+samplers' chains, the simulator runs of refinement, exact posterior and predictive.  :func:`check_campaign_budget` compares each
 stage with the :class:`~mpiuq.surrogate.budget.Budget` and refuses a campaign that
 cannot finish (``ensembles = 2**31``, ``max_steps = 10**18``, ``predictive_draws =
 10**12``, ``level = 8, order = 10``, ``window = 10**9``...) with the estimate and the
@@ -11,6 +11,8 @@ The estimates are upper bounds of the peak of each stage, not exact figures.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from mpiuq.calibration.config import Campaign
 from mpiuq.calibration.errors import CampaignError
@@ -35,14 +37,16 @@ PROGRAM_BYTES_PER_OP = 64
 #: Copies of the chains held at once while sampling: emcee's backend and its growth copy,
 #: the stacked post-burn chains, the finished groups' samples.
 CHAIN_COPIES = 4
-#: Arrays of the predictive's size held at once (draws, noise, outputs, quantile copies).
+#: Arrays of the exact posterior's and predictive's size held at once (draws, outputs,
+#: log-likelihoods, noise, quantile copies).
 PREDICTIVE_COPIES = 5
 #: Initial walker positions are the best of this many prior draws per walker.
 INITIAL_OVERSAMPLE = 10
 #: Prior draws of the MAP search before sampling (``estimates.map_from_prior``).
 MAP_PRIOR_DRAWS = 4000
-#: Posterior draws kept per chain (``posterior.sample_posterior``).
-DRAWS_PER_CHAIN = 1000
+#: Simulator parameter sets per start of the mode search, per parameter (L-BFGS-B, at most
+#: 200 iterations with line searches, one finite-difference batch of dim + 1 each).
+MODE_SEARCH_POINTS = 500
 
 
 def benchmark_program_ops(benchmark: str, window: int) -> int:
@@ -117,13 +121,124 @@ def max_outputs(campaign: Campaign) -> int:
     return 3 * (d.sizes_per_protocol or 1)
 
 
+@dataclass(frozen=True, slots=True)
+class CampaignCost:
+    """Upper bounds of what a campaign computes, from its settings alone.
+
+    Attributes
+    ----------
+    n_design, n_terms
+        Global design points and chaos terms.
+    n_local, n_local_terms
+        Points and terms of a refinement round's local design and chaos.
+    variants
+        Likelihood variants made exact (2 when a discrepancy model is compared).
+    grouped_runs
+        Sampler runs of the grouped MCMC (at most one group per parameter).
+    simulator_points
+        Parameter sets the simulator evaluates (design, refinement rounds and their error
+        checks, importance weights, resample-move steps, predictive draws, mode search).
+    surrogate_points
+        Surrogate evaluations (grouped and refinement MCMC, starts, proposal weights).
+    chain_values
+        Values of the largest sampler run's chains (ensembles x walkers x steps).
+    """
+
+    dim: int
+    n_outputs: int
+    n_design: int
+    n_terms: int
+    n_local: int
+    n_local_terms: int
+    variants: int
+    grouped_runs: int
+    simulator_points: float
+    surrogate_points: float
+    chain_values: float
+
+
+def discrepancy_terms(campaign: Campaign) -> int:
+    """Most discrepancy parameters the campaign samples (a bias and/or a spread per regime).
+
+    The regimes are those of the explicit ``data.sizes`` under the campaign's protocol
+    thresholds; with ``data.sizes_per_protocol`` all three may occur.
+    """
+    disc = campaign.discrepancy
+    if disc.model == "none":
+        return 0
+    if campaign.data.sizes is not None:
+        base = campaign.simulator.base_params()
+        n_regimes = len({base.protocol_of(s) for s in campaign.data.sizes})
+    else:
+        n_regimes = 3  # mailbox, eager, rendezvous
+    return n_regimes * (int(disc.bias_rel > 0) + int(disc.sd_rel > 0))
+
+
+def campaign_cost(campaign: Campaign) -> CampaignCost:
+    """Closed-form upper bounds of a campaign's sizes and evaluation counts.
+
+    The pipeline of :func:`~mpiuq.calibration.campaign.run_campaign`: a global design and
+    chaos; grouped MCMC on it (at most one group per parameter); per variant, refinement
+    rounds (a local design, a joint MCMC, simulator error checks), importance weights of
+    the proposal draws, resample-move steps and the predictive on the simulator; a
+    multi-start mode search on the simulator.
+    """
+    c, r, e = campaign.calibration, campaign.refinement, campaign.exact
+    dim = campaign.parameters.dim
+    n_out = max_outputs(campaign)
+    disc = campaign.discrepancy
+    dim_disc = discrepancy_terms(campaign)
+    dim_all = dim + dim_disc
+    variants = 2 if dim_disc and disc.compare else 1
+    level = r.level if r.level is not None else campaign.surrogate.level
+    order = r.order if r.order is not None else campaign.surrogate.order
+    n_design = sparse_grid_size(dim, campaign.surrogate.level)
+    n_local = sparse_grid_size(dim, level) + r.rounds * r.error_draws
+    rounds = max(r.rounds, 1)
+    grouped_runs = 1 if c.grouping == "joint" else min(dim_all, n_out)
+    walkers_steps = float(c.ensembles) * c.walkers
+    chain_values = walkers_steps * c.max_steps
+    refine_values = walkers_steps * min(c.max_steps, r.max_steps)
+    per_variant_sim = (
+        r.rounds * sparse_grid_size(dim, level)
+        + rounds * r.error_draws
+        + e.proposal_draws
+        + float(e.draws) * e.move_steps
+        + c.predictive_draws
+    )
+    simulator_points = (
+        n_design + variants * per_variant_sim + e.map_starts * MODE_SEARCH_POINTS * (dim_all + 1)
+    )
+    surrogate_points = (
+        chain_values * grouped_runs
+        + variants * rounds * refine_values
+        + walkers_steps * INITIAL_OVERSAMPLE * (grouped_runs + variants * rounds)
+        + MAP_PRIOR_DRAWS
+        + variants * e.proposal_draws
+    )
+    return CampaignCost(
+        dim=dim_all,
+        n_outputs=n_out,
+        n_design=n_design,
+        n_terms=n_terms(dim, campaign.surrogate.order),
+        n_local=n_local,
+        n_local_terms=n_terms(dim, order),
+        variants=variants,
+        grouped_runs=grouped_runs,
+        simulator_points=float(simulator_points),
+        surrogate_points=float(surrogate_points),
+        chain_values=chain_values,
+    )
+
+
 def check_campaign_budget(campaign: Campaign, budget: Budget | None = None) -> None:
-    """Check a campaign's design, surrogate, sampling and predictive against the budget.
+    """Check a campaign's design, surrogates, sampling, exact posterior and predictive.
 
     Raises
     ------
     CampaignError
-        If the surrogate order needs more terms than the design has points.
+        If the surrogate order needs more terms than the design has points, or the
+        walkers are too few for the parameters and discrepancy terms sampled together.
     BudgetError
         If a stage needs more memory or work than the budget (the message names the
         stage, the keys behind the estimate and the limit).
@@ -131,63 +246,73 @@ def check_campaign_budget(campaign: Campaign, budget: Budget | None = None) -> N
     b = default_budget() if budget is None else budget
     dim = campaign.parameters.dim
     level, order = campaign.surrogate.level, campaign.surrogate.order
-    n_out = max_outputs(campaign)
-    n_design = sparse_grid_size(dim, level)
-    terms = n_terms(dim, order)
-    if n_design <= terms:
-        fit = max((k for k in range(order) if n_terms(dim, k) < n_design), default=0)
+    cost = campaign_cost(campaign)
+    if cost.n_design <= cost.n_terms:
+        fit = max((k for k in range(order) if n_terms(dim, k) < cost.n_design), default=0)
         raise CampaignError(
             "surrogate.order",
             order,
             f"at most {fit} for surrogate.level = {level}: a total-order-{order} chaos in "
-            f"{dim} dimensions has {terms} terms but the level-{level} design has only "
-            f"{n_design} points (least squares with LOO errors needs more points than terms)",
+            f"{dim} dimensions has {cost.n_terms} terms but the level-{level} design has only "
+            f"{cost.n_design} points (least squares with LOO errors needs more points than terms)",
         )
-    grid = f"surrogate.level = {level} in {dim} dimensions: {n_design} design points"
+    walkers = campaign.calibration.walkers
+    if walkers < 2 * cost.dim:
+        raise CampaignError(
+            "calibration.walkers",
+            walkers,
+            f">= 2 x (parameters + discrepancy terms) = 2 x ({dim} + {cost.dim - dim}) = "
+            f"{2 * cost.dim} (the ensembles sample the discrepancy terms too)",
+        )
+    grid = f"surrogate.level = {level} in {dim} dimensions: {cost.n_design} design points"
     check_memory("the campaign's design", sparse_grid_bytes(dim, level), grid, b)
-    sim = campaign.simulator
-    check_benchmark_budget(sim.benchmark, sim.window, n_out, n_design, b)
     check_memory(
         "the campaign's surrogate fit",
-        pce_fit_bytes(n_design, terms, n_out, dim),
-        f"{grid} x {terms} terms of surrogate.order = {order}",
+        pce_fit_bytes(cost.n_design, cost.n_terms, cost.n_outputs, dim),
+        f"{grid} x {cost.n_terms} terms of surrogate.order = {order}",
         b,
     )
-    _check_sampling(campaign, n_out, b)
+    check_memory(
+        "the campaign's local surrogates",
+        pce_fit_bytes(cost.n_local, cost.n_local_terms, cost.n_outputs, dim),
+        f"{cost.n_local} points (refinement level and error_draws) x {cost.n_local_terms} terms",
+        b,
+    )
+    sim = campaign.simulator
+    check_benchmark_budget(sim.benchmark, sim.window, cost.n_outputs, 1, b)
+    work = cost.simulator_points * cost.n_outputs * benchmark_work(sim.benchmark, sim.window)
+    check_model_work(
+        "the campaign's simulator runs",
+        work,
+        f"up to {cost.simulator_points:.3g} parameter sets (design, refinement, exact.draws x "
+        f"exact.move_steps, calibration.predictive_draws...) x {cost.n_outputs} sizes",
+        b,
+    )
+    _check_sampling(campaign, cost, b)
 
 
-def _check_sampling(campaign: Campaign, n_out: int, b: Budget) -> None:
-    c = campaign.calibration
-    dim = campaign.parameters.dim
-    joint_only = c.grouping == "joint"
-    runs = 1 if joint_only else min(dim, n_out) + (1 if c.compare_joint else 0)
+def _check_sampling(campaign: Campaign, cost: CampaignCost, b: Budget) -> None:
+    c, e = campaign.calibration, campaign.exact
     keys = (
-        f"calibration.ensembles = {c.ensembles} x walkers = {c.walkers} x max_steps = "
-        f"{c.max_steps} x up to {runs} sampling run(s)"
+        f"calibration.ensembles = {c.ensembles} x walkers = {c.walkers} x max_steps = {c.max_steps}"
     )
-    chain_values = float(c.ensembles) * c.walkers * c.max_steps
-    copies = CHAIN_COPIES + (1 if c.compare_joint and not joint_only else 0)
     check_memory(
-        "the campaign's MCMC", F8 * chain_values * (dim + 1) * copies, f"chains of {keys}", b
-    )
-    draws = float(c.ensembles) * DRAWS_PER_CHAIN
-    check_memory(
-        "the campaign's posterior predictive",
-        F8 * PREDICTIVE_COPIES * (c.predictive_draws + draws) * (n_out + dim),
-        f"calibration.predictive_draws = {c.predictive_draws} prior draws and {draws:.0f} "
-        f"posterior draws x {n_out} outputs",
+        "the campaign's MCMC",
+        F8 * cost.chain_values * (cost.dim + 1) * CHAIN_COPIES,
+        f"chains of {keys}",
         b,
     )
-    evaluations = (
-        chain_values * runs
-        + float(c.ensembles) * c.walkers * INITIAL_OVERSAMPLE * runs
-        + MAP_PRIOR_DRAWS
-        + c.predictive_draws
-        + draws * (1 + runs)
+    rows = float(c.predictive_draws) + e.draws + e.proposal_draws
+    check_memory(
+        "the campaign's exact posterior and predictive",
+        F8 * PREDICTIVE_COPIES * rows * (cost.n_outputs + cost.dim),
+        f"calibration.predictive_draws = {c.predictive_draws}, exact.draws = {e.draws}, "
+        f"exact.proposal_draws = {e.proposal_draws} x {cost.n_outputs} outputs",
+        b,
     )
     check_surrogate_evaluations(
-        "the campaign's MCMC and predictive",
-        evaluations,
-        f"{keys}, plus calibration.predictive_draws = {c.predictive_draws}",
+        "the campaign's MCMC",
+        cost.surrogate_points,
+        f"{keys} x up to {cost.grouped_runs} sampling runs, plus the refinement rounds",
         b,
     )

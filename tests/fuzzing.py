@@ -275,7 +275,7 @@ order = 3
 
 [calibration]
 grouping = "sobol"
-walkers = 8
+walkers = 12
 steps = 50
 burn = 50
 max_steps = 200
@@ -284,6 +284,28 @@ target_rhat = 1.05
 target_ess = 50
 predictive_draws = 100
 map_starts = 3
+
+[refinement]
+rounds = 1
+pad = 0.5
+error_draws = 100
+max_steps = 200
+target_rhat = 1.05
+
+[exact]
+draws = 200
+proposal_draws = 400
+move_steps = 5
+map_starts = 3
+
+[discrepancy]
+model = "regime"
+sd_rel = 0.2
+compare = false
+
+[checks]
+max_khat = 0.7
+min_ess = 50.0
 
 [executor]
 workers = 0

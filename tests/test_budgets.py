@@ -54,7 +54,7 @@ def campaign_with(tmp_path: Path, **changes: Any) -> Any:
     raw = copy.deepcopy(CAMPAIGN)
     for dotted, value in changes.items():
         table, key = dotted.split("__")
-        raw[table][key] = value
+        raw.setdefault(table, {})[key] = value
     return parse_campaign(raw, tmp_path)
 
 
@@ -93,7 +93,14 @@ def test_the_paper_campaign_fits_the_default_budget(tmp_path: Path) -> None:
             {"calibration__max_steps": 10**18, "calibration__target_ess": 1e7},
             r"MCMC needs about .* of memory .*max_steps = 1000000000000000000",
         ),
-        ({"calibration__predictive_draws": 10**12}, r"posterior predictive needs about .*TiB"),
+        (
+            {"exact__draws": 10**6, "exact__move_steps": 10**5},
+            r"simulator runs needs about .* \(up to 1e\+11 parameter sets",
+        ),
+        (
+            {"calibration__predictive_draws": 10**12},
+            r"simulator runs needs about .* units of model work \(up to 1e\+12 parameter sets",
+        ),
         ({"calibration__walkers": 10**6}, r"MCMC needs about .*walkers = 1000000"),
         (
             {"surrogate__level": 8, "surrogate__order": 10},
@@ -105,7 +112,7 @@ def test_the_paper_campaign_fits_the_default_budget(tmp_path: Path) -> None:
         ),
         (
             {"simulator__benchmark": "stream", "simulator__window": 10**5},
-            r"needs about .* units of model work .*2465 parameter sets x 18 sizes",
+            r"window 100000 needs about 1.8e\+11 units of model work",
         ),
     ],
 )
@@ -200,3 +207,14 @@ def test_surrogate_cli_refuses_absurd_designs(
         and "MPIUQ_MEMORY_LIMIT_GB" in err
     )
     assert not (tmp_path / "d.csv").exists()
+
+
+def test_walkers_must_cover_the_discrepancy_terms_too(tmp_path: Path) -> None:
+    c = campaign_with(
+        tmp_path,
+        calibration__walkers=14,
+        discrepancy__model="regime",
+        discrepancy__sd_rel=0.2,
+    )
+    with pytest.raises(CampaignError, match=r"'calibration.walkers' = 14 .*2 x \(7 \+ 3\) = 20"):
+        check_campaign_budget(c)

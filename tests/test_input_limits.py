@@ -269,10 +269,10 @@ def test_parameter_magnitudes_on_the_command_line(capsys: pytest.CaptureFixture[
 
 
 def test_calibrated_values_out_of_range(tmp_path: Path) -> None:
-    doc = {"name": "x", "parameters": {"link_bw_GBps": {"map": 1e300, "mean": 5.0}}, "fixed": {}}
+    doc = {"name": "x", "parameters": {"link_bw_GBps": {"median": 1e300, "mean": 5.0}}, "fixed": {}}
     (tmp_path / "summary.json").write_text(json.dumps(doc))
     with pytest.raises(
-        CalibratedParametersError, match=r"parameters.link_bw_GBps.map = 1e\+300 is invalid"
+        CalibratedParametersError, match=r"parameters.link_bw_GBps.median = 1e\+300 is invalid"
     ):
         load_calibrated(tmp_path)
     assert load_calibrated(tmp_path, "mean").values() == {"link_bw_GBps": 5.0}

@@ -207,7 +207,11 @@ def comparable(folder: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     doc = json.loads((folder / "summary.json").read_text())
     doc.pop("timings_s")
     run = doc.pop("run")
-    assert run["complete"] is True and set(run["files"]) == {"surrogate.h5", "posterior.nc"}
+    assert run["complete"] is True and set(run["files"]) == {
+        "surrogate.h5",
+        "surrogate_local.h5",
+        "posterior.nc",
+    }
     doc["fingerprint"] = run["fingerprint"]
     idata = az.from_netcdf(str(folder / "posterior.nc"))
     arrays = {
@@ -252,7 +256,7 @@ def test_killed_campaign_resumes_identically_and_never_leaves_stale_results(
     assert not (out / "summary.json").exists() and (out / "design.h5").exists()
     assert (out / "previous-run" / "summary.json").read_bytes() == previous
     aside = sorted(p.name for p in (out / "previous-run").iterdir())
-    assert aside == ["posterior.nc", "summary.json", "surrogate.h5"]
+    assert aside == ["posterior.nc", "summary.json", "surrogate.h5", "surrogate_local.h5"]
     capsys.readouterr()
     assert main(["campaign", "show", str(out)]) == 2
     err = capsys.readouterr().err
@@ -262,7 +266,13 @@ def test_killed_campaign_resumes_identically_and_never_leaves_stale_results(
     assert main(argv) in (0, 1)
     assert_same_results(ref, out)
     files = sorted(p.name for p in out.iterdir())
-    assert files == ["design.h5", "posterior.nc", "summary.json", "surrogate.h5"]
+    assert files == [
+        "design.h5",
+        "posterior.nc",
+        "summary.json",
+        "surrogate.h5",
+        "surrogate_local.h5",
+    ]
 
 
 def test_show_warns_when_a_result_file_changed(

@@ -103,9 +103,9 @@ class Worker:
         text = err.getvalue()
         if code not in (0, 1, 2) or "internal error" in text or "Traceback" in text:
             return Outcome("escaped", f"campaign run exited {code}: {text.strip()[:200]}")
-        if code == 2:
+        if code == 2 or (code == 1 and "error:" in text):
             return Outcome("typed", text.strip()[:200])
-        return Outcome("ok", f"exit {code}")
+        return Outcome("ok", f"exit {code}")  # 0, or 1 with warnings (not converged...)
 
 
 def worker_main(folder: Path) -> None:

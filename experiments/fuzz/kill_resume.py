@@ -98,7 +98,6 @@ max_steps = 2000
 ensembles = 2
 target_ess = 200
 predictive_draws = 500
-compare_joint = true
 """
 
 
