@@ -151,6 +151,34 @@ def mutate_tokens(data: bytes, rng: np.random.Generator) -> bytes:
     return (text[:start] + new + text[end:]).encode("utf-8", "surrogateescape")
 
 
+def mutate_numbers_plausibly(data: bytes, rng: np.random.Generator) -> bytes:
+    """Scale one or two numbers by 0.1-10 (or shift an integer by one): edge, not garbage."""
+    text = data.decode("utf-8", "surrogateescape")
+    spans = [m.span() for m in re.finditer(r"(?<![\w.])\d+(\.\d+)?(?![\w.])", text)]
+    for _ in range(int(rng.integers(1, 3))):
+        if not spans:
+            break
+        start, end = spans[int(rng.integers(0, len(spans)))]
+        token = text[start:end]
+        factor = float(rng.choice([0.1, 0.5, 2.0, 3.0, 10.0]))
+        if "." in token:
+            new = repr(float(token) * factor)
+        else:
+            value = int(token)
+            new = str(
+                max(0, value + int(rng.choice([-1, 1])))
+                if rng.random() < 0.3
+                else int(value * factor)
+            )
+        text = (
+            text[:start] + new.ljust(end - start) + text[end:]
+            if len(new) <= end - start
+            else text[:start] + new + text[end:]
+        )
+        spans = [m.span() for m in re.finditer(r"(?<![\w.])\d+(\.\d+)?(?![\w.])", text)]
+    return text.encode("utf-8", "surrogateescape")
+
+
 def mutate(data: bytes, rng: np.random.Generator, text: bool = True) -> bytes:
     """One to three mutations (token- and line-level ones only for text files)."""
     strategies: list[Callable[[bytes, np.random.Generator], bytes]] = [mutate_bytes]

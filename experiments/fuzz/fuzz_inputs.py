@@ -4,9 +4,12 @@ Thousands of mutated files per kind (the mutations and oracles of ``tests/fuzzin
 through the public readers and, every ``--cli-every``-th case, through the ``mpiuq``
 command in process. Cases run in worker processes, so a crash (a signal) or a hang (no
 answer within ``--timeout`` seconds) is recorded instead of stopping the run; the worker
-is then replaced. The ``campaign-run`` row changes one value of the campaign file and, if
-the file is accepted, runs the whole campaign pipeline on it, under a reduced budget (``MPIUQ_MAX_SURROGATE_EVALUATIONS=2e7``,
-``MPIUQ_MAX_MODEL_WORK=1e9``, ``MPIUQ_MEMORY_LIMIT_GB=4``), so that each takes seconds.
+is then replaced. The ``campaign-run`` row changes one value of the campaign file to an absurd one, or
+scales one or two numbers by 0.1-10, and, if
+the file is accepted, runs the whole campaign pipeline on it under a reduced budget
+(``MPIUQ_MAX_SURROGATE_EVALUATIONS=2e6``, ``MPIUQ_MAX_MODEL_WORK=1e9``,
+``MPIUQ_MEMORY_LIMIT_GB=4``: at most about 30 s of work), so a case past the timeout
+means an estimate that missed a cost.
 
 Prints a table: kind, cases, ok, typed errors, crashes, hangs, escaped tracebacks and
 silently accepted out-of-range values, then the failing cases (``--replay KIND CASE``
@@ -42,6 +45,7 @@ from fuzzing import (  # noqa: E402
     Kinds,
     Outcome,
     classify,
+    mutate_numbers_plausibly,
     mutate_tokens,
     run_campaign_file,
 )
@@ -49,7 +53,7 @@ from fuzzing import (  # noqa: E402
 KINDS = (*Kinds.NAMES, "campaign-run")
 COLUMNS = ("cases", "ok", "typed", "crash", "hang", "escaped", "out-of-range")
 REDUCED_BUDGET = {
-    "MPIUQ_MAX_SURROGATE_EVALUATIONS": "2e7",
+    "MPIUQ_MAX_SURROGATE_EVALUATIONS": "2e6",
     "MPIUQ_MAX_MODEL_WORK": "1e9",
     "MPIUQ_MEMORY_LIMIT_GB": "4",
 }
@@ -81,7 +85,10 @@ class Worker:
         work = Path(tempfile.mkdtemp(dir=self.folder))
         (work / "data.csv").write_bytes(self.api.csv)
         path = work / "campaign.toml"
-        path.write_bytes(mutate_tokens(BASE_CAMPAIGN, rng))  # one value: mostly still valid
+        if rng.random() < 0.5:  # one absurd value, or one or two numbers at the edge
+            path.write_bytes(mutate_tokens(BASE_CAMPAIGN, rng))
+        else:
+            path.write_bytes(mutate_numbers_plausibly(BASE_CAMPAIGN, rng))
         try:
             first = classify(lambda: run_campaign_file(path))
             if first.status != "ok":
@@ -103,7 +110,7 @@ class Worker:
         text = err.getvalue()
         if code not in (0, 1, 2) or "internal error" in text or "Traceback" in text:
             return Outcome("escaped", f"campaign run exited {code}: {text.strip()[:200]}")
-        if code == 2 or (code == 1 and "error:" in text):
+        if code == 2 or (code == 1 and "mpiuq campaign run: error:" in text):
             return Outcome("typed", text.strip()[:200])
         return Outcome("ok", f"exit {code}")  # 0, or 1 with warnings (not converged...)
 
