@@ -18,7 +18,7 @@ from typing import Any
 from mpiuq.arguments import add_param_argument, bounded_number, parse_assignments
 from mpiuq.calibration.calibrated import ESTIMATES, load_calibrated
 from mpiuq.simulator.errors import ParameterError, SettingError
-from mpiuq.simulator.network import NETWORK_MODELS
+from mpiuq.simulator.networks import NETWORK_MODELS
 from mpiuq.simulator.parameters import SimParams
 from mpiuq.simulator.replay import ReplayResult, ReplaySetup, replay
 from mpiuq.simulator.trace import read_trace

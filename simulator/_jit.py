@@ -1,24 +1,92 @@
-"""numba compilation without reference counting, for loops that allocate nothing.
+"""numba compilation for the simulator's compiled loops: on-disk caches that expire with
+any compiled source, and compilation without reference counting.
 
-Inside a compiled function, passing an array to an inlined helper or unpacking a
-tuple of arrays updates the array's reference count with an atomic instruction;
-in the event loop those updates were a tenth of the run time. A function compiled
-with numba's (private, stable since 0.4x) ``_nrt=False`` option emits none; it must
-then neither allocate arrays nor return new ones, which the loops decorated here
-do not (their callers allocate).
+**Caches.** numba's ``cache=True`` keys a function's cache on its own source file
+only. The kernel is split over several modules whose small functions are inlined
+into the loops that call them, and whose integer codes are frozen into them: with
+the stock rule, editing ``kernel/protocols.py`` or ``codes.py`` would leave the
+event loop's cached machine code in use, silently stale. :func:`njit` ties every
+cache to a digest of all :data:`COMPILED_SOURCES`, so any change there recompiles
+every compiled loop (once; about 30 s).
+
+**No reference counting.** Inside a compiled function, passing an array to an
+inlined helper or unpacking a tuple of arrays updates the array's reference count
+with an atomic instruction; in the event loop those updates were a tenth of the
+run time. A function compiled with numba's (private, stable since 0.4x) ``_nrt=False``
+option emits none; it must then neither allocate arrays nor return new ones, which
+the loops compiled with ``nrt=False`` do not (their callers allocate).
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numba as nb
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+_HERE = Path(__file__).resolve().parent
+
+#: Source files compiled into the loops (by inlining or as frozen constants), relative
+#: to the ``simulator`` folder; a glob per package.
+COMPILED_SOURCES: tuple[str, ...] = (
+    "_jit.py",
+    "_prefetch.py",
+    "_program_check.py",
+    "_lowering_kernel.py",
+    "codes.py",
+    "parameters.py",
+    "trace/ir.py",
+    "kernel/*.py",
+    "networks/*.py",
+    "topologies/routing.py",
+)
+
+
+@lru_cache(maxsize=1)
+def sources_digest() -> str:
+    """SHA-256 of the contents of every file of :data:`COMPILED_SOURCES`, in name order."""
+    h = hashlib.sha256()
+    for pattern in COMPILED_SOURCES:
+        for path in sorted(_HERE.glob(pattern)):
+            h.update(path.name.encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def _tie_cache_to_sources(dispatcher: Any) -> None:
+    """Make ``dispatcher``'s on-disk cache expire when any compiled source changes.
+
+    numba stores a stamp of the function's own file in the cache index and discards
+    the index when the stamp differs; the stamp is extended with :func:`sources_digest`.
+    Leaves numba's own rule in place if its (private) cache layout ever changes.
+    """
+    cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
+    stamp = getattr(cache_file, "_source_stamp", None)
+    if cache_file is not None and stamp is not None:
+        cache_file._source_stamp = (stamp, sources_digest())
+
+
+def njit(*, nrt: bool = True, **options: Any) -> Callable[[F], F]:
+    """``numba.njit(cache=True, **options)`` with the cache tied to every compiled source.
+
+    ``nrt=False`` compiles without reference counting (see the module docstring).
+    """
+    if not nrt:
+        options["_nrt"] = False
+
+    def decorate(func: F) -> F:
+        dispatcher = nb.njit(cache=True, **options)(func)
+        _tie_cache_to_sources(dispatcher)
+        return dispatcher  # type: ignore[no-any-return]
+
+    return decorate
+
 
 def njit_no_refcount(**options: Any) -> Callable[[F], F]:
-    """``numba.njit(cache=True, _nrt=False, **options)``."""
-    decorator: Callable[[F], F] = nb.njit(cache=True, _nrt=False, **options)  # type: ignore[call-overload]
-    return decorator
+    """``njit(nrt=False, **options)``: a cached loop without reference counting."""
+    return njit(nrt=False, **options)

@@ -10,33 +10,29 @@ operations (0.4 s for a million of them).
 
 from __future__ import annotations
 
-from mpiuq.simulator import program_layout as layout
+from mpiuq.simulator import codes
 from mpiuq.simulator._jit import njit_no_refcount
-
-# trace operation kinds (must match trace.ir.OpKind)
-K_COMPUTE = 0
-K_SEND = 1
-K_RECV = 2
-K_ISEND = 3
-K_IRECV = 4
-K_WAIT = 5
-K_WAITALL = 6
-K_SENDRECV = 7
-K_BARRIER = 10  # this and above: collectives
-
-# program operation codes (must match program.Op)
-OP_COMPUTE = 0
-OP_ISEND = 1
-OP_IRECV = 2
-OP_WAIT = 3
-OP_WAITALL = 4
-
-# columns of a collective template row (see lowering._Template)
-T_KIND = 0
-T_PEER = 1
-T_BYTES = 2
-T_REQ = 3
-T_COUNT = 4
+from mpiuq.simulator.codes import (
+    NO_PEER,
+    OP_COMPUTE,
+    OP_IRECV,
+    OP_ISEND,
+    OP_WAIT,
+    OP_WAITALL,
+    TPL_BYTES,
+    TPL_COUNT,
+    TPL_KIND,
+    TPL_PEER,
+    TPL_REQ,
+    TRACE_COMPUTE,
+    TRACE_IRECV,
+    TRACE_ISEND,
+    TRACE_RECV,
+    TRACE_SEND,
+    TRACE_SENDRECV,
+    TRACE_WAIT,
+    TRACE_WAITALL,
+)
 
 
 @njit_no_refcount()
@@ -80,22 +76,22 @@ def plan_rows(  # type: ignore[no-untyped-def]
         req_base[i] = req
         wl_base[i] = wl
         slot[i] = -1
-        if k == K_COMPUTE:
+        if k == TRACE_COMPUTE:
             if seconds[i] > 0.0:
                 rows += 1
-        elif k in (K_ISEND, K_IRECV):
+        elif k in (TRACE_ISEND, TRACE_IRECV):
             rows += 1
-        elif k in (K_SEND, K_RECV):
+        elif k in (TRACE_SEND, TRACE_RECV):
             rows += 2
             req += 1
-        elif k == K_SENDRECV:
+        elif k == TRACE_SENDRECV:
             rows += 3
             req += 2
             wl += 2
-        elif k == K_WAIT:
+        elif k == TRACE_WAIT:
             if not nbc_request[request[i]]:
                 rows += 1
-        elif k == K_WAITALL:
+        elif k == TRACE_WAITALL:
             rows += 1
             slot[i] = n_wa
             n_wa += 1
@@ -113,12 +109,12 @@ def plan_rows(  # type: ignore[no-untyped-def]
 @njit_no_refcount(inline="always")
 def _row(out, at, kind, peer, tag, comm, nbytes, req, count, seconds):  # type: ignore[no-untyped-def]
     ops, o_nbytes, o_seconds = out
-    ops[at, layout.COL_KIND] = kind
-    ops[at, layout.COL_PEER] = peer
-    ops[at, layout.COL_TAG] = tag
-    ops[at, layout.COL_COMM] = comm
-    ops[at, layout.COL_REQ] = req
-    ops[at, layout.COL_COUNT] = count
+    ops[at, codes.COL_KIND] = kind
+    ops[at, codes.COL_PEER] = peer
+    ops[at, codes.COL_TAG] = tag
+    ops[at, codes.COL_COMM] = comm
+    ops[at, codes.COL_REQ] = req
+    ops[at, codes.COL_COUNT] = count
     o_nbytes[at] = nbytes
     o_seconds[at] = seconds
 
@@ -172,37 +168,37 @@ def emit_program(  # type: ignore[no-untyped-def]
         at = out_ptr[i]
         n_out = out_ptr[i + 1] - at
         for r in range(at, at + n_out):
-            ops[r, layout.COL_CALL] = call[i]
-            for col in range(layout.COL_CALL + 1, layout.OPS_WIDTH):
+            ops[r, codes.COL_CALL] = call[i]
+            for col in range(codes.COL_CALL + 1, codes.OPS_WIDTH):
                 ops[r, col] = 0  # padding
         if n_out == 0:
             continue
         k = kind[i]
-        if k == K_COMPUTE:
-            _row(out, at, OP_COMPUTE, -2, 0, 0, 0, -1, 0, seconds[i] * compute_scale)
-        elif k in (K_ISEND, K_SEND):
-            q = request[i] if k == K_ISEND else req_base[i]
+        if k == TRACE_COMPUTE:
+            _row(out, at, OP_COMPUTE, NO_PEER, 0, 0, 0, -1, 0, seconds[i] * compute_scale)
+        elif k in (TRACE_ISEND, TRACE_SEND):
+            q = request[i] if k == TRACE_ISEND else req_base[i]
             _row(out, at, OP_ISEND, peer[i], tag[i], comm[i], bytes_send[i], q, 0, 0.0)
-            if k == K_SEND:
-                _row(out, at + 1, OP_WAIT, -2, 0, 0, 0, q, 0, 0.0)
-        elif k in (K_IRECV, K_RECV):
-            q = request[i] if k == K_IRECV else req_base[i]
+            if k == TRACE_SEND:
+                _row(out, at + 1, OP_WAIT, NO_PEER, 0, 0, 0, q, 0, 0.0)
+        elif k in (TRACE_IRECV, TRACE_RECV):
+            q = request[i] if k == TRACE_IRECV else req_base[i]
             _row(out, at, OP_IRECV, peer[i], tag[i], comm[i], bytes_recv[i], q, 0, 0.0)
-            if k == K_RECV:
-                _row(out, at + 1, OP_WAIT, -2, 0, 0, 0, q, 0, 0.0)
-        elif k == K_SENDRECV:
+            if k == TRACE_RECV:
+                _row(out, at + 1, OP_WAIT, NO_PEER, 0, 0, 0, q, 0, 0.0)
+        elif k == TRACE_SENDRECV:
             q = req_base[i]
             _row(out, at, OP_IRECV, peer2[i], tag2[i], comm[i], bytes_recv[i], q, 0, 0.0)
             _row(out, at + 1, OP_ISEND, peer[i], tag[i], comm[i], bytes_send[i], q + 1, 0, 0.0)
             w = wl_base[i]
-            _row(out, at + 2, OP_WAITALL, -2, 0, 0, 0, w, 2, 0.0)
+            _row(out, at + 2, OP_WAITALL, NO_PEER, 0, 0, 0, w, 2, 0.0)
             wait_list[w] = q
             wait_list[w + 1] = q + 1
-        elif k == K_WAIT:
-            _row(out, at, OP_WAIT, -2, 0, 0, 0, request[i], 0, 0.0)
-        elif k == K_WAITALL:
+        elif k == TRACE_WAIT:
+            _row(out, at, OP_WAIT, NO_PEER, 0, 0, 0, request[i], 0, 0.0)
+        elif k == TRACE_WAITALL:
             j = slot[i]
-            _row(out, at, OP_WAITALL, -2, 0, 0, 0, wa_off[j], wa_count[j], 0.0)
+            _row(out, at, OP_WAITALL, NO_PEER, 0, 0, 0, wa_off[j], wa_count[j], 0.0)
         else:  # a collective: its template, peers mapped through the communicator
             j = slot[i]
             tp = tid[j]
@@ -212,20 +208,20 @@ def emit_program(  # type: ignore[no-untyped-def]
             rb = req_base[i]
             wb = wl_base[i]
             for r in range(n_out):
-                rk = rows_pool[src + r, T_KIND]
-                nb_ = rows_pool[src + r, T_BYTES]
-                cnt = rows_pool[src + r, T_COUNT]
+                rk = rows_pool[src + r, TPL_KIND]
+                nb_ = rows_pool[src + r, TPL_BYTES]
+                cnt = rows_pool[src + r, TPL_COUNT]
                 if rk in (OP_ISEND, OP_IRECV):
-                    pr = comm_members[members + rows_pool[src + r, T_PEER]]
-                    q = rows_pool[src + r, T_REQ] + rb
+                    pr = comm_members[members + rows_pool[src + r, TPL_PEER]]
+                    q = rows_pool[src + r, TPL_REQ] + rb
                     _row(out, at + r, rk, pr, c_tag[j], cc, nb_, q, cnt, 0.0)
                 elif rk == OP_WAITALL:
-                    q = rows_pool[src + r, T_REQ] + wb
-                    _row(out, at + r, rk, -2, 0, 0, nb_, q, cnt, 0.0)
+                    q = rows_pool[src + r, TPL_REQ] + wb
+                    _row(out, at + r, rk, NO_PEER, 0, 0, nb_, q, cnt, 0.0)
                 else:  # COMPUTE: a combine step, or the trace's operator cost
                     cb = combine_pool[src + r]
                     d = cb / reduce_rate if cb >= 0.0 else c_op_s[j]
-                    _row(out, at + r, rk, -2, 0, 0, nb_, -1, cnt, d)
+                    _row(out, at + r, rk, NO_PEER, 0, 0, nb_, -1, cnt, d)
             w0 = w_first[tp]
             for r in range(w_len[tp]):
                 wait_list[wb + r] = w_pool[w0 + r] + rb

@@ -8,18 +8,19 @@ over the program (0.05 s for two million operations).
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
-from mpiuq.simulator import program_layout as layout
-
-# operation codes (must match program.Op)
-OP_ISEND = 1
-OP_IRECV = 2
-OP_WAIT = 3
-OP_WAITALL = 4
-OP_MARK = 5
-ANY_SOURCE = -1
+from mpiuq.simulator import codes
+from mpiuq.simulator._jit import njit
+from mpiuq.simulator.codes import (
+    ANY_SOURCE,
+    OP_COMPUTE,
+    OP_IRECV,
+    OP_ISEND,
+    OP_MARK,
+    OP_WAIT,
+    OP_WAITALL,
+)
 
 # kinds of problem, in the order Program.validate reports them: row of ``found``
 BAD_KIND = 0
@@ -36,7 +37,7 @@ BAD_CALL = 10
 N_PROBLEMS = 11
 
 
-@nb.njit(cache=True)
+@njit()
 def first_problems(  # type: ignore[no-untyped-def]
     rank_ptr, ops, nbytes, seconds, wait_list, n_requests, n_marks, n_calls
 ):
@@ -59,14 +60,14 @@ def first_problems(  # type: ignore[no-untyped-def]
     dup = n_requests
     for r in range(n_ranks):
         for i in range(rank_ptr[r], rank_ptr[r + 1]):
-            k = ops[i, layout.COL_KIND]
+            k = ops[i, codes.COL_KIND]
             if k in (OP_ISEND, OP_IRECV):
-                p = ops[i, layout.COL_PEER]
+                p = ops[i, codes.COL_PEER]
                 if bad_peer < 0 and (p >= n_ranks or p < ANY_SOURCE or (k == OP_ISEND and p < 0)):
                     bad_peer = i
                 if bad_bytes < 0 and nbytes[i] < 0:
                     bad_bytes = i
-                q = ops[i, layout.COL_REQ]
+                q = ops[i, codes.COL_REQ]
                 if q < 0 or q >= n_requests:
                     if bad_req < 0:
                         bad_req = i
@@ -76,23 +77,21 @@ def first_problems(  # type: ignore[no-untyped-def]
                     first_op[q] = i
                 elif q < dup:
                     dup = q
-            elif k == 0:
+            elif k == OP_COMPUTE:
                 d = seconds[i]
                 if bad_time < 0 and not (np.isfinite(d) and d >= 0.0):
                     bad_time = i
             elif k == OP_WAITALL:
-                lo = ops[i, layout.COL_REQ]
-                c = ops[i, layout.COL_COUNT]
+                lo = ops[i, codes.COL_REQ]
+                c = ops[i, codes.COL_COUNT]
                 if bad_list < 0 and (lo < 0 or c < 0 or lo + c > n_wl):
                     bad_list = i
             elif k == OP_MARK:
-                if bad_mark < 0 and (
-                    ops[i, layout.COL_REQ] < 0 or ops[i, layout.COL_REQ] >= n_marks
-                ):
+                if bad_mark < 0 and (ops[i, codes.COL_REQ] < 0 or ops[i, codes.COL_REQ] >= n_marks):
                     bad_mark = i
             elif k != OP_WAIT and bad_kind < 0:
                 bad_kind = i
-            cl = ops[i, layout.COL_CALL]
+            cl = ops[i, codes.COL_CALL]
             if bad_call < 0 and (cl < 0 or cl >= n_calls):
                 bad_call = i
     found = np.full((N_PROBLEMS, 3), -1, np.int64)
@@ -115,16 +114,16 @@ def first_problems(  # type: ignore[no-untyped-def]
     foreign = np.full((2, 3), -1, np.int64)  # ... x (operation, id, owner)
     for r in range(n_ranks):
         for i in range(rank_ptr[r], rank_ptr[r + 1]):
-            k = ops[i, layout.COL_KIND]
+            k = ops[i, codes.COL_KIND]
             if k == OP_WAIT:
                 w, lo, hi = 0, i, i + 1
             elif k == OP_WAITALL:
-                w, lo = 1, ops[i, layout.COL_REQ]
-                hi = lo + ops[i, layout.COL_COUNT]
+                w, lo = 1, ops[i, codes.COL_REQ]
+                hi = lo + ops[i, codes.COL_COUNT]
             else:
                 continue
             for j in range(lo, hi):
-                q = ops[j, layout.COL_REQ] if w == 0 else wait_list[j]
+                q = ops[j, codes.COL_REQ] if w == 0 else wait_list[j]
                 if q < 0 or q >= n_requests:
                     if unknown[w, 0] < 0:
                         unknown[w, 0] = i

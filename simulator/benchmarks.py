@@ -20,7 +20,6 @@ Throughputs are in MB/s (10^6 B/s), times in microseconds.
 from __future__ import annotations
 
 import hashlib
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -28,10 +27,10 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-from mpiuq.simulator import _kernel
+from mpiuq.simulator import kernel
 from mpiuq.simulator.engine import Decomposition, params_vector, program_arrays, simulate
 from mpiuq.simulator.errors import ParameterError, SettingError
-from mpiuq.simulator.network import TWO_NODE_SWITCH
+from mpiuq.simulator.networks import TWO_NODE_SWITCH, network_arrays
 from mpiuq.simulator.parameters import SimParams, parameter_names, params_matrix
 from mpiuq.simulator.program import Program, ProgramBuilder
 
@@ -221,13 +220,14 @@ def evaluate_batch(
     sizes_bytes: object,
     matrix: FloatArray,
     *,
-    threads: int | None = None,
+    threads: int = 1,
 ) -> BatchResult:
     """Evaluate many parameter sets x many sizes in compiled loops.
 
-    The compiled kernel releases the GIL, so slices of the parameter sets run in
-    ``threads`` threads (default: the CPUs this process may use). Results do not
-    depend on the number of threads.
+    The compiled kernel releases the GIL, so slices of the parameter sets can run in
+    ``threads`` threads of this process. The caller chooses: one thread (the
+    default) inside a pool of worker processes, or as many as the process may use
+    when it runs alone. Results do not depend on the number of threads.
 
     Parameters
     ----------
@@ -244,7 +244,8 @@ def evaluate_batch(
     Raises
     ------
     SettingError
-        If a simulation did not finish (cannot happen for valid benchmarks).
+        If ``threads`` is not a whole number >= 1, or a simulation did not finish
+        (cannot happen for valid benchmarks).
     """
     sizes = validate_sizes(sizes_bytes)
     matrix = np.ascontiguousarray(matrix, dtype=np.float64)
@@ -253,23 +254,17 @@ def evaluate_batch(
         raise ParameterError(
             "matrix", f"array of shape {matrix.shape}", f"shape (n_sets, {n_params})"
         )
-    n_threads = _default_threads() if threads is None else threads
-    if isinstance(n_threads, bool) or not isinstance(n_threads, int) or n_threads < 1:
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise SettingError(f"threads={threads!r} is invalid: expected a whole number >= 1")
     n_sets = matrix.shape[0]
     times = np.empty((n_sets, len(sizes)))
-    nodes = np.arange(2, dtype=np.int64)
-    chunks = np.array_split(np.arange(n_sets), min(n_threads, max(n_sets, 1)))
+    net = network_arrays(TWO_NODE_SWITCH, 2)
+    chunks = np.array_split(np.arange(n_sets), min(threads, max(n_sets, 1)))
 
     def work(j: int, rows: npt.NDArray[np.int64]) -> int:
-        program = benchmark_program(setup, sizes[j])
-        marks, _acc, _end, unfinished, n_ev = _kernel.run_batch(  # type: ignore[call-arg]
-            *program_arrays(program),
-            matrix[rows[0] : rows[-1] + 1],
-            nodes,
-            2,
-            TWO_NODE_SWITCH.hops,
-            TWO_NODE_SWITCH.kind,
+        program = program_arrays(benchmark_program(setup, sizes[j]))
+        marks, _acc, _end, unfinished, n_ev = kernel.run_batch(  # type: ignore[call-arg]
+            program, matrix[rows[0] : rows[-1] + 1], net, 1.0
         )
         if unfinished.any():
             raise SettingError(
@@ -279,20 +274,13 @@ def evaluate_batch(
         return int(n_ev)
 
     tasks = [(j, rows) for j in range(len(sizes)) for rows in chunks if rows.size]
-    if n_threads == 1 or len(tasks) == 1:
+    if threads == 1 or len(tasks) == 1:
         events = sum(work(j, rows) for j, rows in tasks)
     else:
-        with ThreadPoolExecutor(max_workers=n_threads) as pool:
+        with ThreadPoolExecutor(max_workers=threads) as pool:
             events = sum(pool.map(lambda task: work(*task), tasks))
     time_us = times * 1e6
     return BatchResult(sizes, time_us, np.asarray(sizes, dtype=np.float64) / time_us, events)
-
-
-def _default_threads() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not on Linux
-        return max(1, os.cpu_count() or 1)
 
 
 @dataclass(frozen=True)
@@ -301,7 +289,9 @@ class BenchmarkModel:
 
     ``model(X)`` maps ``X`` of shape ``(n_sets, len(names))`` to the observable at
     every size, shape ``(n_sets, len(sizes_bytes))``. Parameters not in ``names``
-    keep their value in ``base``. Instances are picklable and deterministic.
+    keep their value in ``base``. ``threads`` are the threads of one evaluation
+    (:func:`evaluate_batch`; 1 inside a pool of worker processes). Instances are
+    picklable and deterministic.
     """
 
     benchmark: str
@@ -310,6 +300,7 @@ class BenchmarkModel:
     base: SimParams = field(default_factory=SimParams)
     observable: str = "time_us"
     window: int = 64
+    threads: int = 1
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sizes_bytes", validate_sizes(self.sizes_bytes))
@@ -323,6 +314,8 @@ class BenchmarkModel:
                 f"observable {self.observable!r} is unknown: expected one of {list(OBSERVABLES)}"
             )
         BenchmarkSetup(self.benchmark, self.window)
+        if isinstance(self.threads, bool) or not isinstance(self.threads, int) or self.threads < 1:
+            raise SettingError(f"threads={self.threads!r} is invalid: expected a whole number >= 1")
 
     @property
     def setup(self) -> BenchmarkSetup:
@@ -346,13 +339,16 @@ class BenchmarkModel:
         """Evaluate the observable for each row of ``x``."""
         xs = np.atleast_2d(np.asarray(x, dtype=np.float64))
         batch = evaluate_batch(
-            self.setup, self.sizes_bytes, params_matrix(self.base, self.names, xs)
+            self.setup,
+            self.sizes_bytes,
+            params_matrix(self.base, self.names, xs),
+            threads=self.threads,
         )
         return batch.time_us if self.observable == "time_us" else batch.throughput_MBps
 
     def at(self, params: SimParams) -> FloatArray:
         """Evaluate at one full parameter set (ignores ``base``)."""
         matrix = params_vector(params)[None, :]
-        batch = evaluate_batch(self.setup, self.sizes_bytes, matrix)
+        batch = evaluate_batch(self.setup, self.sizes_bytes, matrix, threads=self.threads)
         out = batch.time_us if self.observable == "time_us" else batch.throughput_MBps
         return np.asarray(out[0])

@@ -26,39 +26,24 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from mpiuq.simulator import _kernel
-from mpiuq.simulator.errors import DeadlockError, SettingError
-from mpiuq.simulator.network import TWO_NODE_SWITCH, AnalyticNetwork, NetworkModel, PacketNetwork
+from mpiuq.simulator import kernel
+from mpiuq.simulator.codes import CATEGORIES, OP_ISEND
+from mpiuq.simulator.errors import DeadlockError
+from mpiuq.simulator.networks import TWO_NODE_SWITCH, NetworkModel, network_arrays
 from mpiuq.simulator.parameters import SimParams
 from mpiuq.simulator.program import Op, Program
 
-CATEGORIES: tuple[str, ...] = ("compute", "network", "mpi_stack", "sync")
-
-_NO_TOPOLOGY = (
-    np.zeros(0, np.int8),
-    np.zeros(0, np.int32),
-    np.zeros(0, np.int32),
-    np.zeros(0, np.int32),
-    np.zeros(0, np.int32),
-    np.zeros((0, 0), np.int32),
-    np.zeros(0, np.int32),
-    np.zeros((0, 0), np.int32),
-    0,
-)
+__all__ = [
+    "CATEGORIES",
+    "Decomposition",
+    "RunResult",
+    "describe_op",
+    "params_vector",
+    "program_arrays",
+    "simulate",
+]
 
 FloatArray = npt.NDArray[np.float64]
-
-
-def _up_routing(topology: object) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], int]:
-    """Destination-dependent up-port tables (fat-tree d-mod-k), or empty ones."""
-    radix = int(getattr(topology, "up_radix", 0))
-    if radix <= 0:
-        return np.zeros(0, np.int32), np.zeros((0, 0), np.int32), 0
-    return (
-        np.ascontiguousarray(topology.switch_level, dtype=np.int32),  # type: ignore[attr-defined]
-        np.ascontiguousarray(topology.up_links, dtype=np.int32),  # type: ignore[attr-defined]
-        radix,
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,21 +134,21 @@ class RunResult:
 
 
 def params_vector(params: SimParams) -> FloatArray:
-    """Parameter vector in the kernel's canonical order."""
+    """Parameter vector in the kernel's canonical order (the fields of :class:`SimParams`)."""
     return np.array([float(v) for v in params.as_dict().values()], dtype=np.float64)
 
 
-def program_arrays(program: Program) -> tuple[object, ...]:
-    """The program in the kernel's argument order (its table, sizes, seconds, wait list)."""
-    return (
+def program_arrays(program: Program) -> kernel.ProgramArrays:
+    """The kernel's bundle of ``program``: its table, sizes, seconds, wait list and counts."""
+    return kernel.ProgramArrays(
         program.rank_ptr,
         program.ops,
         program.nbytes,
         program.seconds,
         program.wait_list,
-        program.n_requests,
+        int(program.n_requests),
         max(len(program.call_names), 1),
-        program.n_marks,
+        int(program.n_marks),
     )
 
 
@@ -194,6 +179,8 @@ def simulate(
     ------
     DeadlockError
         If some rank waits forever (e.g. on a receive no send matches).
+    SettingError
+        If ``node_of_rank`` does not fit the program or the network's topology.
     """
     if params is None:
         params = SimParams()
@@ -201,63 +188,11 @@ def simulate(
         raise ValueError(
             f"compute_scale={compute_scale!r} is invalid: expected a finite number >= 0"
         )
-    nodes = (
-        np.arange(program.n_ranks, dtype=np.int64)
-        if node_of_rank is None
-        else np.ascontiguousarray(node_of_rank, dtype=np.int64)
-    )
-    if nodes.shape != (program.n_ranks,):
-        raise SettingError(
-            f"node_of_rank has shape {nodes.shape}: expected ({program.n_ranks},), one node per rank"
-        )
-    topology = network.topology if isinstance(network, AnalyticNetwork | PacketNetwork) else None
-    n_nodes = int(nodes.max()) + 1 if nodes.size else 1
-    if topology is not None:
-        if nodes.size and (nodes.min() < 0 or nodes.max() >= topology.n_nodes):
-            raise SettingError(
-                f"node_of_rank uses nodes {int(nodes.min())}..{int(nodes.max())}: "
-                f"the {topology.name} topology has nodes 0..{topology.n_nodes - 1}"
-            )
-        n_nodes = topology.n_nodes
-        topo_arrays = (
-            np.ascontiguousarray(topology.link_class, dtype=np.int8),
-            np.ascontiguousarray(topology.link_dst, dtype=np.int32),
-            np.ascontiguousarray(topology.node_switch, dtype=np.int32),
-            np.ascontiguousarray(topology.inj_link, dtype=np.int32),
-            np.ascontiguousarray(topology.ej_link, dtype=np.int32),
-            np.ascontiguousarray(topology.next_link, dtype=np.int32),
-            *_up_routing(topology),
-        )
-    else:
-        topo_arrays = _NO_TOPOLOGY
-    if isinstance(network, PacketNetwork):
-        routing = _kernel.ROUTE_VALIANT if network.routing == "valiant" else _kernel.ROUTE_MINIMAL
-        packet = (routing, float(network.packet_bytes), int(network.seed))
-    else:
-        packet = (_kernel.ROUTE_MINIMAL, 1.0, 0)
-    n_flows = 4 * program.n_requests if isinstance(network, PacketNetwork) else 0
-    state = _kernel.new_state(
-        program.n_ranks,
-        program.n_requests,
-        max(len(program.call_names), 1),
-        program.n_marks,
-        n_nodes,
-        topo_arrays[0].shape[0],
-        n_flows,
-        _kernel.wait_offsets(program.rank_ptr, program.ops),
-    )
-    end, acc, acc_call, marks, n_events, pc, match, link_bytes = _kernel.run_program(  # type: ignore[call-arg]
-        *program_arrays(program)[:5],
-        params_vector(params),
-        nodes,
-        n_nodes,
-        network.hops,
-        network.kind,
-        network.zero_overhead,
-        float(compute_scale),
-        *topo_arrays,
-        *packet,
-        state,
+    net = network_arrays(network, program.n_ranks, node_of_rank)
+    prog = program_arrays(program)
+    state = kernel.state_for(prog, net)
+    end, acc, acc_call, marks, n_events, pc, match, link_bytes = kernel.run_program(  # type: ignore[call-arg]
+        prog, params_vector(params), net, float(compute_scale), state
     )
     unfinished = np.flatnonzero(pc < program.rank_ptr[1:])
     if unfinished.size:
@@ -268,7 +203,7 @@ def simulate(
             ],
             float(end.max()) if end.size else 0.0,
         )
-    sends = np.flatnonzero(program.kind == Op.ISEND)
+    sends = np.flatnonzero(program.kind == OP_ISEND)
     unmatched = sends[match[program.req[sends]] < 0]
     rank_of = np.searchsorted(program.rank_ptr, unmatched, side="right") - 1
     return RunResult(

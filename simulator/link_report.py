@@ -7,11 +7,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from mpiuq.simulator.codes import LINK_CLASS_NAMES
 from mpiuq.simulator.errors import SettingError
-from mpiuq.simulator.network import TopologyArrays
 from mpiuq.simulator.parameters import SimParams
-
-LINK_CLASS_NAMES: tuple[str, ...] = ("injection", "network", "ejection")
+from mpiuq.simulator.topologies.base import Topology
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +44,7 @@ class LinkUsage:
 
 def link_utilisation(
     link_bytes: npt.NDArray[np.float64],
-    topology: TopologyArrays,
+    topology: Topology,
     params: SimParams,
     simulated_time_s: float,
 ) -> npt.NDArray[np.float64]:
@@ -70,7 +69,7 @@ def link_utilisation(
 
 def hottest_links(
     link_bytes: npt.NDArray[np.float64],
-    topology: TopologyArrays,
+    topology: Topology,
     params: SimParams,
     simulated_time_s: float,
     top: int = 10,

@@ -45,6 +45,16 @@ import numpy as np
 import numpy.typing as npt
 
 from mpiuq.simulator._lowering_kernel import emit_program, plan_rows
+from mpiuq.simulator.codes import (
+    NO_PEER,
+    OPS_WIDTH,
+    TPL_BYTES,
+    TPL_COUNT,
+    TPL_KIND,
+    TPL_PEER,
+    TPL_REQ,
+    TPL_WIDTH,
+)
 from mpiuq.simulator.collectives import (
     REDUCING,
     CollectiveError,
@@ -55,7 +65,6 @@ from mpiuq.simulator.collectives import (
 )
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.program import Op, Program
-from mpiuq.simulator.program_layout import OPS_WIDTH
 from mpiuq.simulator.trace.ir import UNKNOWN_PEER, OpKind, Trace
 
 #: Engine communicator id of collective traffic = COLL_COMM_BASE + trace communicator id.
@@ -168,6 +177,14 @@ class _Template:
 _IRECV, _ISEND, _WAITALL, _COMPUTE = int(Op.IRECV), int(Op.ISEND), int(Op.WAITALL), int(Op.COMPUTE)
 
 
+def _tpl_row(kind: int, peer: int, nbytes: int, req: int, count: int) -> list[int]:
+    """One template row, its values at the ``TPL_*`` columns of :mod:`~mpiuq.simulator.codes`."""
+    row = [0] * TPL_WIDTH
+    row[TPL_KIND], row[TPL_PEER], row[TPL_BYTES] = kind, peer, nbytes
+    row[TPL_REQ], row[TPL_COUNT] = req, count
+    return row
+
+
 @lru_cache(maxsize=65536)
 def _template(
     collective: str,
@@ -179,30 +196,30 @@ def _template(
     with_combine: bool,
 ) -> _Template:
     irecv, isend, waitall, compute = _IRECV, _ISEND, _WAITALL, _COMPUTE
-    rows: list[int] = []  # flattened rows of five
+    rows: list[int] = []  # flattened rows of TPL_WIDTH
     combine: list[float] = []
     wl: list[int] = []
     n_req = 0
     for step in schedule(collective, algorithm, me, p, root, sizes):
         first = n_req
         for peer, nb in step.recvs:
-            rows += (irecv, peer, nb, n_req, 0)
+            rows += _tpl_row(irecv, peer, nb, n_req, 0)
             n_req += 1
         for peer, nb in step.sends:
-            rows += (isend, peer, nb, n_req, 0)
+            rows += _tpl_row(isend, peer, nb, n_req, 0)
             n_req += 1
         if n_req > first:
-            rows += (waitall, -2, 0, len(wl), n_req - first)
+            rows += _tpl_row(waitall, NO_PEER, 0, len(wl), n_req - first)
             wl.extend(range(first, n_req))
             combine.extend([0.0] * (n_req - first + 1))
         if with_combine and step.combine_bytes > 0:
-            rows += (compute, -2, 0, -1, 0)
+            rows += _tpl_row(compute, NO_PEER, 0, -1, 0)
             combine.append(float(step.combine_bytes))
     if not with_combine:
-        rows += (compute, -2, 0, -1, 0)  # the trace's operator cost
+        rows += _tpl_row(compute, NO_PEER, 0, -1, 0)  # the trace's operator cost
         combine.append(-1.0)
     return _Template(
-        rows=np.array(rows, dtype=np.int64).reshape(-1, 5),
+        rows=np.array(rows, dtype=np.int64).reshape(-1, TPL_WIDTH),
         combine=np.array(combine, dtype=np.float64),
         wait_list=np.array(wl, dtype=np.int64),
         n_req=n_req,

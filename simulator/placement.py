@@ -8,7 +8,7 @@
 
 Examples
 --------
->>> from mpiuq.simulator.topology import make_topology
+>>> from mpiuq.simulator.topologies import make_topology
 >>> topo = make_topology("crossbar:nodes=4")
 >>> place_ranks(3, topo, "linear").tolist()
 [0, 1, 2]

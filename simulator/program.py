@@ -23,9 +23,11 @@ import numpy as np
 import numpy.typing as npt
 
 from mpiuq.simulator import _program_check as chk
+from mpiuq.simulator import codes
 from mpiuq.simulator._program_check import first_problems
-from mpiuq.simulator.errors import ProgramError
-from mpiuq.simulator.program_layout import (
+from mpiuq.simulator.codes import (
+    ANY_SOURCE,
+    ANY_TAG,
     COL_CALL,
     COL_COMM,
     COL_COUNT,
@@ -36,20 +38,25 @@ from mpiuq.simulator.program_layout import (
     OPS_WIDTH,
     TABLE_COLUMNS,
 )
+from mpiuq.simulator.errors import ProgramError
 
-ANY_SOURCE = -1
-ANY_TAG = -1
+__all__ = ["ANY_SOURCE", "ANY_TAG", "Op", "Program", "ProgramBuilder"]
 
 
 class Op(IntEnum):
-    """Operation codes of the lowered program (stored as ``int8``)."""
+    """Operation codes of the lowered program: a view of the ``OP_*`` codes of
+    :mod:`mpiuq.simulator.codes` (stored in the int32 operation table)."""
 
-    COMPUTE = 0  #: busy the rank for ``seconds``
-    ISEND = 1  #: start sending ``nbytes`` to ``peer`` with ``tag`` on ``comm``; request ``req``
-    IRECV = 2  #: post a receive from ``peer`` (or ANY_SOURCE) with ``tag`` (or ANY_TAG)
-    WAIT = 3  #: block until request ``req`` completes
-    WAITALL = 4  #: block until ``wait_list[req:req + count]`` all complete
-    MARK = 5  #: record the current time in mark ``req`` (zero cost; used by benchmarks)
+    COMPUTE = codes.OP_COMPUTE  #: busy the rank for ``seconds``
+    ISEND = (
+        codes.OP_ISEND
+    )  #: start sending ``nbytes`` to ``peer`` with ``tag`` on ``comm``; request ``req``
+    IRECV = (
+        codes.OP_IRECV
+    )  #: post a receive from ``peer`` (or ANY_SOURCE) with ``tag`` (or ANY_TAG)
+    WAIT = codes.OP_WAIT  #: block until request ``req`` completes
+    WAITALL = codes.OP_WAITALL  #: block until ``wait_list[req:req + count]`` all complete
+    MARK = codes.OP_MARK  #: record the current time in mark ``req`` (zero cost; used by benchmarks)
 
 
 IntArray = npt.NDArray[np.int64]

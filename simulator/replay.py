@@ -39,7 +39,7 @@ from mpiuq.simulator.engine import CATEGORIES, Decomposition, RunResult, simulat
 from mpiuq.simulator.errors import DeadlockError, SettingError, SimulatorError
 from mpiuq.simulator.link_report import LinkUsage, hottest_links
 from mpiuq.simulator.lowering import Lowered, LoweringOptions, lower_trace
-from mpiuq.simulator.network import NETWORK_MODELS, NetworkModel, PacketNetwork, network_by_name
+from mpiuq.simulator.networks import NETWORK_MODELS, NetworkModel, PacketNetwork, network_by_name
 from mpiuq.simulator.parameters import SimParams
 from mpiuq.simulator.trace.ir import Trace
 
@@ -81,7 +81,7 @@ class ReplaySetup:
     Parameters
     ----------
     models
-        Network model names (see :data:`mpiuq.simulator.network.NETWORK_MODELS`).
+        Network model names (see :data:`mpiuq.simulator.networks.NETWORK_MODELS`).
     compute_scale
         Factor applied to the trace's compute durations (the reference study used 0.1).
     reduce_rate_Bps
@@ -261,7 +261,7 @@ def _network_and_nodes(
     if not needs_topology:
         return (lambda name: network_by_name(name, hops=setup.hops)), None
     from mpiuq.simulator.placement import place_ranks
-    from mpiuq.simulator.topology import make_topology, topology_for_ranks
+    from mpiuq.simulator.topologies import make_topology, topology_for_ranks
 
     spec = setup.topology or "dragonfly"
     topo = make_topology(spec) if ":" in spec else topology_for_ranks(spec, n_ranks)

@@ -27,7 +27,7 @@ from mpiuq.simulator.collectives import (
 )
 from mpiuq.simulator.engine import simulate
 from mpiuq.simulator.lowering import COLL_COMM_BASE, LoweringOptions, lower_trace
-from mpiuq.simulator.network import network_by_name
+from mpiuq.simulator.networks import network_by_name
 from mpiuq.simulator.program import Op, Program
 from mpiuq.simulator.trace.builder import TraceBuilder
 from mpiuq.simulator.trace.ir import OpKind, Trace

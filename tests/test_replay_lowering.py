@@ -1,6 +1,6 @@
 """Replay of small traces against hand-computed times and the benchmark of the simulator core.
 
-Hand-computed references use the engine's documented model (simulator/_kernel.py,
+Hand-computed references use the engine's documented model (simulator/kernel/,
 reference paper section 3.1): a small ("mailbox") message costs the sender the
 header post delay ``d_hdr``, crosses the two-hop analytic network in
 ``T = 2 hop_latency + (64 + N) / min(B_inj, B_link)`` (eq. 5, 64-byte header),

@@ -9,13 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpiuq.simulator._kernel import HEADER_BYTES
+from mpiuq.simulator.codes import TABLE_COLUMNS
 from mpiuq.simulator.engine import simulate
 from mpiuq.simulator.errors import DeadlockError, ProgramError
-from mpiuq.simulator.network import ComputeOnly, network_by_name
+from mpiuq.simulator.kernel import HEADER_BYTES
+from mpiuq.simulator.networks import ComputeOnly, network_by_name
 from mpiuq.simulator.parameters import SimParams
 from mpiuq.simulator.program import ANY_SOURCE, ANY_TAG, Op, Program, ProgramBuilder
-from mpiuq.simulator.program_layout import TABLE_COLUMNS
 
 P = SimParams()
 D_HDR = P.post_header_delay_us * 1e-6

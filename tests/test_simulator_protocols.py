@@ -27,8 +27,8 @@ import math
 import numpy as np
 import pytest
 
-from mpiuq.simulator._kernel import HEADER_BYTES
 from mpiuq.simulator.benchmarks import simulate_benchmark
+from mpiuq.simulator.kernel import HEADER_BYTES
 from mpiuq.simulator.parameters import SimParams
 
 H = HEADER_BYTES

@@ -14,8 +14,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import shortest_path
 
 from mpiuq.simulator.errors import SettingError
-from mpiuq.simulator.topologies.dragonfly import dragonfly_global_link_count
-from mpiuq.simulator.topology import (
+from mpiuq.simulator.topologies import (
     LINK_EJECTION,
     LINK_INJECTION,
     LINK_NETWORK,
@@ -23,6 +22,7 @@ from mpiuq.simulator.topology import (
     make_topology,
     valiant_intermediate,
 )
+from mpiuq.simulator.topologies.dragonfly import dragonfly_global_link_count
 
 # (groups, switches, nodes, global): full rounds only, partial last round, one group
 SMALL = [(3, 2, 2, 1), (5, 4, 2, 2), (6, 3, 1, 2), (10, 4, 1, 3), (1, 3, 2, 0), (4, 3, 2, 3)]
@@ -150,23 +150,44 @@ def test_paper_dragonfly_counts_and_routes() -> None:
         assert path.size <= 5
 
 
-@pytest.mark.parametrize(("g", "a", "p", "h"), [(5, 4, 2, 2), (10, 4, 1, 3)])
-def test_valiant_passes_through_intermediate(g: int, a: int, p: int, h: int) -> None:
+@pytest.mark.parametrize(("g", "a", "p", "h"), [(5, 4, 2, 2), (10, 4, 1, 3), (3, 2, 2, 1)])
+def test_valiant_passes_through_another_group(g: int, a: int, p: int, h: int) -> None:
     topo = build(g, a, p, h)
     rng = np.random.default_rng(11)
-    for src, dst in rng.integers(0, topo.n_nodes, size=(100, 2)):
-        mid = valiant_intermediate(topo, int(src), int(dst), rng)
-        assert mid // a not in (topo.node_switch[src] // a, topo.node_switch[dst] // a)
-        path = topo.route(int(src), int(dst), "valiant", mid)
+    seen = set()
+    for request, (src, dst) in enumerate(rng.integers(0, topo.n_nodes, size=(300, 2))):
+        s, d = int(topo.node_switch[src]), int(topo.node_switch[dst])
+        mid = valiant_intermediate(topo, int(src), int(dst), request=request, seed=7)
+        path = topo.route(int(src), int(dst), "valiant", request=request, seed=7)
         check_route(topo, int(src), int(dst), path)
+        if s == d:  # nodes of one switch: no detour
+            assert mid == -1 and path.size == 2
+            continue
+        assert mid // a not in (s // a, d // a)
+        seen.add(mid // a)
+        np.testing.assert_array_equal(path, topo.route(int(src), int(dst), "valiant", mid))
         assert mid in topo.link_dst[path[:-1]]
         assert path.size - 2 <= 6  # two minimal segments of <= 3 switch hops
+    assert seen == set(range(g))  # every group serves as an intermediate for someone
+
+
+def test_valiant_intermediate_is_a_function_of_request_and_seed() -> None:
+    topo = build(5, 4, 2, 2)
+    mids = [valiant_intermediate(topo, 0, 39, request=r, seed=1) for r in range(200)]
+    assert mids == [valiant_intermediate(topo, 0, 39, request=r, seed=1) for r in range(200)]
+    other_seed = [valiant_intermediate(topo, 0, 39, request=r, seed=2) for r in range(200)]
+    assert mids != other_seed
+    # groups 1..3 (not 0, the source's, nor 4, the destination's), 4 switches each:
+    # a uniform choice puts about 200/12 = 17 messages on each switch
+    counts = np.bincount(mids, minlength=topo.n_switches)
+    assert counts[:4].sum() == 0 and counts[16:].sum() == 0
+    assert counts[4:16].min() >= 5
 
 
 def test_valiant_needs_three_groups() -> None:
     topo = build(2, 2, 1, 1)
     with pytest.raises(SettingError, match="groups=2, expected >= 3"):
-        valiant_intermediate(topo, 0, 3, np.random.default_rng(0))
+        valiant_intermediate(topo, 0, 3, request=0)
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import shortest_path
 
 from mpiuq.simulator.errors import SettingError
-from mpiuq.simulator.topology import (
+from mpiuq.simulator.topologies import (
     LINK_EJECTION,
     LINK_INJECTION,
     LINK_NETWORK,
@@ -128,13 +128,20 @@ def test_shift_permutations_are_contention_free(k: int, levels: int) -> None:
 def test_valiant_passes_through_a_top_switch() -> None:
     topo = build(3, 3)
     rng = np.random.default_rng(3)
-    for src, dst in rng.integers(0, topo.n_nodes, size=(100, 2)):
-        mid = valiant_intermediate(topo, int(src), int(dst), rng)
-        assert topo.switch_level[mid] == 2
-        path = topo.route(int(src), int(dst), "valiant", mid)
+    top = set(np.flatnonzero(topo.switch_level == 2).tolist())
+    seen = set()
+    for request, (src, dst) in enumerate(rng.integers(0, topo.n_nodes, size=(200, 2))):
+        mid = valiant_intermediate(topo, int(src), int(dst), request=request, seed=5)
+        path = topo.route(int(src), int(dst), "valiant", request=request, seed=5)
         check_route(topo, int(src), int(dst), path)
+        if topo.node_switch[src] == topo.node_switch[dst]:
+            assert mid == -1 and path.size == 2
+            continue
+        assert mid in top
+        seen.add(mid)
         assert mid in topo.link_dst[path[:-1]]
         assert path.size - 2 == 4  # up two levels, down two levels
+    assert seen == top
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import pytest
 
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.placement import place_ranks
-from mpiuq.simulator.topology import (
+from mpiuq.simulator.topologies import (
     LINK_NETWORK,
     make_topology,
     parse_topology_spec,
@@ -59,7 +59,7 @@ def test_crossbar_routes_are_two_hops() -> None:
     assert topo.route(1, 3).tolist() == [1, 8]
     assert topo.next_link.tolist() == [[-1]]
     with pytest.raises(SettingError, match="valiant routing does not apply to a crossbar"):
-        valiant_intermediate(topo, 0, 1, np.random.default_rng(0))
+        valiant_intermediate(topo, 0, 1, request=0)
 
 
 def test_route_argument_errors() -> None:
@@ -68,8 +68,13 @@ def test_route_argument_errors() -> None:
         topo.route(0, 5)
     with pytest.raises(SettingError, match=r"routing='adaptive' is unknown"):
         topo.route(0, 1, "adaptive")
-    with pytest.raises(SettingError, match="needs an intermediate switch"):
+    with pytest.raises(SettingError, match="valiant routing does not apply to a crossbar"):
         topo.route(0, 1, "valiant")
+    fat = make_topology("fattree:k=2,levels=2")
+    with pytest.raises(SettingError, match=r"intermediate=9 is not a switch: expected 0\.\.3"):
+        fat.route(0, 1, "valiant", intermediate=9)
+    with pytest.raises(SettingError, match="request=-1 is invalid"):
+        fat.route(0, 3, "valiant", request=-1)
     with pytest.raises(SettingError, match="only meaningful with routing='valiant'"):
         topo.route(0, 1, intermediate=0)
 

@@ -87,7 +87,7 @@ def one_replay(trace_dir: Path) -> dict[str, float]:
     from mpiuq.simulator.engine import simulate
     from mpiuq.simulator.lowering import lower_trace
     from mpiuq.simulator.motifs import MotifSpec, synthesize
-    from mpiuq.simulator.network import network_by_name
+    from mpiuq.simulator.networks import network_by_name
     from mpiuq.simulator.parameters import SimParams
     from mpiuq.simulator.replay import ReplaySetup
     from mpiuq.simulator.trace import read_trace

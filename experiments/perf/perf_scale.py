@@ -24,10 +24,10 @@ from mpiuq.simulator.engine import simulate
 from mpiuq.simulator.link_report import hottest_links
 from mpiuq.simulator.lowering import lower_trace
 from mpiuq.simulator.motifs import MotifSpec, synthesize
-from mpiuq.simulator.network import network_by_name
+from mpiuq.simulator.networks import network_by_name
 from mpiuq.simulator.parameters import SimParams
 from mpiuq.simulator.placement import place_ranks
-from mpiuq.simulator.topology import topology_for_ranks
+from mpiuq.simulator.topologies import topology_for_ranks
 
 
 def peak_rss_gib() -> float:

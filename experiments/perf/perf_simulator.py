@@ -6,12 +6,14 @@ Prints
 * seconds to evaluate 2465 parameter sets x 18 message sizes for each benchmark
   (the level-4 sparse-grid design of the reference study).
 
-Run: ``python experiments/perf/perf_simulator.py``. Target: <= 10 s per benchmark
-for the whole design on a 2-core machine.
+Run: ``python experiments/perf/perf_simulator.py [--threads N]`` (default: every CPU
+this process may use). Target: <= 10 s per benchmark for the whole design on a
+2-core machine.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import time
 
@@ -26,9 +28,10 @@ SIZES = tuple(int(s) for s in np.unique(np.logspace(8, 20, 18, base=2).astype(in
 
 
 def main() -> None:
-    print(
-        f"cores: {os.cpu_count()}, numba threads: {os.environ.get('NUMBA_NUM_THREADS', 'default')}"
-    )
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
+    threads = ap.parse_args().threads
+    print(f"cores: {os.cpu_count()}, evaluate_batch threads: {threads}")
     # warm up the compiled kernels (compilation is cached on disk after the first run)
     setup = BenchmarkSetup("stream", window=64)
     t0 = time.perf_counter()
@@ -52,7 +55,7 @@ def main() -> None:
     for benchmark in ("pingpong", "stream"):
         setup = BenchmarkSetup(benchmark, window=64)
         t0 = time.perf_counter()
-        batch = evaluate_batch(setup, SIZES, matrix)
+        batch = evaluate_batch(setup, SIZES, matrix, threads=threads)
         dt = time.perf_counter() - t0
         print(
             f"{benchmark:>8}: {N_SETS} parameter sets x {len(SIZES)} sizes in {dt:.2f} s "

@@ -22,7 +22,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from mpiuq.simulator.codes import (
+    LINK_EJECTION,
+    LINK_INJECTION,
+    LINK_NETWORK,
+    ROUTE_VALIANT,
+    ROUTINGS,
+    VALIANT_NONE,
+)
 from mpiuq.simulator.errors import SettingError
+from mpiuq.simulator.topologies import routing as rt
 
 __all__ = [
     "LINK_EJECTION",
@@ -30,12 +39,8 @@ __all__ = [
     "LINK_NETWORK",
     "ROUTINGS",
     "Topology",
+    "endpoint_links",
 ]
-
-LINK_INJECTION = 0
-LINK_NETWORK = 1
-LINK_EJECTION = 2
-ROUTINGS = ("minimal", "valiant")
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -69,6 +74,11 @@ class Topology:
         (-1 at the top level); shape ``(n_switches, 0)`` for other topologies.
     up_radix : int
         Fat-tree arity ``k``; 0 when routing does not depend on the destination node.
+    valiant : tuple of int
+        ``(rule, a, b)`` of the Valiant intermediates (:data:`~mpiuq.simulator.codes.VALIANT_RULES`):
+        ``(VALIANT_OTHER_GROUP, switches per group, groups)`` for a dragonfly of at
+        least three groups, ``(VALIANT_TOP_LEVEL, first top-level switch, their
+        number)`` for a fat-tree, ``(VALIANT_NONE, 0, 0)`` without alternative paths.
     notes : tuple of str
         Arrangement and tie-break rules, shown by :meth:`describe`.
     """
@@ -87,6 +97,7 @@ class Topology:
     switch_level: np.ndarray
     up_links: np.ndarray
     up_radix: int = 0
+    valiant: tuple[int, int, int] = (VALIANT_NONE, 0, 0)
     notes: tuple[str, ...] = field(default=())
 
     @property
@@ -108,6 +119,24 @@ class Topology:
                 f"{name}={switch} is not a switch: expected 0..{self.n_switches - 1}"
             )
 
+    def routing_tables(self) -> rt.RoutingTables:
+        """The arrays the compiled routing reads (shared with the engine)."""
+        rule, a, b = self.valiant
+        return rt.RoutingTables(
+            np.ascontiguousarray(self.link_class, dtype=np.int8),
+            np.ascontiguousarray(self.link_dst, dtype=np.int32),
+            np.ascontiguousarray(self.node_switch, dtype=np.int32),
+            np.ascontiguousarray(self.inj_link, dtype=np.int32),
+            np.ascontiguousarray(self.ej_link, dtype=np.int32),
+            np.ascontiguousarray(self.next_link, dtype=np.int32),
+            np.ascontiguousarray(self.switch_level, dtype=np.int32),
+            np.ascontiguousarray(self.up_links, dtype=np.int32),
+            int(self.up_radix),
+            int(rule),
+            int(a),
+            int(b),
+        )
+
     def next_hop(self, switch: int, dst_switch: int, dst_node: int | None = None) -> int:
         """Link taken at ``switch`` towards ``dst_switch`` (and node ``dst_node``).
 
@@ -115,17 +144,10 @@ class Topology:
         when ``dst_node`` is given; pass it only when ``dst_switch`` is that node's
         switch (see the module docstring). -1 when ``switch == dst_switch``.
         """
-        link = int(self.next_link[switch, dst_switch])
-        if (
-            link >= 0
-            and dst_node is not None
-            and self.up_radix > 0
-            and self.switch_level[self.link_dst[link]] > self.switch_level[switch]
-        ):
-            k = self.up_radix
-            port = (dst_node // k ** int(self.switch_level[switch])) % k
-            link = int(self.up_links[switch, port])
-        return link
+        self._check_switch("switch", switch)
+        self._check_switch("dst_switch", dst_switch)
+        links = self.switch_path(switch, dst_switch, dst_node)
+        return int(links[0]) if links else -1
 
     def switch_path(
         self, src_switch: int, dst_switch: int, dst_node: int | None = None
@@ -133,18 +155,70 @@ class Topology:
         """Network links of the minimal route between two switches (empty if equal)."""
         self._check_switch("src_switch", src_switch)
         self._check_switch("dst_switch", dst_switch)
-        links: list[int] = []
-        here = src_switch
-        while here != dst_switch:
-            link = self.next_hop(here, dst_switch, dst_node)
-            if link < 0 or len(links) > self.n_switches:
-                raise RuntimeError(  # pragma: no cover - a broken table is a bug
-                    f"routing table of {self.name} has no route from switch {src_switch} "
-                    f"to switch {dst_switch}"
-                )
-            links.append(link)
-            here = int(self.link_dst[link])
-        return links
+        if dst_node is not None:
+            self._check_node("dst_node", dst_node)
+        node = -1 if dst_node is None else dst_node
+        links = rt.switch_path(self.routing_tables(), src_switch, dst_switch, node)
+        if links.size and links[-1] < 0:
+            raise RuntimeError(  # pragma: no cover - a broken table is a bug
+                f"routing table of {self.name} has no route from switch {src_switch} "
+                f"to switch {dst_switch}"
+            )
+        return [int(x) for x in links]
+
+    def check_valiant(self) -> None:
+        """Raise unless Valiant routing applies (it needs alternative paths).
+
+        Raises
+        ------
+        SettingError
+            For a crossbar, or a dragonfly of fewer than three groups.
+        """
+        if self.valiant[0] != VALIANT_NONE:
+            return
+        if self.name == "dragonfly":
+            raise SettingError(
+                "valiant routing needs a group other than the source and destination groups: "
+                f"dragonfly has groups={self.params.get('groups')}, expected >= 3"
+            )
+        raise SettingError(
+            f"valiant routing does not apply to a {self.name}: expected dragonfly or fattree"
+        )
+
+    def valiant_intermediate(
+        self, src_node: int, dst_node: int, request: int, seed: int = 0
+    ) -> int:
+        """The engine's Valiant intermediate switch for a message (see :mod:`.routing`).
+
+        Parameters
+        ----------
+        src_node, dst_node : int
+            Node ids.
+        request : int
+            Program request id of the message's send (>= 0).
+        seed : int
+            Route seed of the packet network (>= 0).
+
+        Returns
+        -------
+        int
+            The switch, or -1 when both nodes hang off the same switch (no detour).
+
+        Raises
+        ------
+        SettingError
+            If the topology has no Valiant intermediates, or a node, ``request`` or
+            ``seed`` is out of range.
+        """
+        self.check_valiant()
+        self._check_node("src_node", src_node)
+        self._check_node("dst_node", dst_node)
+        for name, value in (("request", request), ("seed", seed)):
+            if not 0 <= value < 2**63:
+                raise SettingError(f"{name}={value} is invalid: expected a whole number >= 0")
+        return int(
+            rt.intermediate(self.routing_tables(), ROUTE_VALIANT, src_node, dst_node, request, seed)
+        )
 
     def route(
         self,
@@ -152,21 +226,24 @@ class Topology:
         dst_node: int,
         routing: str = "minimal",
         intermediate: int | None = None,
+        *,
+        request: int = 0,
+        seed: int = 0,
     ) -> np.ndarray:
-        """Link ids of the path from ``src_node`` to ``dst_node``.
-
-        Reference (pure Python) implementation of the routing the engine performs.
+        """Link ids of the path from ``src_node`` to ``dst_node``, as the engine routes it.
 
         Parameters
         ----------
         src_node, dst_node : int
             Node ids.
         routing : {"minimal", "valiant"}
-            ``"valiant"``: minimal to switch ``intermediate``, then minimal to the
-            destination (Valiant's randomised routing with the random choice made by
-            the caller, e.g. :func:`valiant_intermediate`).
+            ``"valiant"``: minimal to an intermediate switch, then minimal to the
+            destination (Valiant's randomised routing).
         intermediate : int, optional
-            Switch id the Valiant route passes through (required for ``"valiant"``).
+            Switch the Valiant route passes through; default: the engine's choice for
+            ``request`` and ``seed`` (:meth:`valiant_intermediate`).
+        request, seed : int
+            Program request id of the message and route seed (Valiant only).
 
         Returns
         -------
@@ -175,25 +252,25 @@ class Topology:
         """
         self._check_node("src_node", src_node)
         self._check_node("dst_node", dst_node)
-        a = int(self.node_switch[src_node])
-        b = int(self.node_switch[dst_node])
         if routing == "minimal":
             if intermediate is not None:
                 raise SettingError(
                     f"intermediate={intermediate} is only meaningful with routing='valiant'"
                 )
-            middle = self.switch_path(a, b, dst_node)
+            mid = -1
         elif routing == "valiant":
             if intermediate is None:
-                raise SettingError(
-                    "routing='valiant' needs an intermediate switch: expected a switch id "
-                    f"0..{self.n_switches - 1} (see valiant_intermediate)"
-                )
-            self._check_switch("intermediate", intermediate)
-            middle = self.switch_path(a, intermediate) + self.switch_path(intermediate, b, dst_node)
+                mid = self.valiant_intermediate(src_node, dst_node, request, seed)
+            else:
+                self._check_switch("intermediate", intermediate)
+                mid = intermediate
         else:
             raise SettingError(f"routing={routing!r} is unknown: expected one of {ROUTINGS}")
-        path = [int(self.inj_link[src_node]), *middle, int(self.ej_link[dst_node])]
+        path = rt.route_path(self.routing_tables(), src_node, dst_node, mid)
+        if path.size == 0:
+            raise RuntimeError(  # pragma: no cover - a broken table is a bug
+                f"routing table of {self.name} has no route from node {src_node} to {dst_node}"
+            )
         return np.asarray(path, dtype=np.int32)
 
     def describe(self) -> str:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mpiuq.simulator.codes import VALIANT_NONE, VALIANT_OTHER_GROUP
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.topologies.base import Topology, endpoint_links
 
@@ -137,6 +138,7 @@ def build_dragonfly(groups: int, switches: int, nodes: int, global_links: int) -
         "global links: absolute (consecutive) arrangement, rounds of g-1 ports, "
         f"{dragonfly_global_link_count(g, a, h)} directed global links",
         "minimal routing: local, global, local; parallel link landing on the target, else (i + j) mod m",
+        "valiant: through a switch of a group other than the source and destination groups",
     )
     return Topology(
         name="dragonfly",
@@ -152,6 +154,7 @@ def build_dragonfly(groups: int, switches: int, nodes: int, global_links: int) -
         next_link=next_link,
         switch_level=np.zeros(n_sw, dtype=np.int32),
         up_links=np.zeros((n_sw, 0), dtype=np.int32),
+        valiant=(VALIANT_OTHER_GROUP, a, g) if g >= 3 else (VALIANT_NONE, 0, 0),
         notes=notes,
     )
 

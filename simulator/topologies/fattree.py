@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mpiuq.simulator.codes import VALIANT_TOP_LEVEL
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.topologies.base import Topology, endpoint_links
 
@@ -74,6 +75,7 @@ def build_fattree(k: int, levels: int) -> Topology:
     notes = (
         "d-mod-k: towards node d the up-port at level l is (d // k**l) % k",
         "switch-to-switch: shorter of up-first / down-first walks, digits of the target",
+        "valiant: through a top-level switch",
     )
     return Topology(
         name="fattree",
@@ -90,6 +92,7 @@ def build_fattree(k: int, levels: int) -> Topology:
         switch_level=switch_level,
         up_links=up_links,
         up_radix=k,
+        valiant=(VALIANT_TOP_LEVEL, m * width, width),
         notes=notes,
     )
 

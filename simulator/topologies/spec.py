@@ -1,6 +1,6 @@
-"""Network topologies chosen by name: ``make_topology("dragonfly:groups=86,...")``.
+"""Topology specs: ``make_topology("dragonfly:groups=86,...")`` and sizing for a rank count.
 
-Three topologies, each a small builder in :mod:`mpiuq.simulator.topologies`:
+Three topologies, each a small builder module of this package:
 
 * ``dragonfly:groups=G,switches=A,nodes=P,global=H`` -- canonical dragonfly (reference
   paper, section 4.2: 48-switch all-to-all groups, 4 nodes per switch, up to 8 global
@@ -20,29 +20,15 @@ Examples
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-
-import numpy as np
 
 from mpiuq.simulator.errors import SettingError
-from mpiuq.simulator.topologies import (
-    LINK_EJECTION,
-    LINK_INJECTION,
-    LINK_NETWORK,
-    ROUTINGS,
-    Topology,
-    build_crossbar,
-    build_dragonfly,
-    build_fattree,
-)
+from mpiuq.simulator.topologies.base import Topology
+from mpiuq.simulator.topologies.crossbar import build_crossbar
+from mpiuq.simulator.topologies.dragonfly import build_dragonfly
+from mpiuq.simulator.topologies.fattree import build_fattree
 
 __all__ = [
-    "LINK_EJECTION",
-    "LINK_INJECTION",
-    "LINK_NETWORK",
-    "ROUTINGS",
     "TOPOLOGIES",
-    "Topology",
     "make_topology",
     "parse_topology_spec",
     "topology_for_ranks",
@@ -191,48 +177,17 @@ def topology_for_ranks(name: str, n_ranks: int, **overrides: int) -> Topology:
 
 
 def valiant_intermediate(
-    topology: Topology, src_node: int, dst_node: int, rng: np.random.Generator
+    topology: Topology, src_node: int, dst_node: int, request: int, seed: int = 0
 ) -> int:
-    """Random intermediate switch of a Valiant route (for :meth:`Topology.route`).
+    """The engine's Valiant intermediate switch of a message (:meth:`Topology.valiant_intermediate`).
 
-    dragonfly: a uniformly random switch of a random group other than the source and
-    destination groups; fattree: a uniformly random top-level switch. A crossbar has
-    no alternative paths.
+    dragonfly: a switch of a group other than the source and destination groups;
+    fattree: a top-level switch; chosen by a hash of the program request id
+    ``request`` and the route ``seed``. -1 when both nodes hang off one switch.
 
     Raises
     ------
     SettingError
         If the topology offers no intermediate (crossbar, dragonfly with < 3 groups).
     """
-    chooser = _VALIANT.get(topology.name)
-    if chooser is None:
-        raise SettingError(
-            f"valiant routing does not apply to a {topology.name}: expected dragonfly or fattree"
-        )
-    return chooser(topology, src_node, dst_node, rng)
-
-
-def _valiant_dragonfly(topo: Topology, src: int, dst: int, rng: np.random.Generator) -> int:
-    a = topo.params["switches"]
-    groups = topo.params["groups"]
-    g_src = int(topo.node_switch[src]) // a
-    g_dst = int(topo.node_switch[dst]) // a
-    choices = [g for g in range(groups) if g not in (g_src, g_dst)]
-    if not choices:
-        raise SettingError(
-            f"valiant routing needs a group other than the source and destination groups: "
-            f"dragonfly has groups={groups}, expected >= 3"
-        )
-    group = choices[int(rng.integers(len(choices)))]
-    return group * a + int(rng.integers(a))
-
-
-def _valiant_fattree(topo: Topology, src: int, dst: int, rng: np.random.Generator) -> int:
-    top = np.flatnonzero(topo.switch_level == topo.switch_level.max())
-    return int(top[int(rng.integers(top.size))])
-
-
-_VALIANT: dict[str, Callable[[Topology, int, int, np.random.Generator], int]] = {
-    "dragonfly": _valiant_dragonfly,
-    "fattree": _valiant_fattree,
-}
+    return topology.valiant_intermediate(src_node, dst_node, request, seed)

@@ -1,0 +1,68 @@
+"""The compiled discrete-event kernel of the simulator (numba).
+
+:mod:`mpiuq.simulator.engine` is the typed Python face; everything here works on
+flat arrays held in typed bundles, so that 10^7 events run without touching the
+Python interpreter. Model (the reference paper, section 3.1 and Figs. 1-3):
+
+* Each rank executes its operation stream on its CPU (:mod:`.ranks`). Operations
+  with a CPU cost (posting headers, copies into pinned buffers, pinning) first
+  advance the rank's clock, then take effect, so that every shared-state change
+  (ports, queues) happens in global time order.
+* Each rank also has a *progress engine* (NIC / progress thread) that performs the
+  receiver-side protocol steps triggered by arrivals: posting RDMA gets, pinning
+  rendezvous receive buffers, posting acknowledgements (:mod:`.protocols`). Its
+  steps are serialised per rank and are charged to the rank as MPI-stack time
+  when the rank is blocked waiting on them.
+* Time a rank spends blocked in a wait is split along the completing request's
+  milestones: before the partner was ready -> ``sync`` (eqs. 1-4, with the
+  deferred-wait forms 3-4 following from starting the clock at the wait); inside a
+  software step of the protocol (remote or progress-engine pinning or posting) ->
+  ``mpi_stack``; the remainder -> ``network``.
+* Transfers go through the network units of :mod:`mpiuq.simulator.networks`.
+
+Modules: :mod:`.run` (entry points), :mod:`.loop` (the event loop), :mod:`.heap`,
+:mod:`.state` (the bundles), :mod:`.matching` (MPI matching, request slots),
+:mod:`.ranks`, :mod:`.messages`, :mod:`.transfers`, :mod:`.protocols` (mailbox,
+eager, rendezvous). Integer codes come from :mod:`mpiuq.simulator.codes`.
+"""
+
+from __future__ import annotations
+
+from mpiuq.simulator.kernel.protocols import HEADER_BYTES, Endpoint
+from mpiuq.simulator.kernel.run import (
+    ProgramArrays,
+    run_batch,
+    run_program,
+    state_sizes,
+)
+from mpiuq.simulator.kernel.state import State, new_state, wait_offsets
+from mpiuq.simulator.networks.state import NetworkArrays
+
+__all__ = [
+    "HEADER_BYTES",
+    "Endpoint",
+    "ProgramArrays",
+    "State",
+    "new_state",
+    "run_batch",
+    "run_program",
+    "state_for",
+    "wait_offsets",
+]
+
+
+def state_for(program: ProgramArrays, net: NetworkArrays) -> State:
+    """A fresh :class:`State` sized for ``program`` on ``net`` (allocated by NumPy)."""
+    n_links, n_flows, n_route = state_sizes(program, net)
+    n_ranks = int(program.rank_ptr.shape[0]) - 1
+    return new_state(  # type: ignore[no-any-return]
+        n_ranks,
+        program.n_requests,
+        program.n_calls,
+        program.n_marks,
+        net.n_nodes,
+        int(n_links),
+        int(n_flows),
+        int(n_route),
+        wait_offsets(program.rank_ptr, program.ops),
+    )

@@ -1,0 +1,118 @@
+"""MPI matching and request bookkeeping: envelopes, FIFO queues, request slots."""
+
+from __future__ import annotations
+
+from mpiuq.simulator._jit import njit
+from mpiuq.simulator.codes import COL_COMM, COL_PEER, COL_TAG
+
+INF = float("inf")
+
+
+@njit(inline="always", error_model="numpy")
+def envelope_matches(comm, src, tag, m_comm, m_src, m_tag):  # type: ignore[no-untyped-def]
+    """MPI matching: same communicator, source and tag equal or wildcards (< 0)."""
+    return comm == m_comm and (src < 0 or src == m_src) and (tag < 0 or tag == m_tag)
+
+
+@njit(inline="always", error_model="numpy")
+def enqueue(head, tail, nxt, owner, item):  # type: ignore[no-untyped-def]
+    """Append ``item`` to the linked-list queue of ``owner`` (FIFO: MPI posting order)."""
+    if tail[owner] < 0:
+        head[owner] = item
+    else:
+        nxt[tail[owner]] = item
+    tail[owner] = item
+    nxt[item] = -1
+
+
+@njit(inline="always", error_model="numpy")
+def unlink(head, tail, nxt, owner, prev, item):  # type: ignore[no-untyped-def]
+    """Remove ``item`` (whose predecessor is ``prev``, -1 at the head) from ``owner``'s queue."""
+    if prev < 0:
+        head[owner] = nxt[item]
+    else:
+        nxt[prev] = nxt[item]
+    if tail[owner] == item:
+        tail[owner] = prev
+    nxt[item] = -1
+
+
+@njit(inline="always", error_model="numpy")
+def find_posted(state, ops, dst, m):  # type: ignore[no-untyped-def]
+    """First receive posted by rank ``dst`` that matches message ``m``: ``(slot, prev)``."""
+    queues = state.queues
+    msgs = state.messages
+    op_of = state.requests.op
+    nxt = queues.next
+    prev = -1
+    q = queues.posted_head[dst]
+    while q >= 0:
+        j = op_of[q]
+        src = ops[j, COL_PEER]
+        tg = ops[j, COL_TAG]
+        if envelope_matches(ops[j, COL_COMM], src, tg, msgs.comm[m], msgs.src[m], msgs.tag[m]):
+            break
+        prev = q
+        q = nxt[q]
+    return q, prev
+
+
+@njit(inline="always", error_model="numpy")
+def find_unexpected(state, r, src, tag, comm):  # type: ignore[no-untyped-def]
+    """First message in rank ``r``'s unexpected queue matching a receive: ``(slot, prev)``."""
+    msgs = state.messages
+    nxt = state.queues.next
+    prev = -1
+    m = state.queues.unexpected_head[r]
+    while m >= 0:
+        if envelope_matches(comm, src, tag, msgs.comm[m], msgs.src[m], msgs.tag[m]):
+            break
+        prev = m
+        m = nxt[m]
+    return m, prev
+
+
+@njit(inline="always", error_model="numpy")
+def init_request(requests, q, op, post_s, ready_s):  # type: ignore[no-untyped-def]
+    """Fresh state of request slot ``q``, created by operation ``op`` at ``post_s``."""
+    requests.ready[q] = ready_s
+    requests.sync[q] = -INF  # no partner boundary yet (eqs. 1-2)
+    requests.stack1_start[q] = 0.0
+    requests.stack1_end[q] = 0.0
+    requests.stack2_start[q] = 0.0
+    requests.stack2_end[q] = 0.0
+    requests.copy_s[q] = 0.0
+    requests.post_s[q] = post_s
+    requests.op[q] = op
+
+
+@njit(inline="always", error_model="numpy")
+def new_slot(slots, rid, n_refs):  # type: ignore[no-untyped-def]
+    """A free state slot for program request ``rid``, holding ``n_refs`` references.
+
+    Freed slots are reused last in, first out, so the per-request state touches only
+    as many slots as requests are ever alive at once (``counters[0]``).
+    """
+    counters = slots.counters
+    n_free = counters[1]
+    if n_free > 0:
+        sl = slots.free[n_free - 1]
+        counters[1] = n_free - 1
+    else:
+        sl = counters[0]
+        counters[0] = sl + 1
+    slots.slot_of[rid] = sl
+    slots.rid[sl] = rid
+    slots.refs[sl] = n_refs
+    return sl
+
+
+@njit(inline="always", error_model="numpy")
+def release(slots, sl):  # type: ignore[no-untyped-def]
+    """Drop one reference to slot ``sl``; the last one returns it to the free list."""
+    refs = slots.refs
+    counters = slots.counters
+    refs[sl] -= 1
+    if refs[sl] == 0:
+        slots.free[counters[1]] = sl
+        counters[1] += 1

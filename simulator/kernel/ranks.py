@@ -1,0 +1,293 @@
+"""The ranks: each runs its operation stream on its CPU until it blocks or yields.
+
+Operations with a CPU cost (compute, posting headers, copies into pinned buffers,
+pinning) first advance the rank's clock, then take effect, so that every
+shared-state change (ports, queues) happens in global time order. A rank whose
+resume would be the very next event anyway keeps running without a heap round
+trip (the fast path of :func:`advance`).
+
+Each operation handler returns ``(go_on, t, hn, top_live, seq)``: whether the rank
+keeps running at time ``t`` or has yielded (its resume is scheduled, or it blocked),
+and the heap's size, root state and sequence counter.
+"""
+
+from __future__ import annotations
+
+from mpiuq.simulator._jit import njit
+from mpiuq.simulator._prefetch import prefetch
+from mpiuq.simulator.codes import (
+    CAT_COMPUTE,
+    CAT_NETWORK,
+    CAT_STACK,
+    CAT_SYNC,
+    COL_CALL,
+    COL_COMM,
+    COL_COUNT,
+    COL_KIND,
+    COL_PEER,
+    COL_REQ,
+    COL_TAG,
+    EV_RANK,
+    N_EV,
+    OP_COMPUTE,
+    OP_IRECV,
+    OP_ISEND,
+    OP_WAIT,
+    OP_WAITALL,
+    SLOT_DONE,
+    STAGE_HDR,
+)
+from mpiuq.simulator.kernel.heap import push, runs_next
+from mpiuq.simulator.kernel.matching import (
+    enqueue,
+    find_unexpected,
+    init_request,
+    new_slot,
+    release,
+    unlink,
+)
+from mpiuq.simulator.kernel.messages import matched
+from mpiuq.simulator.kernel.protocols import header_bytes, select, send_cost, send_ready, send_refs
+from mpiuq.simulator.kernel.transfers import transfer_event
+
+INF = float("inf")
+
+
+@njit(inline="always", error_model="numpy")
+def advance(r, tn, state, hn, top_live, seq):  # type: ignore[no-untyped-def]
+    """Rank ``r``'s clock moves to ``tn``: keep running if its resume would be the next
+    event anyway (fast path), else schedule the resume. Returns ``(go_on, hn, top_live, seq)``."""
+    if runs_next(state.heap, hn, top_live, tn, seq):
+        return True, hn, top_live, seq + 1
+    hn, top_live = push(state.heap, hn, top_live, tn, seq, r * N_EV + EV_RANK)
+    return False, hn, top_live, seq + 1
+
+
+@njit(inline="always", error_model="numpy")
+def op_compute(r, i, c, t, prog, state, compute_scale, hn, top_live, seq):  # type: ignore[no-untyped-def]
+    """``COMPUTE``: busy the CPU for the scaled seconds."""
+    ranks = state.ranks
+    if ranks.phase[r] == 0:
+        d = prog.seconds[i] * compute_scale
+        ranks.acc[r, CAT_COMPUTE] += d
+        ranks.acc_call[c, CAT_COMPUTE] += d
+        if d > 0.0:
+            ranks.phase[r] = 1
+            go_on, hn, top_live, seq = advance(r, t + d, state, hn, top_live, seq)
+            return go_on, t + d, hn, top_live, seq
+    ranks.phase[r] = 0
+    ranks.pc[r] = i + 1
+    return True, t, hn, top_live, seq
+
+
+@njit(inline="always", error_model="numpy")
+def op_isend(r, i, c, t, prog, net, state, rates, ep, hn, top_live, seq):  # type: ignore[no-untyped-def]
+    """``ISEND``: pay the protocol's CPU cost, then the message leaves at ``TSend = t``."""
+    ops = prog.ops
+    ranks = state.ranks
+    msgs = state.messages
+    rid = ops[i, COL_REQ]
+    nb_ = prog.nbytes[i]
+    if ranks.phase[r] == 0:
+        proto = select(nb_, ep)
+        cost = send_cost(proto, nb_, ep)
+        # references: the wait, and the protocol (matching, plus the data for eager;
+        # the acknowledgement for rendezvous)
+        m = new_slot(state.slots, rid, send_refs(proto))
+        msgs.proto[m] = proto
+        ranks.acc[r, CAT_STACK] += cost
+        ranks.acc_call[c, CAT_STACK] += cost
+        if cost > 0.0:
+            ranks.phase[r] = 1
+            go_on, hn, top_live, seq = advance(r, t + cost, state, hn, top_live, seq)
+            return go_on, t + cost, hn, top_live, seq
+    # effect: the message leaves at TSend = t
+    m = state.slots.slot_of[rid]
+    ranks.phase[r] = 0
+    ranks.pc[r] = i + 1
+    dst = ops[i, COL_PEER]
+    proto = msgs.proto[m]
+    init_request(state.requests, m, i, t, send_ready(proto, t))
+    msgs.match[m] = -1
+    msgs.data_at[m] = INF
+    msgs.src[m] = r
+    msgs.dst[m] = dst
+    msgs.tag[m] = ops[i, COL_TAG]
+    msgs.comm[m] = ops[i, COL_COMM]
+    msgs.nbytes[m] = nb_
+    msgs.t_send[m] = t
+    wire = header_bytes(proto, nb_)
+    te, tc = transfer_event(t, r, dst, wire, m, STAGE_HDR, net, state, rates)
+    hn, top_live = push(state.heap, hn, top_live, te, seq, tc)
+    return True, t, hn, top_live, seq + 1
+
+
+@njit(inline="always", error_model="numpy")
+def op_irecv(r, i, t, prog, state, ep, hn, top_live, seq):  # type: ignore[no-untyped-def]
+    """``IRECV``: match the first unexpected message, or join the posted-receive queue."""
+    ops = prog.ops
+    queues = state.queues
+    q = new_slot(state.slots, ops[i, COL_REQ], 1)  # the wait's reference
+    init_request(state.requests, q, i, t, INF)
+    state.ranks.pc[r] = i + 1
+    # search the unexpected queue in arrival order
+    m, prev = find_unexpected(state, r, ops[i, COL_PEER], ops[i, COL_TAG], ops[i, COL_COMM])
+    if m < 0:
+        enqueue(queues.posted_head, queues.posted_tail, queues.next, r, q)
+    else:
+        unlink(queues.unexpected_head, queues.unexpected_tail, queues.next, r, prev, m)
+        hn, top_live, seq = matched(m, q, t, state, ep, hn, top_live, seq)
+    return hn, top_live, seq
+
+
+@njit(inline="always", error_model="numpy")
+def _overlap(a, b, lo, hi):  # type: ignore[no-untyped-def]
+    x = min(b, hi) - max(a, lo)
+    return x if x > 0.0 else 0.0
+
+
+@njit(inline="always", error_model="numpy")
+def account_wait(r, c, a, b, q, state):  # type: ignore[no-untyped-def]
+    """Split rank ``r``'s blocked interval ``[a, b]`` along request ``q``'s milestones.
+
+    Before the partner was ready -> sync (eqs. 1-4); inside a software step of the
+    protocol -> MPI stack; the remainder -> network.
+    """
+    if b <= a:
+        return
+    rq = state.requests
+    acc = state.ranks.acc
+    acc_call = state.ranks.acc_call
+    s = rq.sync[q]
+    sync = min(s, b) - a
+    if sync < 0.0:
+        sync = 0.0
+    mid = max(a, s)
+    stk = _overlap(mid, b, rq.stack1_start[q], rq.stack1_end[q]) + _overlap(
+        mid, b, rq.stack2_start[q], rq.stack2_end[q]
+    )
+    net = (b - mid) - stk if b > mid else 0.0
+    acc[r, CAT_SYNC] += sync
+    acc[r, CAT_STACK] += stk
+    acc[r, CAT_NETWORK] += net
+    acc_call[c, CAT_SYNC] += sync
+    acc_call[c, CAT_STACK] += stk
+    acc_call[c, CAT_NETWORK] += net
+
+
+@njit(inline="always", error_model="numpy")
+def _first_complete(r, t, state):  # type: ignore[no-untyped-def]
+    """The earliest-completed request rank ``r``'s wait still lists: ``(slot, rid, pending)``.
+
+    Consumed requests are dropped from the list as it is scanned (a wait-all of k
+    requests is woken about 2k times: rescanning all of them cost k^2).
+    """
+    waits = state.waits
+    act = waits.active
+    slot_of = state.slots.slot_of
+    ready = state.requests.ready
+    base = waits.ptr[r]
+    best = -1
+    best_rid = -1
+    best_t = INF
+    pending = False
+    kept = base
+    for j in range(base, base + waits.n_listed[r]):
+        rid = act[j]
+        q = slot_of[rid]
+        if q == SLOT_DONE:
+            continue
+        act[kept] = rid
+        kept += 1
+        if q >= 0 and ready[q] <= t:
+            if ready[q] < best_t:
+                best_t = ready[q]
+                best = q
+                best_rid = rid
+        else:
+            pending = True  # not complete, or not even created yet
+    waits.n_listed[r] = kept - base
+    return best, best_rid, pending
+
+
+@njit(inline="always", error_model="numpy")
+def op_wait(r, i, k, c, t, prog, state, hn, top_live, seq):  # type: ignore[no-untyped-def]
+    """``WAIT`` / ``WAITALL``: consume completed requests one by one, or block."""
+    ops = prog.ops
+    ranks = state.ranks
+    waits = state.waits
+    if ranks.phase[r] == 0:
+        base = waits.ptr[r]
+        ranks.wait_mark[r] = t
+        ranks.phase[r] = 2
+        if k == OP_WAIT:
+            waits.active[base] = ops[i, COL_REQ]
+            waits.n_listed[r] = 1
+        else:
+            lo = ops[i, COL_REQ]
+            for j in range(ops[i, COL_COUNT]):
+                waits.active[base + j] = prog.wait_list[lo + j]
+            waits.n_listed[r] = ops[i, COL_COUNT]
+    best, best_rid, pending = _first_complete(r, t, state)
+    if best >= 0:
+        account_wait(r, c, ranks.wait_mark[r], t, best, state)
+        cp = state.requests.copy_s[best]
+        state.slots.slot_of[best_rid] = SLOT_DONE
+        release(state.slots, best)  # the wait's reference
+        ranks.wait_mark[r] = t + cp
+        if cp > 0.0:
+            ranks.acc[r, CAT_STACK] += cp
+            ranks.acc_call[c, CAT_STACK] += cp
+            go_on, hn, top_live, seq = advance(r, t + cp, state, hn, top_live, seq)
+            return go_on, t + cp, hn, top_live, seq
+        return True, t, hn, top_live, seq
+    if pending:
+        ranks.blocked[r] = True
+        return False, t, hn, top_live, seq
+    ranks.phase[r] = 0
+    ranks.pc[r] = i + 1
+    return True, t, hn, top_live, seq
+
+
+@njit(inline="always", error_model="numpy")
+def run_rank(r, t, prog, net, state, rates, ep, compute_scale, hn, top_live, seq):  # type: ignore[no-untyped-def]
+    """Resume rank ``r`` at ``t``: run operations until it blocks, yields or ends."""
+    ops = prog.ops
+    ranks = state.ranks
+    pc = ranks.pc
+    ranks.blocked[r] = False
+    end = prog.rank_ptr[r + 1]
+    while True:
+        i = pc[r]
+        if i >= end:
+            ranks.end_s[r] = t
+            break
+        k = ops[i, COL_KIND]
+        c = ops[i, COL_CALL]
+        if k == OP_COMPUTE:
+            go_on, t, hn, top_live, seq = op_compute(
+                r, i, c, t, prog, state, compute_scale, hn, top_live, seq
+            )
+        elif k == OP_ISEND:
+            go_on, t, hn, top_live, seq = op_isend(
+                r, i, c, t, prog, net, state, rates, ep, hn, top_live, seq
+            )
+        elif k == OP_IRECV:
+            hn, top_live, seq = op_irecv(r, i, t, prog, state, ep, hn, top_live, seq)
+            go_on = True
+        elif k in (OP_WAIT, OP_WAITALL):
+            go_on, t, hn, top_live, seq = op_wait(r, i, k, c, t, prog, state, hn, top_live, seq)
+        else:  # OP_MARK
+            ranks.marks[ops[i, COL_REQ]] = t
+            pc[r] = i + 1
+            go_on = True
+        if not go_on:
+            break
+    # the rank yields: fetch what it reads next while other events run
+    nx = pc[r]
+    if nx + 4 < end:
+        prefetch(ops, nx + 2)
+        prefetch(ops, nx + 4)
+        prefetch(prog.nbytes, nx + 4)
+        prefetch(prog.seconds, nx + 4)
+    return hn, top_live, seq

@@ -1,0 +1,174 @@
+"""Entry points of the kernel: one program under one parameter vector, or under many.
+
+Both take the same bundles: the program (:class:`ProgramArrays`), the network
+(:class:`~mpiuq.simulator.networks.state.NetworkArrays`) and parameter vectors in
+:data:`~mpiuq.simulator.codes.PARAMETER_NAMES` order, from which the kernel derives
+the endpoint costs and network rates in SI units.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from mpiuq.simulator._jit import njit
+from mpiuq.simulator.codes import (
+    LINK_INJECTION,
+    N_CATEGORIES,
+    N_STAGES,
+    NET_PACKET,
+    P_EAGER_MAX,
+    P_HOP_LATENCY,
+    P_INJECTION_BW,
+    P_LINK_BW,
+    P_MEMORY_BW,
+    P_PAGE,
+    P_PIN_LATENCY,
+    P_PIN_PER_PAGE,
+    P_POST_HEADER,
+    P_POST_RDMA,
+    P_SMALL_MAX,
+)
+from mpiuq.simulator.kernel.loop import event_loop
+from mpiuq.simulator.kernel.protocols import Endpoint
+from mpiuq.simulator.kernel.state import new_state_compiled, wait_offsets
+from mpiuq.simulator.networks.state import Rates
+
+
+class ProgramArrays(NamedTuple):
+    """A lowered program as the kernel reads it (see :class:`~mpiuq.simulator.program.Program`)."""
+
+    rank_ptr: npt.NDArray[np.int64]
+    ops: npt.NDArray[np.int32]
+    nbytes: npt.NDArray[np.int64]
+    seconds: npt.NDArray[np.float64]
+    wait_list: npt.NDArray[np.int64]
+    n_requests: int
+    n_calls: int  #: rows of the per-call split (at least 1)
+    n_marks: int
+
+
+@njit(inline="always", error_model="numpy")
+def endpoint_costs(params, zero_overhead):  # type: ignore[no-untyped-def]
+    """The MPI-stack costs of a parameter vector (all zero with ``zero_overhead``)."""
+    inv_mem = 1.0 / (params[P_MEMORY_BW] * 1e9)
+    d_hdr = params[P_POST_HEADER] * 1e-6
+    d_rdma = params[P_POST_RDMA] * 1e-6
+    pin_lat = params[P_PIN_LATENCY] * 1e-6
+    pin_page = params[P_PIN_PER_PAGE] * 1e-9
+    if zero_overhead:
+        inv_mem = 0.0
+        d_hdr = 0.0
+        d_rdma = 0.0
+        pin_lat = 0.0
+        pin_page = 0.0
+    return Endpoint(
+        inv_mem,
+        d_hdr,
+        d_rdma,
+        pin_lat,
+        pin_page,
+        params[P_PAGE],
+        params[P_SMALL_MAX],
+        params[P_EAGER_MAX],
+    )
+
+
+@njit(inline="always", error_model="numpy")
+def network_rates(params, hops):  # type: ignore[no-untyped-def]
+    """The network rates of a parameter vector."""
+    inv_inj = 1.0 / (params[P_INJECTION_BW] * 1e9)
+    inv_link = 1.0 / (params[P_LINK_BW] * 1e9)
+    hop = params[P_HOP_LATENCY] * 1e-9
+    return Rates(inv_inj, inv_link, max(inv_inj, inv_link), hop, hops * hop)
+
+
+@njit(nogil=True, error_model="numpy")
+def run_program(program, params, net, compute_scale, state):  # type: ignore[no-untyped-def]
+    """Simulate one program with one parameter vector on ``state`` (from ``new_state``).
+
+    Returns
+    -------
+    end_s : float64 (n_ranks,)
+    acc : float64 (n_ranks, 4)        compute, network, mpi_stack, sync seconds
+    acc_call : float64 (n_calls, 4)
+    marks : float64 (n_marks,)
+    n_events : int
+    pc : int64 (n_ranks,)             next operation of each rank (== end when finished)
+    matched : int64 (n_requests,)     matched receive request of each send (-1 if none)
+    link_bytes : float64 (n_links,)   bytes carried by each link (packet network)
+    """
+    rates = network_rates(params, net.hops)
+    ep = endpoint_costs(params, net.zero_overhead)
+    ranks = state.ranks
+    link_inv = state.network.link_inv
+    link_class = net.tables.link_class
+    ranks.pc[:] = program.rank_ptr[:-1]
+    for lk in range(link_inv.shape[0]):
+        link_inv[lk] = rates.inv_inj if link_class[lk] == LINK_INJECTION else rates.inv_link
+    n_events = event_loop(program, net, state, rates, ep, compute_scale)
+    return (
+        ranks.end_s,
+        ranks.acc,
+        ranks.acc_call,
+        ranks.marks,
+        n_events,
+        ranks.pc,
+        state.slots.matched,
+        state.network.link_bytes,
+    )
+
+
+@njit(nogil=True, error_model="numpy")
+def state_sizes(program, net):  # type: ignore[no-untyped-def]
+    """``(n_links, n_flows, n_route)`` of the state of ``program`` on ``net``."""
+    n_links = net.tables.link_class.shape[0]
+    if net.kind != NET_PACKET:
+        return n_links, 0, 0
+    return n_links, N_STAGES * program.n_requests, 2 * net.tables.next_link.shape[0] + 2
+
+
+@njit(nogil=True, error_model="numpy")
+def run_batch(program, params_matrix, net, compute_scale):  # type: ignore[no-untyped-def]
+    """Run one program under many parameter vectors on one network.
+
+    Releases the GIL: callers may run slices of ``params_matrix`` in parallel threads.
+
+    Returns ``marks (n_sets, n_marks)``, ``acc (n_sets, n_ranks, 4)``,
+    ``end (n_sets, n_ranks)``, ``unfinished (n_sets,)`` ranks that did not finish,
+    and the total event count.
+    """
+    n_sets = params_matrix.shape[0]
+    n_ranks = program.rank_ptr.shape[0] - 1
+    marks = np.empty((n_sets, program.n_marks), np.float64)
+    acc = np.empty((n_sets, n_ranks, N_CATEGORIES), np.float64)
+    end = np.empty((n_sets, n_ranks), np.float64)
+    unfinished = np.zeros(n_sets, np.int64)
+    events = np.zeros(n_sets, np.int64)
+    wait_ptr = wait_offsets(program.rank_ptr, program.ops)
+    n_links, n_flows, n_route = state_sizes(program, net)
+    for s in range(n_sets):
+        state = new_state_compiled(
+            n_ranks,
+            program.n_requests,
+            program.n_calls,
+            program.n_marks,
+            net.n_nodes,
+            n_links,
+            n_flows,
+            n_route,
+            wait_ptr,
+        )
+        e, a, _ac, mk, ne, pcs, _mm, _lb = run_program(
+            program, params_matrix[s], net, compute_scale, state
+        )
+        marks[s] = mk
+        acc[s] = a
+        end[s] = e
+        events[s] = ne
+        for r in range(n_ranks):
+            if pcs[r] < program.rank_ptr[r + 1]:
+                unfinished[s] += 1
+    return marks, acc, end, unfinished, events.sum()
