@@ -15,6 +15,7 @@ count.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -50,7 +51,7 @@ from mpiuq.simulator.parameters import UNITS
 from mpiuq.surrogate.box import ParameterBox
 from mpiuq.surrogate.design_run import load_design_outputs, run_design
 from mpiuq.surrogate.designs import sparse_grid_design
-from mpiuq.surrogate.executors import Executor
+from mpiuq.surrogate.executors import Executor, InProcessExecutor
 from mpiuq.surrogate.pce import PolynomialChaos, fit_pce
 
 FloatArray = npt.NDArray[np.float64]
@@ -84,8 +85,8 @@ def observations_for(campaign: Campaign) -> Observations:
     return load_observations(campaign.data, base.small_max_bytes, base.eager_max_bytes)
 
 
-def model_for(campaign: Campaign, observations: Observations) -> BenchmarkModel:
-    """The simulator benchmark as a function of the calibrated parameters."""
+def model_for(campaign: Campaign, observations: Observations, threads: int = 1) -> BenchmarkModel:
+    """The simulator benchmark as a function of the calibrated parameters (``threads`` per call)."""
     return BenchmarkModel(
         benchmark=campaign.simulator.benchmark,
         sizes_bytes=tuple(int(s) for s in observations.sizes_bytes),
@@ -93,7 +94,16 @@ def model_for(campaign: Campaign, observations: Observations) -> BenchmarkModel:
         base=campaign.simulator.base_params(),
         observable=campaign.data.observable,
         window=campaign.simulator.window,
+        threads=threads,
     )
+
+
+def threads_per_call(executor: Executor | None) -> int:
+    """Simulator threads of one design chunk: every CPU of this process when the design
+    runs in process, one inside worker processes (which already use the CPUs)."""
+    if executor is None or isinstance(executor, InProcessExecutor):
+        return max(1, len(os.sched_getaffinity(0)))
+    return 1
 
 
 def fit_surrogate(
@@ -229,7 +239,7 @@ def _run(
     emit(CampaignProgress("data", 1, 1, f"{obs.sizes_bytes.size} sizes"))
     lap("data")
 
-    model = model_for(campaign, obs)
+    model = model_for(campaign, obs, threads_per_call(executor))
     design = sparse_grid_design(parameter_box(campaign), campaign.surrogate.level)
     for p in run_design(
         model,

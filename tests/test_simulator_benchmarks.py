@@ -147,3 +147,8 @@ def test_batch_results_do_not_depend_on_threads() -> None:
     assert one.n_events == three.n_events
     with pytest.raises(SettingError, match="threads=0 is invalid"):
         evaluate_batch(setup, [1], matrix, threads=0)
+    model = BenchmarkModel("stream", (1, 5000, 70000), names, window=8, threads=2)
+    np.testing.assert_array_equal(model(x), one.time_us)
+    assert model.model_id == BenchmarkModel("stream", (1, 5000, 70000), names, window=8).model_id
+    with pytest.raises(SettingError, match="threads=0 is invalid"):
+        BenchmarkModel("stream", (1,), names, threads=0)
