@@ -8,7 +8,9 @@ figure are compared. Figures understood:
 * ``perf_simulator.py``: seconds of the single stream run, the pingpong and the
   stream designs;
 * ``perf_replay.py``: per trace, the simulation seconds and the replay seconds
-  (cached read + lowering + simulation), best of the script's own repeats.
+  (cached read + lowering + simulation), best of the script's own repeats;
+* ``perf_engine_cpu.py``: CPU seconds per workload, best of the script's own repeats
+  (run it with ``--script-of new``: it uses only the public API of both versions).
 
 Usage::
 
@@ -32,6 +34,7 @@ from pathlib import Path
 _SIM = re.compile(r"^\s*(single run|pingpong|stream)\b.*? in ([0-9.]+) s")
 _TRACE = re.compile(r"^(\S+): \d+ actions")
 _REPLAY = re.compile(r"simulate ([0-9.]+) s = ([0-9.]+) s")
+_CPU = re.compile(r"^cpu (.+?): ([0-9.]+) s")
 
 
 def figures(output: str) -> dict[str, float]:
@@ -39,7 +42,7 @@ def figures(output: str) -> dict[str, float]:
     out: dict[str, float] = {}
     trace = "?"
     for line in output.splitlines():
-        if m := _SIM.match(line):
+        if (m := _CPU.match(line)) or (m := _SIM.match(line)):
             out[m.group(1)] = float(m.group(2))
         elif m := _TRACE.match(line):
             trace = m.group(1)
@@ -49,8 +52,10 @@ def figures(output: str) -> dict[str, float]:
     return out
 
 
-def run(side: str, script: str, args: list[str]) -> dict[str, float]:
+def run(side: str, script: str, args: list[str], script_side: str | None) -> dict[str, float]:
     python, checkout, cache = side.split(":")
+    if script_side is not None:
+        checkout = script_side.split(":")[1]
     env = dict(os.environ, NUMBA_CACHE_DIR=cache, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
     cmd = [python, str(Path(checkout) / "experiments" / "perf" / script), *args]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
@@ -62,13 +67,17 @@ def main() -> None:
     ap.add_argument("--old", required=True, help="PYTHON:CHECKOUT:NUMBA_CACHE_DIR")
     ap.add_argument("--new", required=True, help="PYTHON:CHECKOUT:NUMBA_CACHE_DIR")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument(
+        "--script-of", choices=("old", "new"), help="run this side's copy of the script for both"
+    )
     ap.add_argument("script")
     ap.add_argument("args", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     results: dict[str, dict[str, list[float]]] = {"old": {}, "new": {}}
     for i in range(a.rounds):
         for name, side in (("old", a.old), ("new", a.new)):
-            for key, value in run(side, a.script, a.args).items():
+            script_side = {"old": a.old, "new": a.new}.get(a.script_of or "")
+            for key, value in run(side, a.script, a.args, script_side).items():
                 results[name].setdefault(key, []).append(value)
         print(f"round {i + 1}/{a.rounds} done", flush=True)
     print(
