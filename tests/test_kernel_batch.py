@@ -25,7 +25,7 @@ from mpiuq.simulator.parameters import SimParams
 from mpiuq.simulator.placement import place_ranks
 from mpiuq.simulator.topologies import make_topology
 
-TOPO = make_topology("dragonfly:groups=4,switches=2,nodes=2,global=1")
+TOPO = make_topology("dragonfly:groups=4,switches=2,nodes=2,global=2")
 
 
 @pytest.mark.parametrize(
@@ -59,6 +59,8 @@ def test_batch_equals_single_runs(network: NetworkModel) -> None:
         one = simulate(program, p, network, node_of_rank=nodes, compute_scale=0.5)
         np.testing.assert_array_equal(end[s], one.end_s)
         np.testing.assert_array_equal(acc[s], one.parts_s)
+        np.testing.assert_array_equal(marks[s], one.marks_s)
         total += one.n_events
     assert events == total
-    assert not np.array_equal(end[0], end[1])  # the sets differ, so the check can fail
+    if not isinstance(network, ComputeOnly):  # the sets differ, so the check can fail
+        assert not np.array_equal(end[0], end[1])

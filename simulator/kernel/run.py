@@ -33,7 +33,7 @@ from mpiuq.simulator.codes import (
 )
 from mpiuq.simulator.kernel.loop import event_loop
 from mpiuq.simulator.kernel.protocols import Endpoint
-from mpiuq.simulator.kernel.state import new_state_compiled, wait_offsets
+from mpiuq.simulator.kernel.state import new_state_compiled, reset_state, wait_offsets
 from mpiuq.simulator.networks.state import Rates
 
 
@@ -135,6 +135,7 @@ def run_batch(program, params_matrix, net, compute_scale):  # type: ignore[no-un
     """Run one program under many parameter vectors on one network.
 
     Releases the GIL: callers may run slices of ``params_matrix`` in parallel threads.
+    One state is allocated and reset between the sets.
 
     Returns ``marks (n_sets, n_marks)``, ``acc (n_sets, n_ranks, 4)``,
     ``end (n_sets, n_ranks)``, ``unfinished (n_sets,)`` ranks that did not finish,
@@ -149,18 +150,20 @@ def run_batch(program, params_matrix, net, compute_scale):  # type: ignore[no-un
     events = np.zeros(n_sets, np.int64)
     wait_ptr = wait_offsets(program.rank_ptr, program.ops)
     n_links, n_flows, n_route = state_sizes(program, net)
+    state = new_state_compiled(
+        n_ranks,
+        program.n_requests,
+        program.n_calls,
+        program.n_marks,
+        net.n_nodes,
+        n_links,
+        n_flows,
+        n_route,
+        wait_ptr,
+    )
     for s in range(n_sets):
-        state = new_state_compiled(
-            n_ranks,
-            program.n_requests,
-            program.n_calls,
-            program.n_marks,
-            net.n_nodes,
-            n_links,
-            n_flows,
-            n_route,
-            wait_ptr,
-        )
+        if s > 0:
+            reset_state(state)
         e, a, _ac, mk, ne, pcs, _mm, _lb = run_program(
             program, params_matrix[s], net, compute_scale, state
         )

@@ -192,6 +192,41 @@ new_state_compiled = njit(nogil=True)(new_state)
 
 
 @njit(nogil=True)
+def reset_state(state):  # type: ignore[no-untyped-def]
+    """Return a used ``state`` to what :func:`new_state` makes (for loops over parameter
+    sets: no allocation, no fresh pages). Fields that ``new_state`` leaves empty are
+    never read before they are written, so they keep their stale values.
+    """
+    ranks = state.ranks
+    ranks.pc[:] = 0
+    ranks.phase[:] = 0
+    ranks.blocked[:] = False
+    ranks.wait_mark[:] = 0.0
+    ranks.end_s[:] = 0.0
+    ranks.acc[:] = 0.0
+    ranks.acc_call[:] = 0.0
+    ranks.marks[:] = np.nan
+    ranks.prog_free[:] = 0.0
+    queues = state.queues
+    queues.posted_head[:] = -1
+    queues.posted_tail[:] = -1
+    queues.unexpected_head[:] = -1
+    queues.unexpected_tail[:] = -1
+    slots = state.slots
+    slots.slot_of[:] = SLOT_NONE
+    slots.matched[:] = -1
+    slots.counters[:] = 0
+    network = state.network
+    network.inj_free[:] = 0.0
+    network.ej_free[:] = 0.0
+    network.link_busy[:] = 0.0
+    network.link_bytes[:] = 0.0
+    network.link_inv[:] = 0.0
+    network.route[:] = 0
+    state.waits.n_listed[:] = 0
+
+
+@njit(nogil=True)
 def wait_offsets(rank_ptr, ops):  # type: ignore[no-untyped-def]
     """Per rank, the offset of its room for one wait's requests (``n_ranks + 1``).
 
