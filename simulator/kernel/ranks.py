@@ -176,22 +176,24 @@ def account_wait(r, c, a, b, q, state):  # type: ignore[no-untyped-def]
 
 
 @njit(inline="always", error_model="numpy")
-def _first_complete(r, t, state):  # type: ignore[no-untyped-def]
-    """The earliest-completed request rank ``r``'s wait still lists: ``(slot, rid, pending)``.
+def _complete_in_order(r, t, state):  # type: ignore[no-untyped-def]
+    """The complete requests rank ``r``'s wait still lists, in the order the wait consumes
+    them: ``(n_complete, pending)``, the program request ids in ``waits.burst``.
 
-    Consumed requests are dropped from the list as it is scanned (a wait-all of k
-    requests is woken about 2k times: rescanning all of them cost k^2).
+    The order is by completion time, ties in list order (what repeatedly taking the
+    earliest-completed request gives). Consumed requests are dropped from the list as
+    it is scanned.
     """
     waits = state.waits
     act = waits.active
+    burst = waits.burst
+    burst_t = waits.burst_t
     slot_of = state.slots.slot_of
     ready = state.requests.ready
     base = waits.ptr[r]
-    best = -1
-    best_rid = -1
-    best_t = INF
     pending = False
     kept = base
+    n = base
     for j in range(base, base + waits.n_listed[r]):
         rid = act[j]
         q = slot_of[rid]
@@ -200,22 +202,37 @@ def _first_complete(r, t, state):  # type: ignore[no-untyped-def]
         act[kept] = rid
         kept += 1
         if q >= 0 and ready[q] <= t:
-            if ready[q] < best_t:
-                best_t = ready[q]
-                best = q
-                best_rid = rid
+            # insertion sort, stable: usually already in order (sends complete as posted)
+            x = ready[q]
+            p = n
+            while p > base and burst_t[p - 1] > x:
+                burst[p] = burst[p - 1]
+                burst_t[p] = burst_t[p - 1]
+                p -= 1
+            burst[p] = rid
+            burst_t[p] = x
+            n += 1
         else:
             pending = True  # not complete, or not even created yet
     waits.n_listed[r] = kept - base
-    return best, best_rid, pending
+    return n - base, pending
 
 
 @njit(inline="always", error_model="numpy")
 def op_wait(r, i, k, c, t, prog, state, hn, top_live, seq):  # type: ignore[no-untyped-def]
-    """``WAIT`` / ``WAITALL``: consume completed requests one by one, or block."""
+    """``WAIT`` / ``WAITALL``: consume the complete requests earliest first, or block.
+
+    Consuming a request splits the blocked time along its milestones (the first one
+    after a wake-up; later ones find no blocked time left) and charges its copy-out.
+    No other event can run while the rank keeps running, so the complete requests of
+    one scan are consumed in one pass (a wait-all of k requests that all complete
+    together costs one scan, not k); when a copy-out lets another event run first, the
+    rank yields and scans again when it resumes.
+    """
     ops = prog.ops
     ranks = state.ranks
     waits = state.waits
+    slot_of = state.slots.slot_of
     if ranks.phase[r] == 0:
         base = waits.ptr[r]
         ranks.wait_mark[r] = t
@@ -228,19 +245,27 @@ def op_wait(r, i, k, c, t, prog, state, hn, top_live, seq):  # type: ignore[no-u
             for j in range(ops[i, COL_COUNT]):
                 waits.active[base + j] = prog.wait_list[lo + j]
             waits.n_listed[r] = ops[i, COL_COUNT]
-    best, best_rid, pending = _first_complete(r, t, state)
-    if best >= 0:
-        account_wait(r, c, ranks.wait_mark[r], t, best, state)
-        cp = state.requests.copy_s[best]
-        state.slots.slot_of[best_rid] = SLOT_DONE
-        release(state.slots, best)  # the wait's reference
-        ranks.wait_mark[r] = t + cp
-        if cp > 0.0:
-            ranks.acc[r, CAT_STACK] += cp
-            ranks.acc_call[c, CAT_STACK] += cp
-            go_on, hn, top_live, seq = advance(r, t + cp, state, hn, top_live, seq)
-            return go_on, t + cp, hn, top_live, seq
-        return True, t, hn, top_live, seq
+    n_complete, pending = _complete_in_order(r, t, state)
+    if n_complete > 0:
+        base = waits.ptr[r]
+        for j in range(base, base + n_complete):
+            rid = waits.burst[j]
+            q = slot_of[rid]
+            if q == SLOT_DONE:  # listed twice
+                continue
+            account_wait(r, c, ranks.wait_mark[r], t, q, state)
+            cp = state.requests.copy_s[q]
+            slot_of[rid] = SLOT_DONE
+            release(state.slots, q)  # the wait's reference
+            ranks.wait_mark[r] = t + cp
+            if cp > 0.0:
+                ranks.acc[r, CAT_STACK] += cp
+                ranks.acc_call[c, CAT_STACK] += cp
+                go_on, hn, top_live, seq = advance(r, t + cp, state, hn, top_live, seq)
+                t = t + cp
+                if not go_on:
+                    return False, t, hn, top_live, seq
+        return True, t, hn, top_live, seq  # scan again: block, or the wait is over
     if pending:
         ranks.blocked[r] = True
         return False, t, hn, top_live, seq

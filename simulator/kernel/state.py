@@ -96,6 +96,8 @@ class Waits(NamedTuple):
     active: I64  #: room for the requests of each rank's largest wait
     ptr: I64  #: (n_ranks + 1,) offset of each rank's room (wait_offsets)
     n_listed: I64  #: requests still listed per rank
+    burst: I64  #: scratch of the same layout: the complete requests in consumption order
+    burst_t: F64  #: ... and their completion times
 
 
 class State(NamedTuple):
@@ -184,7 +186,14 @@ def new_state(n_ranks, n_requests, n_calls, n_marks, n_nodes, n_links, n_flows, 
     # of its protocol), so this capacity is never exceeded; untouched pages cost nothing
     cap = n_ranks + n_requests + 1
     heap = Heap(np.empty(cap, np.float64), np.empty(cap, np.int64), np.empty(cap, np.int64))
-    waits = Waits(np.empty(wait_ptr[-1], np.int64), wait_ptr, np.zeros(n_ranks, np.int64))
+    room = wait_ptr[-1]
+    waits = Waits(
+        np.empty(room, np.int64),
+        wait_ptr,
+        np.zeros(n_ranks, np.int64),
+        np.empty(room, np.int64),
+        np.empty(room, np.float64),
+    )
     return State(ranks, queues, requests, messages, network, heap, slots, waits)
 
 
