@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+import mpiuq.simulator.topologies.routing as rt
 from mpiuq.simulator.codes import (
     LINK_EJECTION,
     LINK_INJECTION,
@@ -31,7 +32,6 @@ from mpiuq.simulator.codes import (
     VALIANT_NONE,
 )
 from mpiuq.simulator.errors import SettingError
-from mpiuq.simulator.topologies import routing as rt
 
 __all__ = [
     "LINK_EJECTION",
