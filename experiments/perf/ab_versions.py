@@ -5,8 +5,8 @@ versions run in turns (old, new, old, new, ...) in the same session, each with i
 own interpreter (virtualenv) and numba cache, and the best and median of every
 figure are compared. Figures understood:
 
-* ``perf_simulator.py``: seconds of the single stream run, the pingpong and the
-  stream designs;
+* ``perf_simulator.py``: seconds (wall and, where printed, CPU) of the single stream
+  run, the pingpong and the stream designs;
 * ``perf_replay.py``: per trace, the simulation seconds and the replay seconds
   (cached read + lowering + simulation), best of the script's own repeats;
 * ``perf_engine_cpu.py``: CPU seconds per workload, best of the script's own repeats
@@ -31,7 +31,7 @@ import statistics
 import subprocess
 from pathlib import Path
 
-_SIM = re.compile(r"^\s*(single run|pingpong|stream)\b.*? in ([0-9.]+) s")
+_SIM = re.compile(r"^\s*(single run|pingpong|stream)\b.*? in ([0-9.]+) s(?: \(CPU ([0-9.]+) s)?")
 _TRACE = re.compile(r"^(\S+): \d+ actions")
 _REPLAY = re.compile(r"simulate ([0-9.]+) s = ([0-9.]+) s")
 _CPU = re.compile(r"^cpu (.+?): ([0-9.]+) s")
@@ -42,8 +42,12 @@ def figures(output: str) -> dict[str, float]:
     out: dict[str, float] = {}
     trace = "?"
     for line in output.splitlines():
-        if (m := _CPU.match(line)) or (m := _SIM.match(line)):
+        if m := _CPU.match(line):
             out[m.group(1)] = float(m.group(2))
+        elif m := _SIM.match(line):
+            out[m.group(1)] = float(m.group(2))
+            if m.group(3):
+                out[f"{m.group(1)} (CPU)"] = float(m.group(3))
         elif m := _TRACE.match(line):
             trace = m.group(1)
         elif "mpiuq   :" in line and (m := _REPLAY.search(line)):
