@@ -8,7 +8,7 @@ figure are compared. Figures understood:
 * ``perf_simulator.py``: seconds (wall and, where printed, CPU) of the single stream
   run, the pingpong and the stream designs;
 * ``perf_replay.py``: per trace, the simulation seconds and the replay seconds
-  (cached read + lowering + simulation), best of the script's own repeats;
+  (cached read + lowering + simulation), wall and CPU, best of the script's own repeats;
 * ``perf_engine_cpu.py``: CPU seconds per workload, best of the script's own repeats
   (run it with ``--script-of new``: it uses only the public API of both versions).
 
@@ -35,6 +35,7 @@ _SIM = re.compile(r"^\s*(single run|pingpong|stream)\b.*? in ([0-9.]+) s(?: \(CP
 _TRACE = re.compile(r"^(\S+): \d+ actions")
 _REPLAY = re.compile(r"simulate ([0-9.]+) s = ([0-9.]+) s")
 _CPU = re.compile(r"^cpu (.+?): ([0-9.]+) s")
+_REPLAY_CPU = re.compile(r"CPU seconds, best of \d+: simulate ([0-9.]+) s, replay ([0-9.]+) s")
 
 
 def figures(output: str) -> dict[str, float]:
@@ -53,6 +54,9 @@ def figures(output: str) -> dict[str, float]:
         elif "mpiuq   :" in line and (m := _REPLAY.search(line)):
             out[f"{trace} simulate"] = float(m.group(1))
             out[f"{trace} replay"] = float(m.group(2))
+        elif m := _REPLAY_CPU.search(line):
+            out[f"{trace} simulate (CPU)"] = float(m.group(1))
+            out[f"{trace} replay (CPU)"] = float(m.group(2))
     return out
 
 
