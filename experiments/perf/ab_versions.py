@@ -19,7 +19,8 @@ Usage::
         perf_replay.py --traces all --no-simgrid --repeat 2
 
 Each side is ``PYTHON:CHECKOUT:NUMBA_CACHE_DIR``; the script runs as
-``PYTHON CHECKOUT/experiments/perf/SCRIPT ARGS...``.
+``PYTHON CHECKOUT/experiments/perf/SCRIPT ARGS...`` with the trace parse cache in
+``NUMBA_CACHE_DIR-traces`` (other jobs on the machine cannot evict it).
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ def run(side: str, script: str, args: list[str], script_side: str | None) -> dic
     if script_side is not None:
         checkout = script_side.split(":")[1]
     env = dict(os.environ, NUMBA_CACHE_DIR=cache, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    env["MPIUQ_CACHE_DIR"] = f"{cache}-traces"  # each side its own trace parse cache
     cmd = [python, str(Path(checkout) / "experiments" / "perf" / script), *args]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
     return figures(proc.stdout)

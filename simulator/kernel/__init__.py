@@ -24,6 +24,28 @@ Modules: :mod:`.run` (entry points), :mod:`.loop` (the event loop), :mod:`.heap`
 :mod:`.state` (the bundles), :mod:`.matching` (MPI matching, request slots),
 :mod:`.ranks`, :mod:`.messages`, :mod:`.transfers`, :mod:`.protocols` (mailbox,
 eager, rendezvous). Integer codes come from :mod:`mpiuq.simulator.codes`.
+
+Extending it
+------------
+* **A protocol**: a module in :mod:`.protocols` with its handlers (send cost, what a
+  match sets, its RDMA steps), a ``PROTO_*`` code in :mod:`mpiuq.simulator.codes`
+  (and its name in ``parameters.PROTOCOL_NAMES``), and one branch in each dispatcher
+  of :mod:`.protocols`; new event kinds go into ``codes.EVENT_NAMES`` (the event-code
+  width follows) and :func:`.loop.event_loop`'s dispatch.
+* **Protocol regimes as data** (an ordered table of size thresholds, each with a
+  protocol and its own costs): the table travels in the :class:`.Endpoint` bundle,
+  :func:`.protocols.select` becomes a lookup that returns the regime, and the
+  handlers read the regime's costs instead of the scalars.
+* **A network**: a module in :mod:`mpiuq.simulator.networks` with the frozen
+  description and its compiled unit (start a transfer: arrival time, or a flow
+  whose packets follow), a ``NET_*`` code, and one branch in
+  :func:`mpiuq.simulator.networks.transfer.start_transfer`.
+* **Batch replay**: :func:`.run_batch` takes any program and any network bundle
+  (topology and packet network included) and reuses one state across parameter
+  vectors.
+* **Streaming the program in windows**: ranks read their operations only through
+  the :class:`.ProgramArrays` bundle and their ``pc``; a windowed program would hand
+  the loop one window at a time and refill it when a rank's ``pc`` reaches its end.
 """
 
 from __future__ import annotations

@@ -35,6 +35,7 @@ from mpiuq.simulator.kernel.loop import event_loop
 from mpiuq.simulator.kernel.protocols import Endpoint
 from mpiuq.simulator.kernel.state import new_state_compiled, reset_state, wait_offsets
 from mpiuq.simulator.networks.state import Rates
+from mpiuq.simulator.topologies.routing import route_capacity
 
 
 class ProgramArrays(NamedTuple):
@@ -127,7 +128,7 @@ def state_sizes(program, net):  # type: ignore[no-untyped-def]
     n_links = net.tables.link_class.shape[0]
     if net.kind != NET_PACKET:
         return n_links, 0, 0
-    return n_links, N_STAGES * program.n_requests, 2 * net.tables.next_link.shape[0] + 2
+    return n_links, N_STAGES * program.n_requests, route_capacity(net.tables.next_link.shape[0])
 
 
 @njit(nogil=True, error_model="numpy")

@@ -172,7 +172,8 @@ def route_links(tables, src_node, dst_node, mid, out):  # type: ignore[no-untype
     return n + 1
 
 
-def route_capacity(n_switches: int) -> int:
+@njit(inline="always")
+def route_capacity(n_switches):  # type: ignore[no-untyped-def]
     """Buffer length that holds any route (two minimal legs, each < ``n_switches`` hops)."""
     return 2 * n_switches + 2
 
@@ -180,7 +181,7 @@ def route_capacity(n_switches: int) -> int:
 @njit(error_model="numpy")
 def route_path(tables, src_node, dst_node, mid):  # type: ignore[no-untyped-def]
     """The route as a new array (see :func:`route_links`); empty for a broken table."""
-    out = np.empty(2 * tables.next_link.shape[0] + 2, np.int32)  # route_capacity
+    out = np.empty(route_capacity(tables.next_link.shape[0]), np.int32)
     n = route_links(tables, src_node, dst_node, mid, out)
     return out[: max(n, 0)].copy()
 
