@@ -38,6 +38,9 @@ program row.
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -177,12 +180,8 @@ class _Template:
 _IRECV, _ISEND, _WAITALL, _COMPUTE = int(Op.IRECV), int(Op.ISEND), int(Op.WAITALL), int(Op.COMPUTE)
 
 
-def _tpl_row(kind: int, peer: int, nbytes: int, req: int, count: int) -> list[int]:
-    """One template row, its values at the ``TPL_*`` columns of :mod:`~mpiuq.simulator.codes`."""
-    row = [0] * TPL_WIDTH
-    row[TPL_KIND], row[TPL_PEER], row[TPL_BYTES] = kind, peer, nbytes
-    row[TPL_REQ], row[TPL_COUNT] = req, count
-    return row
+#: Columns of the rows _template lists (kind, peer, bytes, request, count), in the table.
+_TPL_ORDER = [TPL_KIND, TPL_PEER, TPL_BYTES, TPL_REQ, TPL_COUNT]
 
 
 @lru_cache(maxsize=65536)
@@ -196,34 +195,63 @@ def _template(
     with_combine: bool,
 ) -> _Template:
     irecv, isend, waitall, compute = _IRECV, _ISEND, _WAITALL, _COMPUTE
-    rows: list[int] = []  # flattened rows of TPL_WIDTH
+    rows: list[int] = []  # flattened (kind, peer, bytes, request, count) rows
     combine: list[float] = []
     wl: list[int] = []
     n_req = 0
     for step in schedule(collective, algorithm, me, p, root, sizes):
         first = n_req
         for peer, nb in step.recvs:
-            rows += _tpl_row(irecv, peer, nb, n_req, 0)
+            rows += (irecv, peer, nb, n_req, 0)
             n_req += 1
         for peer, nb in step.sends:
-            rows += _tpl_row(isend, peer, nb, n_req, 0)
+            rows += (isend, peer, nb, n_req, 0)
             n_req += 1
         if n_req > first:
-            rows += _tpl_row(waitall, NO_PEER, 0, len(wl), n_req - first)
+            rows += (waitall, NO_PEER, 0, len(wl), n_req - first)
             wl.extend(range(first, n_req))
             combine.extend([0.0] * (n_req - first + 1))
         if with_combine and step.combine_bytes > 0:
-            rows += _tpl_row(compute, NO_PEER, 0, -1, 0)
+            rows += (compute, NO_PEER, 0, -1, 0)
             combine.append(float(step.combine_bytes))
     if not with_combine:
-        rows += _tpl_row(compute, NO_PEER, 0, -1, 0)  # the trace's operator cost
+        rows += (compute, NO_PEER, 0, -1, 0)  # the trace's operator cost
         combine.append(-1.0)
     return _Template(
-        rows=np.array(rows, dtype=np.int64).reshape(-1, TPL_WIDTH),
+        rows=_table(rows),
         combine=np.array(combine, dtype=np.float64),
         wait_list=np.array(wl, dtype=np.int64),
         n_req=n_req,
     )
+
+
+def _table(rows: list[int]) -> IntArray:
+    """The flattened rows of :func:`_template` as a table with the ``TPL_*`` columns."""
+    listed = np.array(rows, dtype=np.int64).reshape(-1, len(_TPL_ORDER))
+    if list(range(TPL_WIDTH)) == _TPL_ORDER:
+        return listed  # the table's own column order: nothing to move
+    table = np.zeros((listed.shape[0], TPL_WIDTH), dtype=np.int64)
+    table[:, _TPL_ORDER] = listed
+    return table
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector (it is re-enabled if it was on).
+
+    Expanding collectives allocates many small objects that all stay reachable (the
+    cached templates); a full collection in the middle scans every object of the
+    process (numba's alone, 0.06-0.08 s) and frees nothing. Whether one falls there
+    depended on what the process allocated before, so the lowering time of a trace
+    changed with unrelated code.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _check_replayable(trace: Trace) -> None:
@@ -304,7 +332,8 @@ def lower_trace(trace: Trace, options: LoweringOptions | None = None) -> Lowered
 
     # ---- collectives: expand with cached per-rank templates
     coll_ops = np.flatnonzero(kind >= OpKind.BARRIER)
-    expanded, used, counted = _expand_collectives(trace, coll_ops, opts)
+    with _collector_paused():
+        expanded, used, counted = _expand_collectives(trace, coll_ops, opts)
     tmpl = expanded.templates
     t_len = np.array([t.rows.shape[0] for t in tmpl], dtype=np.int64)
     w_len = np.array([t.wait_list.shape[0] for t in tmpl], dtype=np.int64)
