@@ -122,13 +122,16 @@ def run_program(program, params, net, compute_scale, state):  # type: ignore[no-
     )
 
 
-@njit(nogil=True, error_model="numpy")
 def state_sizes(program, net):  # type: ignore[no-untyped-def]
     """``(n_links, n_flows, n_route)`` of the state of ``program`` on ``net``."""
     n_links = net.tables.link_class.shape[0]
     if net.kind != NET_PACKET:
         return n_links, 0, 0
     return n_links, N_STAGES * program.n_requests, route_capacity(net.tables.next_link.shape[0])
+
+
+#: :func:`state_sizes` compiled, for :func:`run_batch`.
+state_sizes_compiled = njit(nogil=True, error_model="numpy")(state_sizes)
 
 
 @njit(nogil=True, error_model="numpy")
@@ -150,7 +153,7 @@ def run_batch(program, params_matrix, net, compute_scale):  # type: ignore[no-un
     unfinished = np.zeros(n_sets, np.int64)
     events = np.zeros(n_sets, np.int64)
     wait_ptr = wait_offsets(program.rank_ptr, program.ops)
-    n_links, n_flows, n_route = state_sizes(program, net)
+    n_links, n_flows, n_route = state_sizes_compiled(program, net)
     state = new_state_compiled(
         n_ranks,
         program.n_requests,

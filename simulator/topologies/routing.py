@@ -55,11 +55,19 @@ class RoutingTables(NamedTuple):
     valiant_b: int
 
 
-def no_tables() -> RoutingTables:
-    """Tables of a network without topology (same types as a topology's, all empty)."""
+def _empty_tables() -> RoutingTables:
     e = np.zeros(0, np.int32)
     e2 = np.zeros((0, 0), np.int32)
     return RoutingTables(np.zeros(0, np.int8), e, e, e, e, e2, e, e2, 0, 0, 0, 0)
+
+
+_NO_TABLES = _empty_tables()
+
+
+def no_tables() -> RoutingTables:
+    """Tables of a network without topology (same types as a topology's, all empty;
+    one shared instance: empty arrays cannot be written)."""
+    return _NO_TABLES
 
 
 @njit(inline="always", error_model="numpy")
