@@ -27,11 +27,17 @@ from mpiuq.simulator.topologies import make_topology
 from mpiuq.simulator.trace.ir import OpKind
 
 ROOT = Path(__file__).resolve().parents[1]
-#: Names of code families: an integer assigned to one of these outside codes.py is a copy.
+#: Names of the kernel's code families: an integer assigned to one of these outside
+#: codes.py is a copy (the trace readers' own parser tables, under simulator/trace/,
+#: use some of the same short prefixes for their private columns and are checked by
+#: the two rules below instead).
 CODE_NAME = re.compile(
     r"^(OP|K|T|COL|TPL|TRACE|EV|STAGE|CAT|PROTO|NET|ROUTE|VALIANT|LINK|SLOT|P|O)_[A-Z0-9_]+$"
     r"|^(N_EV|EV_BITS|N_STAGES|N_CATEGORIES|N_PARAMS|OPS_WIDTH|ANY_SOURCE|ANY_TAG|NO_PEER)$"
 )
+#: Everywhere: the names codes.py defines, and a trace kind under a kind-like name.
+CODES_NAMES = {n for n in dir(codes) if n.isupper()}
+KIND_COPY = re.compile(r"^(K|OP|TRACE|KIND)_(" + "|".join(k.name for k in OpKind) + r")$")
 #: Name tuples owned by codes.py.
 CODE_TUPLES = {
     "CATEGORIES",
@@ -45,6 +51,12 @@ CODE_TUPLES = {
 }
 #: The trace IR is the source of the trace's kinds and wildcards (codes.py derives from it).
 SOURCES = {"simulator/codes.py", "simulator/trace/ir.py"}
+#: Copies that exist today, in code another piece of work owns: the TI parser's state
+#: copies the trace IR's wildcards and three kinds (to be imported from trace.ir or
+#: codes.py by its owner; remove the entry then). Nothing may be added here.
+KNOWN_COPIES = {
+    "simulator/trace/ti_state.py": {"NO_PEER", "ANY_SOURCE", "K_COMPUTE", "K_WAIT", "K_WAITALL"},
+}
 
 
 def _is_int_literal(node: ast.expr) -> bool:
@@ -61,9 +73,20 @@ def _is_literal_tuple(node: ast.expr) -> bool:
     return isinstance(node, ast.Tuple) and all(isinstance(e, ast.Constant) for e in node.elts)
 
 
+def _is_copy(name: str, value: ast.expr, in_trace: bool) -> bool:
+    if name in CODE_TUPLES:
+        return _is_literal_tuple(value)
+    if not _is_int_literal(value):
+        return False
+    if name in CODES_NAMES or KIND_COPY.match(name):
+        return True
+    return not in_trace and CODE_NAME.match(name) is not None
+
+
 def copies_in(path: Path, rel: str) -> list[str]:
     """``rel:line name`` of every code copy in one module (see the module docstring)."""
     tree = ast.parse(path.read_text(), filename=str(path))
+    in_trace = rel.startswith("simulator/trace/")
     found = []
 
     def check(targets: list[ast.expr], value: ast.expr | None, line: int) -> None:
@@ -81,9 +104,7 @@ def copies_in(path: Path, rel: str) -> list[str]:
                     if isinstance(e, ast.Name)
                 ]
         for name, v in names:
-            if (CODE_NAME.match(name) and _is_int_literal(v)) or (
-                name in CODE_TUPLES and _is_literal_tuple(v)
-            ):
+            if _is_copy(name, v, in_trace) and name not in KNOWN_COPIES.get(rel, set()):
                 found.append(f"{rel}:{line} {name}")
 
     for node in tree.body:
@@ -125,6 +146,7 @@ def test_the_scan_finds_a_copy(tmp_path: Path) -> None:
     )
     fake.write_text(text)
     hits = copies_in(fake, "copy.py")
+    trace_hits = copies_in(fake, "simulator/trace/copy.py")
     assert [h.split()[-1] for h in hits] == [
         "OP_ISEND",
         "P_INJ",
@@ -134,6 +156,31 @@ def test_the_scan_finds_a_copy(tmp_path: Path) -> None:
         "ROUTINGS",
         "Op.COMPUTE",
     ]
+    # in the trace readers: the names codes.py defines and trace kinds, not other prefixes
+    assert [h.split()[-1] for h in trace_hits] == [
+        "OP_ISEND",
+        "LINK_INJECTION",
+        "NO_PEER",
+        "ROUTINGS",
+        "Op.COMPUTE",
+    ]
+
+
+def test_known_copies_still_exist() -> None:
+    """An entry of KNOWN_COPIES whose copy is gone must be removed (the list only shrinks)."""
+    for rel, names in KNOWN_COPIES.items():
+        path = ROOT / rel
+        if not path.is_file():
+            continue
+        tree = ast.parse(path.read_text())
+        assigned = {
+            t.id
+            for node in tree.body
+            if isinstance(node, ast.Assign) and _is_int_literal(node.value)
+            for t in node.targets
+            if isinstance(t, ast.Name)
+        }
+        assert names <= assigned, f"{rel}: {sorted(names - assigned)} no longer copied"
 
 
 def test_views_agree_with_the_codes() -> None:
