@@ -178,7 +178,7 @@ def account_wait(r, c, a, b, q, state):  # type: ignore[no-untyped-def]
 @njit(nrt=False, error_model="numpy")
 def _complete_in_order(r, t, waits, slot_of, ready):  # type: ignore[no-untyped-def]
     """The complete requests rank ``r``'s wait still lists, in the order the wait consumes
-    them: ``(n_complete, pending)``, the program request ids in ``waits.burst``.
+    them: ``(n_complete, pending)``, the program request ids in ``waits.burst[:n_complete]``.
 
     The order is by completion time, ties in list order (what repeatedly taking the
     earliest-completed request gives). Consumed requests are dropped from the list as
@@ -192,7 +192,7 @@ def _complete_in_order(r, t, waits, slot_of, ready):  # type: ignore[no-untyped-
     base = waits.ptr[r]
     pending = False
     kept = base
-    n = base
+    n = 0
     for j in range(base, base + waits.n_listed[r]):
         rid = act[j]
         q = slot_of[rid]
@@ -204,7 +204,7 @@ def _complete_in_order(r, t, waits, slot_of, ready):  # type: ignore[no-untyped-
             # insertion sort, stable: usually already in order (sends complete as posted)
             x = ready[q]
             p = n
-            while p > base and burst_t[p - 1] > x:
+            while p > 0 and burst_t[p - 1] > x:
                 burst[p] = burst[p - 1]
                 burst_t[p] = burst_t[p - 1]
                 p -= 1
@@ -214,7 +214,7 @@ def _complete_in_order(r, t, waits, slot_of, ready):  # type: ignore[no-untyped-
         else:
             pending = True  # not complete, or not even created yet
     waits.n_listed[r] = kept - base
-    return n - base, pending
+    return n, pending
 
 
 @njit(inline="always", error_model="numpy")
@@ -246,8 +246,7 @@ def op_wait(r, i, k, c, t, prog, state, hn, top_live, seq):  # type: ignore[no-u
             waits.n_listed[r] = ops[i, COL_COUNT]
     n_complete, pending = _complete_in_order(r, t, waits, slot_of, state.requests.ready)
     if n_complete > 0:
-        base = waits.ptr[r]
-        for j in range(base, base + n_complete):
+        for j in range(n_complete):
             rid = waits.burst[j]
             q = slot_of[rid]
             if q == SLOT_DONE:  # listed twice

@@ -96,7 +96,8 @@ class Waits(NamedTuple):
     active: I64  #: room for the requests of each rank's largest wait
     ptr: I64  #: (n_ranks + 1,) offset of each rank's room (wait_offsets)
     n_listed: I64  #: requests still listed per rank
-    burst: I64  #: scratch of the same layout: the complete requests in consumption order
+    burst: I64  #: scratch shared by the ranks (room of the largest wait): the complete
+    #: requests of one scan in consumption order (used before the rank yields)
     burst_t: F64  #: ... and their completion times
 
 
@@ -186,13 +187,15 @@ def new_state(n_ranks, n_requests, n_calls, n_marks, n_nodes, n_links, n_flows, 
     # of its protocol), so this capacity is never exceeded; untouched pages cost nothing
     cap = n_ranks + n_requests + 1
     heap = Heap(np.empty(cap, np.float64), np.empty(cap, np.int64), np.empty(cap, np.int64))
-    room = wait_ptr[-1]
+    largest = 0
+    if n_ranks > 0:
+        largest = np.max(wait_ptr[1:] - wait_ptr[:-1])
     waits = Waits(
-        np.empty(room, np.int64),
+        np.empty(wait_ptr[-1], np.int64),
         wait_ptr,
         np.zeros(n_ranks, np.int64),
-        np.empty(room, np.int64),
-        np.empty(room, np.float64),
+        np.empty(largest, np.int64),
+        np.empty(largest, np.float64),
     )
     return State(ranks, queues, requests, messages, network, heap, slots, waits)
 
