@@ -15,10 +15,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from mpiuq.simulator.trace.ir import ANY_SOURCE
 from mpiuq.simulator.trace.limits import MAX_ACTION_SECONDS, MAX_COUNT, MAX_MESSAGE_BYTES, MAX_TAG
 from mpiuq.simulator.trace.ti_lex import NUM_BAD, NUM_OK, NUM_RANGE, parse_float, parse_int
 from mpiuq.simulator.trace.ti_state import (
-    ANY_SOURCE,
     D_A,
     D_B,
     D_TOK,

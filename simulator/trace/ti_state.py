@@ -23,6 +23,8 @@ import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
 
+from mpiuq.simulator.trace.ir import NO_PEER, OpKind
+
 # --- error codes reported by the kernel (messages in ti_errors) --------------------------
 E_SYNTAX = 1
 E_RANK_RANGE = 2
@@ -118,14 +120,12 @@ X_WAITALL = -4
 X_WAIT_LAST = -5  # MSG "wait": the newest pending request's key
 X_MSG_UNSUPPORTED = -6
 
-NO_PEER = -2
-ANY_SOURCE = -1
 SMPI_ANY_SOURCE = -333
 DROPPED = -1  # kind of a row removed after the fact (a failed test)
 
-K_COMPUTE = 0
-K_WAIT = 5
-K_WAITALL = 6
+K_COMPUTE = int(OpKind.COMPUTE)
+K_WAIT = int(OpKind.WAIT)
+K_WAITALL = int(OpKind.WAITALL)
 
 
 # --- operation rows: the tuple ops of columns ------------------------------------------------
