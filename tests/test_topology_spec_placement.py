@@ -41,6 +41,11 @@ def test_parse_spec() -> None:
         ("crossbar:nodes=2,nodes=3", r"'nodes' is given twice"),
         ("crossbar", r"crossbar needs parameter\(s\) \['nodes'\]"),
         ("crossbar:nodes=0", r"nodes=0 is invalid: expected a whole number >= 1"),
+        # absurd magnitudes are refused before anything is allocated
+        ("fattree:k=100000", r"fattree:k=100000 is too large: .* more than 16,777,216"),
+        ("fattree:k=2,levels=1000000000", r"levels=1000000000 is too large"),
+        ("dragonfly:groups=100000,switches=48", r"groups=100000,switches=48 is too large"),
+        ("crossbar:nodes=99999999999", r"crossbar:nodes=99999999999 is too large"),
     ],
 )
 def test_bad_specs_are_rejected_with_the_key_and_value(spec: str, message: str) -> None:

@@ -26,6 +26,7 @@ from mpiuq.simulator.topologies.base import Topology
 from mpiuq.simulator.topologies.crossbar import build_crossbar
 from mpiuq.simulator.topologies.dragonfly import build_dragonfly
 from mpiuq.simulator.topologies.fattree import build_fattree
+from mpiuq.simulator.trace.limits import MAX_RANKS
 
 __all__ = [
     "TOPOLOGIES",
@@ -89,7 +90,34 @@ def _example(name: str) -> str:
     }[name]
 
 
+#: Largest topology built, in endpoints plus switches: the trace limit on ranks
+#: (``MAX_RANKS``) with room for the switches of any tree or dragonfly holding them.
+MAX_TOPOLOGY_NODES = 4 * MAX_RANKS
+
+
+def _node_count(name: str, params: dict[str, int]) -> int:
+    """Endpoints plus switches that ``_build`` would allocate (Python ints: no overflow)."""
+    if name == "dragonfly":
+        per_group = params.get("switches", PAPER_SWITCHES)
+        return params["groups"] * per_group * (1 + params.get("nodes", PAPER_NODES))
+    if name == "fattree":
+        k, levels = params["k"], params.get("levels", 3)
+        if k < 2 or levels < 1:
+            return 0  # the builder names the bad value
+        return k**levels + levels * k ** (levels - 1)
+    return params["nodes"]
+
+
 def _build(name: str, params: dict[str, int]) -> Topology:
+    spec = ",".join(f"{key}={value}" for key, value in params.items())
+    if any(value > MAX_TOPOLOGY_NODES for value in params.values()) or (
+        _node_count(name, params) > MAX_TOPOLOGY_NODES
+    ):
+        raise SettingError(
+            f"topology {name}:{spec} is too large: it would hold more than "
+            f"{MAX_TOPOLOGY_NODES:,} endpoints and switches (at most {MAX_RANKS:,} ranks are "
+            f"replayed); choose smaller parameters, e.g. {_example(name)}"
+        )
     if name == "dragonfly":
         g = params["groups"]
         return build_dragonfly(
