@@ -26,11 +26,13 @@ refused before it starts, and are removed once it has finished.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import importlib.metadata
 import json
+import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +52,44 @@ except importlib.metadata.PackageNotFoundError:  # pragma: no cover - running fr
     MPIUQ_VERSION = "unknown"
 #: Where the previous run's results wait while a new run is in progress.
 PREVIOUS_RUN_DIR = "previous-run"
+#: Held (``flock``, exclusive) by the run writing the folder; the kernel drops it when the
+#: process ends, however it ends.
+LOCK_FILE = ".mpiuq-run.lock"
 #: The resumable design checkpoint of :func:`~mpiuq.calibration.campaign.run_campaign`.
 DESIGN_FILE = "design.h5"
+
+
+@contextlib.contextmanager
+def hold_results_folder(out_dir: str | Path) -> Iterator[Path]:
+    """Hold ``out_dir`` for one run: a second run on the same folder is refused.
+
+    Two runs writing one folder would interleave design chunks and result files. The
+    lock is an exclusive ``flock`` on ``<out_dir>/.mpiuq-run.lock`` (holding the
+    holder's process id), released when the block ends or the process dies.
+
+    Raises
+    ------
+    ResultsError
+        If another process holds the folder (the message names the folder and its pid).
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / LOCK_FILE
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            raise ResultsError(
+                f"{out}/ is being written by another mpiuq run (process {holder}); wait for "
+                "it to finish or choose another folder with --out"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        yield out
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
 
 
 def write_result_files(result: CampaignResult, out_dir: str | Path) -> list[Path]:

@@ -17,9 +17,12 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mpiuq.simulator.parameters import UNITS
+
+if TYPE_CHECKING:
+    from mpiuq.calibration.config import Campaign
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -56,6 +59,19 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``mpiuq campaign run``; exits 1 when a check that must pass failed."""
+    from mpiuq.calibration.artefacts import hold_results_folder
+    from mpiuq.calibration.budget import check_campaign_budget
+    from mpiuq.calibration.config import load_campaign
+
+    campaign = load_campaign(args.campaign)
+    check_campaign_budget(campaign)
+    out = args.out if args.out is not None else Path("results") / campaign.name
+    with hold_results_folder(out):
+        return _run_holding(args, campaign, out)
+
+
+def _run_holding(args: argparse.Namespace, campaign: Campaign, out: Path) -> int:
+    """``campaign run`` while this process holds the results folder ``out``."""
     from mpiuq.calibration.artefacts import (
         DESIGN_FILE,
         drop_previous_results,
@@ -65,16 +81,11 @@ def run(args: argparse.Namespace) -> int:
         write_result_files,
         write_summary,
     )
-    from mpiuq.calibration.budget import check_campaign_budget
     from mpiuq.calibration.campaign import run_campaign
-    from mpiuq.calibration.config import load_campaign
     from mpiuq.calibration.report import summary_dict
     from mpiuq.surrogate.design_store import discard_store
     from mpiuq.surrogate.executors import make_executor
 
-    campaign = load_campaign(args.campaign)
-    check_campaign_budget(campaign)
-    out = args.out if args.out is not None else Path("results") / campaign.name
     workers = args.workers if args.workers is not None else campaign.executor.workers
     scheduler = args.scheduler if args.scheduler is not None else campaign.executor.scheduler
     executor = make_executor(workers if workers and workers > 0 else None, scheduler)
