@@ -149,6 +149,10 @@ class Lowered:
         Algorithms used per collective name.
     nonblocking_collectives
         Number of nonblocking collective calls executed at the call (their waits are no-ops).
+    reduce_rows, reduce_bytes
+        Program rows of the reductions' combine steps and the bytes each combines: their
+        ``seconds`` are ``reduce_bytes / reduce_rate_Bps``, so a replay at another
+        reduction rate can rewrite them instead of lowering again.
     """
 
     program: Program
@@ -156,6 +160,8 @@ class Lowered:
     collectives: dict[str, int] = field(default_factory=dict)
     algorithms: dict[str, list[str]] = field(default_factory=dict)
     nonblocking_collectives: int = 0
+    reduce_rows: IntArray = field(default_factory=lambda: np.zeros(0, np.int64))
+    reduce_bytes: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
 
     def trace_op(self, row: int) -> int:
         """Index of the trace operation that program row ``row`` comes from."""
@@ -410,13 +416,30 @@ def lower_trace(trace: Trace, options: LoweringOptions | None = None) -> Lowered
         call_names=tuple(trace.call_names),
     )
     program.validate()
+    reduce_rows, reduce_bytes = _combine_rows(plan[0], coll_ops, expanded.tid, tmpl, t_len)
     return Lowered(
         program=program,
         row_ptr=plan[0],
         collectives=counted,
         algorithms={k: sorted(v) for k, v in used.items()},
         nonblocking_collectives=int(nbc_ops.sum()),
+        reduce_rows=reduce_rows,
+        reduce_bytes=reduce_bytes,
     )
+
+
+def _combine_rows(
+    row_ptr: IntArray, coll_ops: IntArray, tid: IntArray, tmpl: list[_Template], t_len: IntArray
+) -> tuple[IntArray, npt.NDArray[np.float64]]:
+    """Program rows of the combine steps of reductions and their combined bytes."""
+    if not tmpl:
+        return np.zeros(0, np.int64), np.zeros(0, np.float64)
+    n_out = row_ptr[coll_ops + 1] - row_ptr[coll_ops]
+    rows, _ = _segments(row_ptr[coll_ops], n_out)
+    at, _ = _segments((np.cumsum(t_len) - t_len)[tid], n_out)
+    combine = np.concatenate([t.combine for t in tmpl])[at]
+    keep = combine > 0.0
+    return rows[keep], combine[keep]
 
 
 @dataclass(frozen=True, slots=True)

@@ -253,7 +253,7 @@ class ReplayResult:
 NetworkFactory = Callable[[str], NetworkModel]
 
 
-def _network_and_nodes(
+def network_and_nodes(
     setup: ReplaySetup, n_ranks: int
 ) -> tuple[NetworkFactory, npt.NDArray[np.int64] | None]:
     """Default network factory and rank placement of ``setup``."""
@@ -317,7 +317,7 @@ def replay(
     t0 = time.perf_counter()
     low = lower_trace(trace, setup.lowering_options(params)) if lowered is None else lowered
     lowering_s = time.perf_counter() - t0
-    factory, nodes = _network_and_nodes(setup, trace.n_ranks)
+    factory, nodes = network_and_nodes(setup, trace.n_ranks)
     if network_factory is not None:
         factory = network_factory
     if node_of_rank is not None:

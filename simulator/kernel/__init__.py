@@ -55,6 +55,7 @@ from mpiuq.simulator.kernel.run import (
     ProgramArrays,
     run_batch,
     run_program,
+    run_sets,
     state_sizes,
 )
 from mpiuq.simulator.kernel.state import State, new_state, wait_offsets
@@ -68,6 +69,7 @@ __all__ = [
     "new_state",
     "run_batch",
     "run_program",
+    "run_sets",
     "state_for",
     "wait_offsets",
 ]

@@ -135,20 +135,29 @@ state_sizes_compiled = njit(nogil=True, error_model="numpy")(state_sizes)
 
 
 @njit(nogil=True, error_model="numpy")
-def run_batch(program, params_matrix, net, compute_scale):  # type: ignore[no-untyped-def]
-    """Run one program under many parameter vectors on one network.
+def run_sets(  # type: ignore[no-untyped-def]
+    program, params_matrix, net, compute_scale, reduce_rows, reduce_bytes, reduce_rate_Bps
+):
+    """Run one program under many parameter vectors on one network, per-call split kept.
 
     Releases the GIL: callers may run slices of ``params_matrix`` in parallel threads.
     One state is allocated and reset between the sets.
 
+    ``program.seconds[reduce_rows]`` are the reduction (combine) steps, ``reduce_bytes``
+    their combined bytes: before each set they are set to ``reduce_bytes / rate`` with
+    ``rate = reduce_rate_Bps``, or, when that is <= 0, the set's memory bandwidth (as
+    :meth:`~mpiuq.simulator.replay.ReplaySetup.lowering_options` lowers them), so one
+    lowered program serves every set. ``program.seconds`` is overwritten: pass a copy.
+
     Returns ``marks (n_sets, n_marks)``, ``acc (n_sets, n_ranks, 4)``,
-    ``end (n_sets, n_ranks)``, ``unfinished (n_sets,)`` ranks that did not finish,
-    and the total event count.
+    ``acc_call (n_sets, n_calls, 4)``, ``end (n_sets, n_ranks)``, ``unfinished (n_sets,)``
+    ranks that did not finish, and ``events (n_sets,)``.
     """
     n_sets = params_matrix.shape[0]
     n_ranks = program.rank_ptr.shape[0] - 1
     marks = np.empty((n_sets, program.n_marks), np.float64)
     acc = np.empty((n_sets, n_ranks, N_CATEGORIES), np.float64)
+    acc_call = np.empty((n_sets, program.n_calls, N_CATEGORIES), np.float64)
     end = np.empty((n_sets, n_ranks), np.float64)
     unfinished = np.zeros(n_sets, np.int64)
     events = np.zeros(n_sets, np.int64)
@@ -165,17 +174,38 @@ def run_batch(program, params_matrix, net, compute_scale):  # type: ignore[no-un
         n_route,
         wait_ptr,
     )
+    seconds = program.seconds
     for s in range(n_sets):
         if s > 0:
             reset_state(state)
-        e, a, _ac, mk, ne, pcs, _mm, _lb = run_program(
+        rate = reduce_rate_Bps if reduce_rate_Bps > 0.0 else params_matrix[s, P_MEMORY_BW] * 1e9
+        for j in range(reduce_rows.shape[0]):
+            seconds[reduce_rows[j]] = reduce_bytes[j] / rate
+        e, a, ac, mk, ne, pcs, _mm, _lb = run_program(
             program, params_matrix[s], net, compute_scale, state
         )
         marks[s] = mk
         acc[s] = a
+        acc_call[s] = ac
         end[s] = e
         events[s] = ne
         for r in range(n_ranks):
             if pcs[r] < program.rank_ptr[r + 1]:
                 unfinished[s] += 1
+    return marks, acc, acc_call, end, unfinished, events
+
+
+@njit(nogil=True, error_model="numpy")
+def run_batch(program, params_matrix, net, compute_scale):  # type: ignore[no-untyped-def]
+    """Run one program under many parameter vectors on one network (see :func:`run_sets`).
+
+    Returns ``marks (n_sets, n_marks)``, ``acc (n_sets, n_ranks, 4)``,
+    ``end (n_sets, n_ranks)``, ``unfinished (n_sets,)`` ranks that did not finish,
+    and the total event count.
+    """
+    no_rows = np.zeros(0, np.int64)
+    no_bytes = np.zeros(0, np.float64)
+    marks, acc, _calls, end, unfinished, events = run_sets(
+        program, params_matrix, net, compute_scale, no_rows, no_bytes, 1.0
+    )
     return marks, acc, end, unfinished, events.sum()
