@@ -10,6 +10,10 @@ into files in the results folder:
     the final local chaos of the refinement around the posterior;
 ``posterior.nc``
     ArviZ InferenceData (:func:`mpiuq.calibration.report.inference_data`);
+``posterior_draws.nc``
+    its posterior draws of the simulator parameters alone (small enough to commit; what
+    :func:`mpiuq.calibration.calibrated.load_posterior_draws` reads when ``posterior.nc``
+    is absent);
 ``summary.json``
     the summary of :func:`mpiuq.calibration.report.summary_dict`, plus what the
     caller adds (figure names, plot timings), plus ``run``: the run's fingerprint and
@@ -45,6 +49,7 @@ from mpiuq.surrogate.storage import save_pce
 SURROGATE_FILE = "surrogate.h5"
 LOCAL_SURROGATE_FILE = "surrogate_local.h5"
 POSTERIOR_FILE = "posterior.nc"
+POSTERIOR_DRAWS_FILE = "posterior_draws.nc"
 SUMMARY_FILE = "summary.json"
 try:
     MPIUQ_VERSION = importlib.metadata.version("mpiuq")
@@ -93,8 +98,8 @@ def hold_results_folder(out_dir: str | Path) -> Iterator[Path]:
 
 
 def write_result_files(result: CampaignResult, out_dir: str | Path) -> list[Path]:
-    """Write ``surrogate.h5``, ``surrogate_local.h5`` and ``posterior.nc`` into ``out_dir``
-    (each atomically).
+    """Write ``surrogate.h5``, ``surrogate_local.h5``, ``posterior.nc`` and
+    ``posterior_draws.nc`` into ``out_dir`` (each atomically).
 
     Returns the paths written.
     """
@@ -110,7 +115,20 @@ def write_result_files(result: CampaignResult, out_dir: str | Path) -> list[Path
     idata = inference_data(result)
     with replace_atomically(posterior) as tmp:
         idata.to_netcdf(str(tmp))
-    return [surrogate, local, posterior]
+    draws = out / POSTERIOR_DRAWS_FILE
+    write_posterior_draws(idata.posterior, draws)
+    return [surrogate, local, posterior, draws]
+
+
+def write_posterior_draws(posterior: Any, path: Path) -> None:
+    """Write the simulator parameters' draws of a posterior group (an xarray Dataset with
+    the ``model_parameters`` attribute) to ``path``, group ``posterior``, compressed."""
+    names = json.loads(posterior.attrs["model_parameters"])
+    subset = posterior[names]
+    subset.attrs = dict(posterior.attrs)
+    encoding = {n: {"zlib": True, "complevel": 6} for n in names}
+    with replace_atomically(path) as tmp:
+        subset.to_netcdf(str(tmp), group="posterior", engine="h5netcdf", encoding=encoding)
 
 
 def run_fingerprint(campaign: Campaign) -> str:

@@ -2,7 +2,8 @@
 
 A finished campaign's ``summary.json`` (:mod:`mpiuq.calibration.artefacts`) holds the
 fixed simulator values and per-parameter estimates; its ``posterior.nc`` holds the
-posterior draws. :func:`load_calibrated` (one point estimate) and
+posterior draws, and ``posterior_draws.nc`` the simulator parameters' draws alone (the
+file committed with a curated result, as ``posterior.nc`` is too large to commit). :func:`load_calibrated` (one point estimate) and
 :func:`load_posterior_draws` (many draws) are the only readers of that hand-off, so the
 CLI never parses the files' keys itself.
 
@@ -181,9 +182,15 @@ class PosteriorDraws:
 
 
 def posterior_path(path: str | Path) -> Path:
-    """``posterior.nc`` of a results folder (or the file itself)."""
+    """Posterior draws of a results folder: its ``posterior.nc``, else its
+    ``posterior_draws.nc`` (or the file itself)."""
     p = Path(path)
-    return p / "posterior.nc" if p.is_dir() else p
+    if not p.is_dir():
+        return p
+    full = p / "posterior.nc"
+    return full if full.is_file() or not (p / "posterior_draws.nc").is_file() else (
+        p / "posterior_draws.nc"
+    )
 
 
 def load_posterior_draws(path: str | Path, n_draws: int, seed: int = 0) -> PosteriorDraws:

@@ -162,6 +162,19 @@ def test_committed_stampede_result_loads() -> None:
     SimParams.from_mapping(c.values())  # every value is a valid simulator parameter
 
 
+def test_committed_stampede_draws_match_its_summary() -> None:
+    """The committed draws file is the posterior the committed summary describes."""
+    folder = ROOT / "results" / "stampede-ib"
+    d = load_posterior_draws(folder, 2000, seed=0)
+    assert d.source.name in ("posterior.nc", "posterior_draws.nc")
+    c = load_calibrated(folder)
+    assert d.fixed == c.fixed
+    for j, name in enumerate(d.names):
+        # the summary's median is the median of these 2000 draws, to rounding
+        assert np.median(d.values[:, j]) == pytest.approx(dict(c.calibrated)[name], rel=1e-12)
+    SimParams.from_mapping(d.mapping(0))
+
+
 @pytest.mark.parametrize(
     ("content", "match"),
     [

@@ -120,6 +120,7 @@ def test_outputs_files_and_show(
         "surrogate.h5",
         "surrogate_local.h5",
         "posterior.nc",
+        "posterior_draws.nc",
         "summary.json",
         "sensitivity.png",
         "predictive.png",

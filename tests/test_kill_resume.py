@@ -211,6 +211,7 @@ def comparable(folder: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         "surrogate.h5",
         "surrogate_local.h5",
         "posterior.nc",
+        "posterior_draws.nc",
     }
     doc["fingerprint"] = run["fingerprint"]
     idata = az.from_netcdf(str(folder / "posterior.nc"))
@@ -256,7 +257,13 @@ def test_killed_campaign_resumes_identically_and_never_leaves_stale_results(
     assert not (out / "summary.json").exists() and (out / "design.h5").exists()
     assert (out / "previous-run" / "summary.json").read_bytes() == previous
     aside = sorted(p.name for p in (out / "previous-run").iterdir())
-    assert aside == ["posterior.nc", "summary.json", "surrogate.h5", "surrogate_local.h5"]
+    assert aside == [
+        "posterior.nc",
+        "posterior_draws.nc",
+        "summary.json",
+        "surrogate.h5",
+        "surrogate_local.h5",
+    ]
     capsys.readouterr()
     assert main(["campaign", "show", str(out)]) == 2
     err = capsys.readouterr().err
@@ -270,6 +277,7 @@ def test_killed_campaign_resumes_identically_and_never_leaves_stale_results(
         ".mpiuq-run.lock",  # the run lock (empty of meaning once its holder has exited)
         "design.h5",
         "posterior.nc",
+        "posterior_draws.nc",
         "summary.json",
         "surrogate.h5",
         "surrogate_local.h5",
