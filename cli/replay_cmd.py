@@ -2,9 +2,12 @@
 
 Replays a DUMPI, OTF2 or SimGrid TI trace with the (calibrated) endpoint model
 under one or more network models and prints, per model, the time of all ranks
-split into compute, network, MPI stack and synchronisation. ``--out DIR``
-writes ``DIR/replay.json`` and ``DIR/decomposition.png`` (stacked bars per model,
-like Fig. 8 of the reference paper).
+split into compute, network, MPI stack and synchronisation. With ``--params
+results/X`` the campaign's **posterior draws** are replayed (``--draws``, default 64;
+the trace is lowered once) and every figure comes with its mean, sd and 90% HDI;
+``--estimate median|mean|map`` replays one point instead. ``--out DIR`` writes
+``DIR/replay.json`` and ``DIR/decomposition.png`` (per model, like Fig. 8 of the
+reference paper; with error bars for draws).
 """
 
 from __future__ import annotations
@@ -13,15 +16,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
-from mpiuq.arguments import add_param_argument, bounded_number, parse_assignments
-from mpiuq.calibration.calibrated import ESTIMATES, load_calibrated
-from mpiuq.simulator.errors import ParameterError, SettingError
+from mpiuq.arguments import add_param_argument, bounded_number
+from mpiuq.posterior_args import add_posterior_arguments, parameter_sets
+from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.networks import NETWORK_MODELS
-from mpiuq.simulator.parameters import SimParams
 from mpiuq.simulator.replay import ReplayResult, ReplaySetup, replay
 from mpiuq.simulator.trace import read_trace
+from mpiuq.simulator.trace.ir import Trace
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -32,27 +34,22 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         description="Replay a trace on the simulator under one or more network models.",
     )
     p.add_argument("trace", type=Path, help="trace file or directory (DUMPI, OTF2, SimGrid TI)")
+    add_replay_options(p)
+    add_posterior_arguments(p)
+    add_param_argument(p)
+    p.add_argument("--out", type=Path, default=None, help="write replay.json and decomposition.png")
+    p.add_argument("--json", action="store_true", help="print the JSON instead of the table")
+    p.set_defaults(handler=run)
+
+
+def add_replay_options(p: argparse.ArgumentParser) -> None:
+    """The options of how a trace is read and replayed (models, algorithms, topology...)."""
     p.add_argument(
         "--model",
         default="analytic,compute-only",
         help=f"comma-separated network models, of {', '.join(NETWORK_MODELS)} "
         "(default analytic,compute-only)",
     )
-    p.add_argument(
-        "--params",
-        type=Path,
-        default=None,
-        metavar="CAMPAIGN",
-        help="calibrated parameters: a campaign result directory (results/<campaign>) "
-        "or its summary.json",
-    )
-    p.add_argument(
-        "--estimate",
-        choices=ESTIMATES,
-        default="median",
-        help="posterior estimate used (median; map only where the campaign found a unique mode)",
-    )
-    add_param_argument(p)
     p.add_argument(
         "--compute-scale",
         type=bounded_number(0.0, 1e6),
@@ -97,9 +94,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--clock", choices=("auto", "wall", "cpu"), default="auto", help="DUMPI compute clock"
     )
-    p.add_argument("--out", type=Path, default=None, help="write replay.json and decomposition.png")
-    p.add_argument("--json", action="store_true", help="print the JSON instead of the table")
-    p.set_defaults(handler=run)
 
 
 def parse_algorithms(items: list[str]) -> tuple[tuple[str, str], ...]:
@@ -111,18 +105,6 @@ def parse_algorithms(items: list[str]) -> tuple[tuple[str, str], ...]:
             raise SettingError(f"--algorithm {item!r} is invalid: expected COLLECTIVE=ALGORITHM")
         out.append((coll.strip(), alg.strip()))
     return tuple(out)
-
-
-def build_params(args: argparse.Namespace) -> SimParams:
-    """Defaults, then the campaign's values, then ``--param`` overrides."""
-    values: dict[str, Any] = {}
-    if args.params is not None:
-        values.update(load_calibrated(args.params, args.estimate).values())
-    values.update(parse_assignments(args.param))
-    try:
-        return SimParams.from_mapping(values)
-    except TypeError as exc:  # pragma: no cover - from_mapping validates names first
-        raise ParameterError("params", values, "valid parameter values") from exc
 
 
 def format_table(result: ReplayResult) -> str:
@@ -174,12 +156,10 @@ def format_table(result: ReplayResult) -> str:
     return "\n".join(lines)
 
 
-def run(args: argparse.Namespace) -> int:
-    """Handler of ``mpiuq replay``."""
-    models = tuple(m.strip() for m in args.model.split(",") if m.strip())
-    params = build_params(args)
-    setup = ReplaySetup(
-        models=models,
+def replay_setup(args: argparse.Namespace) -> ReplaySetup:
+    """The :class:`ReplaySetup` of the replay options."""
+    return ReplaySetup(
+        models=tuple(m.strip() for m in args.model.split(",") if m.strip()),
         compute_scale=args.compute_scale,
         reduce_rate_Bps=None if args.reduce_rate is None else args.reduce_rate * 1e9,
         algorithms=parse_algorithms(args.algorithm),
@@ -187,20 +167,36 @@ def run(args: argparse.Namespace) -> int:
         topology=args.topology,
         placement=args.placement,
     )
-    trace = read_trace(args.trace, flop_rate=args.flop_rate, clock=args.clock)
-    result = replay(trace, params, setup)
-    data = result.as_dict()
+
+
+def read_replay_trace(args: argparse.Namespace) -> Trace:
+    """The trace of ``args.trace`` with the reader options."""
+    return read_trace(args.trace, flop_rate=args.flop_rate, clock=args.clock)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Handler of ``mpiuq replay``."""
+    sets = parameter_sets(args)
+    setup = replay_setup(args)
+    trace = read_replay_trace(args)
+    if sets.is_draws:
+        from mpiuq.replay_draws_cmd import run_draws
+
+        return run_draws(args, trace, setup, sets)
+    result = replay(trace, sets.sets[0], setup)
+    data = result.as_dict() | {"calibration": sets.calibration}
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "replay.json").write_text(json.dumps(data, indent=1) + "\n")
         from mpiuq.replay_plots import plot_decomposition
 
-        plot_decomposition(result, args.out / "decomposition.png")
+        plot_decomposition(result, args.out / "decomposition.png", sets.label())
     if args.json:
         json.dump(data, sys.stdout, indent=1)
         print()
     else:
         print(format_table(result))
+        print(f"parameters: {sets.label()}")
         if args.out is not None:
             print(f"wrote {args.out / 'replay.json'} and {args.out / 'decomposition.png'}")
     return 0

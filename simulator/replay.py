@@ -223,31 +223,39 @@ class ReplayResult:
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form: trace facts, settings, and one entry per model."""
         return {
-            "trace": {
-                "source": self.source,
-                "format": self.format,
-                "ranks": self.n_ranks,
-                "trace_ops": self.n_trace_ops,
-                "program_ops": self.n_program_ops,
-                "collectives": dict(self.collectives),
-                "algorithms": dict(self.algorithms),
-                "nonblocking_collectives_run_at_call": self.nonblocking_collectives,
-                "not_replayed": dict(self.unsupported),
-                "notes": list(self.notes),
-            },
-            "settings": {
-                "compute_scale": self.setup.compute_scale,
-                "reduce_rate_Bps": self.setup.lowering_options(self.params).reduce_rate_Bps,
-                "hops": self.setup.hops,
-                "topology": self.setup.topology,
-                "placement": self.setup.placement,
-                "algorithm_overrides": dict(self.setup.algorithms),
-            },
+            **trace_and_settings(self, self.setup.lowering_options(self.params).reduce_rate_Bps),
             "params": self.params.as_dict(),
             "lowering_s": self.lowering_s,
             "congestion_network_s": self.congestion_s,
             "models": {m.model: m.as_dict() for m in self.models},
         }
+
+
+def trace_and_settings(result: Any, reduce_rate_Bps: float | None) -> dict[str, Any]:
+    """The ``trace`` and ``settings`` entries of a replay's JSON (one replay or many draws)."""
+    setup: ReplaySetup = result.setup
+    return {
+        "trace": {
+            "source": result.source,
+            "format": result.format,
+            "ranks": result.n_ranks,
+            "trace_ops": result.n_trace_ops,
+            "program_ops": result.n_program_ops,
+            "collectives": dict(result.collectives),
+            "algorithms": dict(result.algorithms),
+            "nonblocking_collectives_run_at_call": result.nonblocking_collectives,
+            "not_replayed": dict(result.unsupported),
+            "notes": list(result.notes),
+        },
+        "settings": {
+            "compute_scale": setup.compute_scale,
+            "reduce_rate_Bps": reduce_rate_Bps,
+            "hops": setup.hops,
+            "topology": setup.topology,
+            "placement": setup.placement,
+            "algorithm_overrides": dict(setup.algorithms),
+        },
+    }
 
 
 NetworkFactory = Callable[[str], NetworkModel]

@@ -136,6 +136,7 @@ class DrawsReplay:
     models: tuple[ModelDraws, ...]
     collectives: dict[str, int] = field(default_factory=dict)
     algorithms: dict[str, list[str]] = field(default_factory=dict)
+    nonblocking_collectives: int = 0
     unsupported: dict[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
 
@@ -224,6 +225,7 @@ def replay_draws(
         models=tuple(models),
         collectives=dict(low.collectives),
         algorithms=dict(low.algorithms),
+        nonblocking_collectives=low.nonblocking_collectives,
         unsupported=dict(trace.unsupported),
         notes=tuple(trace.notes),
     )
