@@ -32,9 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="show the Python traceback of a failure instead of a one-line message",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    from mpiuq import campaign_cmd, replay_cmd, simulate_cmd, surrogate_cmd, trace_cmd
+    from mpiuq import campaign_cmd, replay_cmd, simulate_cmd, surrogate_cmd, trace_cmd, whatif_cmd
 
-    for module in (simulate_cmd, campaign_cmd, trace_cmd, surrogate_cmd, replay_cmd):
+    for module in (simulate_cmd, campaign_cmd, trace_cmd, surrogate_cmd, replay_cmd, whatif_cmd):
         module.add_parser(sub)
     return parser
 

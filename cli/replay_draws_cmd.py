@@ -13,6 +13,9 @@ import argparse
 import json
 import sys
 import time
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from mpiuq.calibration.propagation import PART_KEYS, decomposition_summary, draw_summary
@@ -21,19 +24,35 @@ from mpiuq.simulator.parameters import parameter_names
 from mpiuq.simulator.replay import ReplaySetup, trace_and_settings
 from mpiuq.simulator.replay_draws import DrawsReplay, replay_draws
 from mpiuq.simulator.trace.ir import Trace
-from mpiuq.surrogate.executors import make_executor
+from mpiuq.surrogate.executors import Executor, make_executor
 
 #: Column labels of the parts, in :data:`PART_KEYS` order.
 PART_LABELS: tuple[str, ...] = ("compute", "network", "MPI stack", "sync")
+
+
+def draws_executor(args: argparse.Namespace) -> tuple[Executor, int]:
+    """The executor of ``--workers`` / ``--scheduler`` and the chunks to cut the draws into."""
+    return make_executor(args.workers, args.scheduler), args.workers or (
+        4 if args.scheduler else 1
+    )
+
+
+@contextmanager
+def quiet_large_graphs() -> Iterator[None]:
+    """Silence Dask's hint about large task graphs: each chunk carries the lowered program
+    on purpose (one copy per chunk, as many chunks as workers)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Sending large graph")
+        yield
 
 
 def run_replays(
     args: argparse.Namespace, trace: Trace, setup: ReplaySetup, sets: ParameterSets
 ) -> tuple[DrawsReplay, float]:
     """Replay the draws of ``sets`` through the executor of the options; and the wall time."""
-    chunks = args.workers or (4 if args.scheduler else 1)
     t0 = time.perf_counter()
-    with make_executor(args.workers, args.scheduler) as executor:
+    executor, chunks = draws_executor(args)
+    with executor, quiet_large_graphs():
         result = replay_draws(trace, sets.sets, setup, executor=executor, chunks=chunks)
     return result, time.perf_counter() - t0
 
