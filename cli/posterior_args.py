@@ -30,8 +30,10 @@ DEFAULT_DRAWS = 64
 MAX_DRAWS = 100_000
 
 
-def add_posterior_arguments(p: argparse.ArgumentParser, *, executor: bool = True) -> None:
-    """Add ``--params``, ``--draws``, ``--estimate``, ``--seed`` (and ``--workers``,
+def add_posterior_arguments(
+    p: argparse.ArgumentParser, *, executor: bool = True, seed: bool = True
+) -> None:
+    """Add ``--params``, ``--draws``, ``--estimate`` (and ``--seed``, ``--workers``,
     ``--scheduler``) to ``p``."""
     p.add_argument(
         "--params",
@@ -56,9 +58,10 @@ def add_posterior_arguments(p: argparse.ArgumentParser, *, executor: bool = True
         help="run one posterior point estimate instead of draws (median; mean; map only "
         "where the campaign found a unique mode)",
     )
-    p.add_argument(
-        "--seed", type=seed_argument, default=0, help="seed of the pick of draws (default 0)"
-    )
+    if seed:
+        p.add_argument(
+            "--seed", type=seed_argument, default=0, help="seed of the pick of draws (default 0)"
+        )
     if executor:
         p.add_argument(
             "--workers",

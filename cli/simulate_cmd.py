@@ -2,7 +2,10 @@
 
 Prints a table (default) or JSON, and can write synthetic measurements in the
 benchmark CSV format of ``../shared/data/benchmarks`` so users can see what a
-calibration would learn from a planned measurement campaign.
+calibration would learn from a planned measurement campaign. ``--params results/X``
+runs the benchmark at the campaign's posterior draws (``--draws``, default 64; every
+size's time and throughput as mean, sd and 90% HDI) or, with ``--estimate``, at one
+posterior point.
 """
 
 from __future__ import annotations
@@ -17,13 +20,17 @@ import numpy as np
 
 from mpiuq.arguments import add_param_argument, parse_assignments, parse_sizes, seed_argument
 from mpiuq.calibration.budget import check_benchmark_budget
+from mpiuq.calibration.propagation import draw_summary
+from mpiuq.posterior_args import ParameterSets, add_posterior_arguments, parameter_sets
 from mpiuq.simulator.benchmarks import (
     BENCHMARKS,
     BenchmarkResult,
     BenchmarkSetup,
+    evaluate_batch,
     simulate_benchmark,
     validate_sizes,
 )
+from mpiuq.simulator.engine import params_vector
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.parameters import SimParams
 from mpiuq.surrogate.budget import check_memory
@@ -61,8 +68,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--noise-cv", type=float, default=0.02, help="coefficient of variation of the noise"
     )
     p.add_argument(
-        "--seed", type=seed_argument, default=0, help="seed of the synthetic noise (>= 0)"
+        "--seed",
+        type=seed_argument,
+        default=0,
+        help="seed of the synthetic noise and of the pick of posterior draws (>= 0)",
     )
+    add_posterior_arguments(p, executor=False, seed=False)
     p.add_argument(
         "--csv", type=Path, help="output CSV of synthetic measurements (needs --replicas)"
     )
@@ -124,9 +135,12 @@ def run(args: argparse.Namespace) -> int:
     from mpiuq.calibration.synthetic_data import synthetic_measurements
 
     config = load_parameter_file(args.config) if args.config is not None else ParameterFile(())
+    if args.params is not None and args.config is not None:
+        raise SettingError("--params and --config both give parameter values: use one")
+    sets = parameter_sets(args) if args.params is not None else None
     values: dict[str, Any] = dict(config.values)
     values.update(parse_assignments(args.param))
-    params = SimParams.from_mapping(values)
+    params = SimParams.from_mapping(values) if sets is None else sets.sets[0]
     benchmark = args.benchmark or config.benchmark or "pingpong"
     window = args.window if args.window is not None else (config.window or 64)
     sizes = validate_sizes(parse_sizes(args.sizes))
@@ -142,6 +156,13 @@ def run(args: argparse.Namespace) -> int:
             SYNTHETIC_BYTES_PER_ROW * float(args.replicas) * len(sizes),
             "noise, values, run and size columns",
         )
+    if sets is not None and sets.is_draws:
+        if args.csv is not None:
+            raise SettingError(
+                "--csv with posterior draws: synthetic data come from one parameter set; "
+                "add --estimate median (or mean)"
+            )
+        return run_draws(args, sets, BenchmarkSetup(benchmark, window), sizes)
     result = simulate_benchmark(benchmark, sizes, params, window)
     if args.csv is not None and args.replicas is not None:
         data = synthetic_measurements(
@@ -153,4 +174,50 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(result_json(result), indent=2))
     else:
         print(format_table(result))
+    return 0
+
+
+def draws_json(
+    setup: BenchmarkSetup, sizes: tuple[int, ...], sets: ParameterSets, threads: int = 1
+) -> dict[str, Any]:
+    """The benchmark at every posterior draw: per size time and throughput summaries."""
+    matrix = np.stack([params_vector(p) for p in sets.sets])
+    batch = evaluate_batch(setup, sizes, matrix, threads=threads)
+    first = sets.sets[0]
+    return {
+        "benchmark": setup.benchmark,
+        "window": setup.window if setup.benchmark == "stream" else None,
+        "calibration": sets.calibration,
+        "results": [
+            {
+                "size_bytes": size,
+                "protocol": first.protocol_of(size),
+                "time_us": draw_summary(batch.time_us[:, j]),
+                "throughput_MBps": draw_summary(batch.throughput_MBps[:, j]),
+            }
+            for j, size in enumerate(sizes)
+        ],
+    }
+
+
+def run_draws(
+    args: argparse.Namespace, sets: ParameterSets, setup: BenchmarkSetup, sizes: tuple[int, ...]
+) -> int:
+    """``mpiuq simulate --params`` over posterior draws: table or JSON of intervals."""
+    data = draws_json(setup, sizes, sets)
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return 0
+    lines = [
+        f"{setup.benchmark} at {sets.label()}; mean [90% HDI]",
+        f"{'size_B':>10} {'protocol':>10}   {'time_us':<31}      MB/s",
+    ]
+    for row in data["results"]:
+        t, b = row["time_us"], row["throughput_MBps"]
+        lines.append(
+            f"{row['size_bytes']:>10} {row['protocol']:>10} "
+            f"{t['mean']:>10.4g} [{t['hdi90'][0]:.4g}, {t['hdi90'][1]:.4g}]".ljust(55)
+            + f"{b['mean']:>10.4g} [{b['hdi90'][0]:.4g}, {b['hdi90'][1]:.4g}]"
+        )
+    print("\n".join(lines))
     return 0
