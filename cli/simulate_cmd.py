@@ -137,7 +137,8 @@ def run(args: argparse.Namespace) -> int:
     config = load_parameter_file(args.config) if args.config is not None else ParameterFile(())
     if args.params is not None and args.config is not None:
         raise SettingError("--params and --config both give parameter values: use one")
-    sets = parameter_sets(args) if args.params is not None else None
+    posterior = (args.params, args.draws, args.estimate) != (None, None, None)
+    sets = parameter_sets(args) if posterior else None  # refuses --draws without --params
     values: dict[str, Any] = dict(config.values)
     values.update(parse_assignments(args.param))
     params = SimParams.from_mapping(values) if sets is None else sets.sets[0]
