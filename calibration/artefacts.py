@@ -116,7 +116,7 @@ def write_result_files(result: CampaignResult, out_dir: str | Path) -> list[Path
     with replace_atomically(posterior) as tmp:
         idata.to_netcdf(str(tmp))
     draws = out / POSTERIOR_DRAWS_FILE
-    write_posterior_draws(idata.posterior, draws)
+    write_posterior_draws(idata["posterior"], draws)
     return [surrogate, local, posterior, draws]
 
 

@@ -188,8 +188,10 @@ def posterior_path(path: str | Path) -> Path:
     if not p.is_dir():
         return p
     full = p / "posterior.nc"
-    return full if full.is_file() or not (p / "posterior_draws.nc").is_file() else (
-        p / "posterior_draws.nc"
+    return (
+        full
+        if full.is_file() or not (p / "posterior_draws.nc").is_file()
+        else (p / "posterior_draws.nc")
     )
 
 

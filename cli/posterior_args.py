@@ -140,17 +140,15 @@ def parameter_sets(args: argparse.Namespace) -> ParameterSets:
         return ParameterSets((_params(overrides),), {"source": None})
     if args.estimate is not None:
         if args.draws is not None:
-            raise ParameterError(
-                "--draws", args.draws, "either --draws or --estimate, not both"
-            )
+            raise ParameterError("--draws", args.draws, "either --draws or --estimate, not both")
         point = load_calibrated(args.params, args.estimate)
         return ParameterSets(
             (_params(point.values() | overrides),),
             {"campaign": point.campaign, "source": str(point.source), "estimate": args.estimate},
         )
     n = DEFAULT_DRAWS if args.draws is None else args.draws
-    draws = load_posterior_draws(args.params, n, seed=args.seed)
-    summary = load_calibrated(args.params)  # the campaign's name, and its files agree
+    summary = load_calibrated(args.params)  # the campaign's name; a clear error first
+    draws = load_posterior_draws(summary.source.parent, n, seed=args.seed)
     sets = tuple(_params(draws.mapping(k) | overrides) for k in range(n))
     return ParameterSets(
         sets,

@@ -32,9 +32,7 @@ PART_LABELS: tuple[str, ...] = ("compute", "network", "MPI stack", "sync")
 
 def draws_executor(args: argparse.Namespace) -> tuple[Executor, int]:
     """The executor of ``--workers`` / ``--scheduler`` and the chunks to cut the draws into."""
-    return make_executor(args.workers, args.scheduler), args.workers or (
-        4 if args.scheduler else 1
-    )
+    return make_executor(args.workers, args.scheduler), args.workers or (4 if args.scheduler else 1)
 
 
 @contextmanager

@@ -97,9 +97,7 @@ def run_scenarios(
     executor, chunks = draws_executor(args)
     runs: dict[str, DrawsReplay] = {}
     with executor, quiet_large_graphs():
-        base = replay_draws(
-            trace, sets.sets, setup, executor=executor, chunks=chunks, lowered=low
-        )
+        base = replay_draws(trace, sets.sets, setup, executor=executor, chunks=chunks, lowered=low)
         for sc in scenarios:
             s_setup = sc.apply_setup(setup)
             s_sets = [sc.apply_params(p) for p in sets.sets]

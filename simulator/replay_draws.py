@@ -200,9 +200,7 @@ def replay_draws(
     for name in setup.models:
         net = network_arrays(factory(name), trace.n_ranks, nodes)
         for a, b in bounds:
-            tasks.append(
-                ChunkTask(prog, net, matrix[a:b], low.reduce_rows, low.reduce_bytes, rate)
-            )
+            tasks.append(ChunkTask(prog, net, matrix[a:b], low.reduce_rows, low.reduce_bytes, rate))
     t1 = time.perf_counter()
     if executor is None:
         results = {i: run_chunk(t) for i, t in enumerate(tasks)}

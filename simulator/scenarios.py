@@ -87,7 +87,9 @@ class Scenario:
             return params.with_values(**values)
         except ValueError as exc:
             edits = ", ".join(f"{n}{op}={x:g}" for n, op, x in self.edits)
-            raise ScenarioError(self.text, edits, f"edits giving valid parameters ({exc})") from None
+            raise ScenarioError(
+                self.text, edits, f"edits giving valid parameters ({exc})"
+            ) from None
 
     def apply_setup(self, setup: ReplaySetup) -> ReplaySetup:
         """``setup`` with the scenario's settings (the model replaces every model)."""

@@ -1,0 +1,57 @@
+"""What-if scenarios: parsing, typed errors naming the bad part, applying them."""
+
+from __future__ import annotations
+
+import pytest
+
+from mpiuq.simulator.parameters import SimParams
+from mpiuq.simulator.replay import ReplaySetup
+from mpiuq.simulator.scenarios import ScenarioError, parse_scenario
+
+
+def test_parameter_edits_scale_divide_and_set() -> None:
+    s = parse_scenario("mix: link_bw_GBps*=2, post_header_delay_us/=4, hop_latency_ns=50")
+    p = s.apply_params(SimParams())
+    base = SimParams()
+    assert p.link_bw_GBps == 2 * base.link_bw_GBps
+    assert p.post_header_delay_us == base.post_header_delay_us / 4
+    assert p.hop_latency_ns == 50.0
+    assert p.injection_bw_GBps == base.injection_bw_GBps
+
+
+def test_settings_topology_keeps_its_commas_and_model_replaces_the_models() -> None:
+    s = parse_scenario("fat=topology=fattree:k=4,levels=3, model=packet, allreduce=ring, hops=3")
+    assert s.name == "fat"
+    assert dict(s.settings)["topology"] == "fattree:k=4,levels=3"
+    setup = s.apply_setup(ReplaySetup(models=("analytic",), algorithms=(("barrier", "linear"),)))
+    assert setup.models == ("packet",) and setup.topology == "fattree:k=4,levels=3"
+    assert dict(setup.algorithms) == {"allreduce": "ring", "barrier": "linear"}
+    assert setup.hops == 3
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("net2x", r"scenario 'net2x': 'net2x' is invalid: expected NAME: ITEM"),
+        ("n: link_bw*=2", r"'link_bw\*=2' is invalid: expected NAME\*=F.*a parameter"),
+        ("n: link_bw_GBps*=-1", r"'link_bw_GBps\*=-1' is invalid: expected a positive finite"),
+        ("n: link_bw_GBps*=x", r"'link_bw_GBps\*=x' is invalid"),
+        ("n: model=ethernet", r"'model=ethernet' is invalid: expected model one of"),
+        ("n: topology=torus:k=2", r"'topology=torus:k=2' is invalid: expected a topology spec"),
+        ("n: allreduce=bogus", r"'allreduce=bogus' is invalid: expected algorithm 'bogus'"),
+        ("n: hops*=2", r"'hops\*=2' is invalid: expected hops=VALUE"),
+        ("n: placement=diagonal", r"expected placement one of"),
+        ("n: link_bw_GBps*=2,,", r"expected no empty item"),
+        ("bad name!: link_bw_GBps*=2", r"'bad name!' is invalid: expected a name"),
+        ("n: model=packet, model=analytic", r"expected model set once"),
+    ],
+)
+def test_bad_scenarios_name_the_text_the_part_and_what_is_expected(text: str, match: str) -> None:
+    with pytest.raises(ScenarioError, match=match):
+        parse_scenario(text)
+
+
+def test_an_edit_giving_an_invalid_parameter_is_refused_when_applied() -> None:
+    s = parse_scenario("odd: eager_max_bytes*=0.3333")
+    with pytest.raises(ScenarioError, match=r"eager_max_bytes\*=0.3333.*whole number"):
+        s.apply_params(SimParams())
