@@ -19,6 +19,7 @@ from pathlib import Path
 
 from mpiuq.arguments import add_param_argument, bounded_number
 from mpiuq.posterior_args import add_posterior_arguments, parameter_sets
+from mpiuq.simulator.collectives import ALGORITHM_SETS, algorithm_set
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.networks import NETWORK_MODELS
 from mpiuq.simulator.replay import ReplayResult, ReplaySetup, replay
@@ -69,6 +70,13 @@ def add_replay_options(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="COLLECTIVE=ALGORITHM",
         help="collective algorithm, e.g. allreduce=ring (see mpiuq.simulator.collectives)",
+    )
+    p.add_argument(
+        "--collectives",
+        choices=sorted(ALGORITHM_SETS),
+        default="mpich",
+        help="collective algorithm selection: mpich (size-based MPICH defaults) or simgrid "
+        "(SimGrid 3.32's default selector); --algorithm choices win",
     )
     p.add_argument(
         "--hops",
@@ -162,7 +170,9 @@ def replay_setup(args: argparse.Namespace) -> ReplaySetup:
         models=tuple(m.strip() for m in args.model.split(",") if m.strip()),
         compute_scale=args.compute_scale,
         reduce_rate_Bps=None if args.reduce_rate is None else args.reduce_rate * 1e9,
-        algorithms=parse_algorithms(args.algorithm),
+        algorithms=tuple(
+            (algorithm_set(args.collectives) | dict(parse_algorithms(args.algorithm))).items()
+        ),
         hops=args.hops,
         topology=args.topology,
         placement=args.placement,

@@ -19,7 +19,8 @@ its communication pattern only from quantities all members agree on (``p``,
 independently lowered ranks always match each other's messages.
 
 Algorithms are chosen by name (:data:`ALGORITHMS`); :func:`default_algorithm`
-picks MPICH-like defaults from the size of the operation. The algorithms follow
+picks MPICH-like defaults from the size of the operation, and :data:`ALGORITHM_SETS`
+name whole selections (``simgrid``: SimGrid 3.32's default selector). The algorithms follow
 Thakur, Rabenseifner and Gropp, "Optimization of collective communication
 operations in MPICH" (IJHPCA 2005).
 
@@ -61,12 +62,14 @@ from mpiuq.simulator.collectives.reductions import (
     scan_recursive_doubling,
 )
 from mpiuq.simulator.collectives.registry import (
+    ALGORITHM_SETS,
     ALGORITHMS,
     ALLGATHER_SHORT_BYTES,
     ALLREDUCE_SHORT_BYTES,
     ALLTOALL_MEDIUM_BYTES,
     COLLECTIVES,
     REDUCING,
+    algorithm_set,
     default_algorithm,
     schedule,
     validate_algorithms,
@@ -86,6 +89,7 @@ from mpiuq.simulator.collectives.rooted import (
 
 __all__ = [
     "ALGORITHMS",
+    "ALGORITHM_SETS",
     "ALLGATHER_SHORT_BYTES",
     "ALLREDUCE_SHORT_BYTES",
     "ALLTOALL_MEDIUM_BYTES",
@@ -97,6 +101,7 @@ __all__ = [
     "Pair",
     "Schedule",
     "Step",
+    "algorithm_set",
     "allgather_bruck",
     "allgather_ring",
     "allgatherv_bruck",

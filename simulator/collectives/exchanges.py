@@ -36,6 +36,29 @@ def _bruck_allgather(me: int, p: int, blocks: tuple[int, ...]) -> Schedule:
     return tuple(steps)
 
 
+def _linear_allgather(me: int, p: int, blocks: tuple[int, ...]) -> Schedule:
+    others = [j for j in range(p) if j != me]
+    if not others:
+        return ()
+    return (
+        Step(
+            recvs=tuple((j, blocks[j]) for j in others),
+            sends=tuple((j, blocks[me]) for j in others),
+        ),
+    )
+
+
+def allgather_linear(me: int, p: int, root: int, sizes: CollSizes) -> Schedule:
+    """Linear all-gather: every block sent to every other rank at once, one wait-all
+    (SimGrid's default, its nonblocking ``iallgather`` waited for)."""
+    return _linear_allgather(me, p, _block_sizes(sizes, p, "allgather"))
+
+
+def allgatherv_linear(me: int, p: int, root: int, sizes: CollSizes) -> Schedule:
+    """Linear all-gather-v with the per-rank block sizes ``vcounts`` (SimGrid's default)."""
+    return _linear_allgather(me, p, _block_sizes(sizes, p, "allgatherv"))
+
+
 def allgather_ring(me: int, p: int, root: int, sizes: CollSizes) -> Schedule:
     """Ring all-gather: p - 1 rounds, each forwarding one block to the right neighbour."""
     return _ring_allgather(me, p, _block_sizes(sizes, p, "allgather"))

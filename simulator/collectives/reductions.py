@@ -11,7 +11,9 @@ from mpiuq.simulator.collectives.base import (
 )
 from mpiuq.simulator.collectives.rooted import (
     bcast_binomial,
+    bcast_binomial_tree,
     reduce_binomial,
+    reduce_linear,
     scatterv_linear,
 )
 
@@ -63,6 +65,12 @@ def allreduce_reduce_bcast(me: int, p: int, root: int, sizes: CollSizes) -> Sche
     return reduce_binomial(me, p, 0, sizes) + bcast_binomial(me, p, 0, sizes)
 
 
+def allreduce_flat_reduce_bcast(me: int, p: int, root: int, sizes: CollSizes) -> Schedule:
+    """Flat reduction to rank 0 (every rank sends its vector, rank 0 receives all, then
+    combines) followed by SimGrid's binomial-tree broadcast: SimGrid's default allreduce."""
+    return reduce_linear(me, p, 0, sizes) + bcast_binomial_tree(me, p, 0, sizes)
+
+
 def reduce_scatter_pairwise(me: int, p: int, root: int, sizes: CollSizes) -> Schedule:
     """Pairwise reduce-scatter: round i sends block ``me + i`` to its owner, combines own block."""
     vc = vcounts(sizes, p, "reduce_scatter")
@@ -80,6 +88,14 @@ def reduce_scatter_reduce_scatterv(me: int, p: int, root: int, sizes: CollSizes)
     """Binomial reduction of the whole vector to rank 0, then a linear scatter-v."""
     vc = vcounts(sizes, p, "reduce_scatter")
     red = reduce_binomial(me, p, 0, CollSizes(sum(vc)))
+    return red + scatterv_linear(me, p, 0, CollSizes(vc[me], vc))
+
+
+def reduce_scatter_flat_reduce_scatterv(me: int, p: int, root: int, sizes: CollSizes) -> Schedule:
+    """Flat reduction of the whole vector to rank 0, then a linear scatter-v (SimGrid's
+    default for equal blocks)."""
+    vc = vcounts(sizes, p, "reduce_scatter")
+    red = reduce_linear(me, p, 0, CollSizes(sum(vc)))
     return red + scatterv_linear(me, p, 0, CollSizes(vc[me], vc))
 
 

@@ -1,4 +1,22 @@
-"""The algorithm registry: names, MPICH-like defaults and :func:`schedule`."""
+"""The algorithm registry: names, MPICH-like defaults, named sets and :func:`schedule`.
+
+Defaults (:func:`default_algorithm`) follow MPICH's selection (Thakur, Rabenseifner and
+Gropp 2005): the algorithm depends on the message size. :data:`ALGORITHM_SETS` name
+whole selections that other MPI libraries or simulators make, chosen with
+``--collectives NAME`` (explicit ``--algorithm`` choices still win):
+
+``mpich``
+    the defaults themselves.
+``simgrid``
+    SimGrid 3.32 SMPI's ``default`` collective selector (``smpi/coll-selector:default``,
+    src/smpi/colls/smpi_default_selector.cpp), size-independent: allreduce = flat
+    reduce to rank 0 then binomial-tree broadcast, barrier = linear (Open MPI's
+    ``basic_linear``: everyone reports to rank 0, which releases everyone), bcast =
+    binomial tree with one blocking send per child, reduce / gather / scatter /
+    all-gather(v) / all-to-all-v = linear (SimGrid's nonblocking versions waited for),
+    reduce-scatter = flat reduce to rank 0 then linear scatter-v. All-to-all (SimGrid
+    delegates to Open MPI's size-based decision) and scans keep the MPICH defaults.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +29,10 @@ from mpiuq.simulator.collectives.barrier import (
 from mpiuq.simulator.collectives.base import Algorithm, CollectiveError, CollSizes, Schedule
 from mpiuq.simulator.collectives.exchanges import (
     allgather_bruck,
+    allgather_linear,
     allgather_ring,
     allgatherv_bruck,
+    allgatherv_linear,
     allgatherv_ring,
     alltoall_linear,
     alltoall_pairwise,
@@ -20,9 +40,11 @@ from mpiuq.simulator.collectives.exchanges import (
     alltoallv_pairwise,
 )
 from mpiuq.simulator.collectives.reductions import (
+    allreduce_flat_reduce_bcast,
     allreduce_recursive_doubling,
     allreduce_reduce_bcast,
     allreduce_ring,
+    reduce_scatter_flat_reduce_scatterv,
     reduce_scatter_pairwise,
     reduce_scatter_reduce_scatterv,
     scan_linear,
@@ -30,6 +52,7 @@ from mpiuq.simulator.collectives.reductions import (
 )
 from mpiuq.simulator.collectives.rooted import (
     bcast_binomial,
+    bcast_binomial_tree,
     bcast_linear,
     gather_binomial,
     gather_linear,
@@ -71,24 +94,34 @@ ALLTOALL_MEDIUM_BYTES = 32768
 #: collective -> algorithm name -> schedule function.
 ALGORITHMS: dict[str, dict[str, Algorithm]] = {
     "barrier": {"dissemination": barrier_dissemination, "linear": barrier_linear},
-    "bcast": {"binomial": bcast_binomial, "linear": bcast_linear},
+    "bcast": {
+        "binomial": bcast_binomial,
+        "binomial_tree": bcast_binomial_tree,
+        "linear": bcast_linear,
+    },
     "reduce": {"binomial": reduce_binomial, "linear": reduce_linear},
     "allreduce": {
         "recursive_doubling": allreduce_recursive_doubling,
         "ring": allreduce_ring,
         "reduce_bcast": allreduce_reduce_bcast,
+        "flat_reduce_bcast": allreduce_flat_reduce_bcast,
     },
     "gather": {"binomial": gather_binomial, "linear": gather_linear},
     "gatherv": {"linear": gatherv_linear},
     "scatter": {"binomial": scatter_binomial, "linear": scatter_linear},
     "scatterv": {"linear": scatterv_linear},
-    "allgather": {"ring": allgather_ring, "bruck": allgather_bruck},
-    "allgatherv": {"ring": allgatherv_ring, "bruck": allgatherv_bruck},
+    "allgather": {"ring": allgather_ring, "bruck": allgather_bruck, "linear": allgather_linear},
+    "allgatherv": {
+        "ring": allgatherv_ring,
+        "bruck": allgatherv_bruck,
+        "linear": allgatherv_linear,
+    },
     "alltoall": {"pairwise": alltoall_pairwise, "linear": alltoall_linear},
     "alltoallv": {"linear": alltoallv_linear, "pairwise": alltoallv_pairwise},
     "reduce_scatter": {
         "pairwise": reduce_scatter_pairwise,
         "reduce_scatterv": reduce_scatter_reduce_scatterv,
+        "flat_reduce_scatterv": reduce_scatter_flat_reduce_scatterv,
     },
     "scan": {"recursive_doubling": scan_recursive_doubling, "linear": scan_linear},
     "exscan": {"recursive_doubling": scan_recursive_doubling, "linear": scan_linear},
@@ -96,6 +129,41 @@ ALGORITHMS: dict[str, dict[str, Algorithm]] = {
 
 #: Collectives whose algorithm combines received data (charged as reduction compute).
 REDUCING: frozenset[str] = frozenset({"reduce", "allreduce", "reduce_scatter", "scan", "exscan"})
+
+
+#: Named selections of algorithms (see the module docstring): collective -> algorithm.
+ALGORITHM_SETS: dict[str, dict[str, str]] = {
+    "mpich": {},
+    "simgrid": {
+        "allreduce": "flat_reduce_bcast",
+        "barrier": "linear",
+        "bcast": "binomial_tree",
+        "reduce": "linear",
+        "gather": "linear",
+        "gatherv": "linear",
+        "scatter": "linear",
+        "scatterv": "linear",
+        "allgather": "linear",
+        "allgatherv": "linear",
+        "alltoallv": "linear",
+        "reduce_scatter": "flat_reduce_scatterv",
+    },
+}
+
+
+def algorithm_set(name: str) -> dict[str, str]:
+    """The ``{collective: algorithm}`` choices of set ``name`` of :data:`ALGORITHM_SETS`.
+
+    Raises
+    ------
+    CollectiveError
+        For an unknown set name (the known ones are listed).
+    """
+    if name not in ALGORITHM_SETS:
+        raise CollectiveError(
+            f"collective set {name!r} is unknown: expected one of {sorted(ALGORITHM_SETS)}"
+        )
+    return dict(ALGORITHM_SETS[name])
 
 
 def default_algorithm(collective: str, p: int, sizes: CollSizes) -> str:

@@ -26,6 +26,18 @@ def bcast_binomial(me: int, p: int, root: int, sizes: CollSizes) -> Schedule:
     return tuple(steps)
 
 
+def bcast_binomial_tree(me: int, p: int, root: int, sizes: CollSizes) -> Schedule:
+    """Binomial-tree broadcast with one blocking send per child, largest subtree first
+    (SimGrid's ``bcast__binomial_tree``, its default; sends are not overlapped)."""
+    vr = virtual_rank(me, root, p)
+    parent, children = binomial_parent_children(vr, p)
+    steps = []
+    if parent >= 0:
+        steps.append(Step(recvs=((real_rank(parent, root, p), sizes.nbytes),)))
+    steps.extend(Step(sends=((real_rank(c, root, p), sizes.nbytes),)) for c in children)
+    return tuple(steps)
+
+
 def bcast_linear(me: int, p: int, root: int, sizes: CollSizes) -> Schedule:
     """Flat broadcast: the root sends the buffer to every other rank."""
     if p == 1:
