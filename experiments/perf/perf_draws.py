@@ -81,7 +81,8 @@ def main() -> None:
             with ProcessExecutor(args.workers) as ex:
                 replay_draws(trace, sets[:2], setup, executor=ex, chunks=args.workers)  # warm
                 par = best(
-                    lambda ex=ex: replay_draws(trace, sets, setup, executor=ex, chunks=args.workers)
+                    partial(replay_draws, trace, sets, setup, executor=ex, chunks=args.workers),
+                    args.repeat,
                 )
             print(
                 f"  {args.workers} worker processes: {par:.2f} s = {par / one:.1f}x one replay "
