@@ -150,8 +150,13 @@ _WRAPPER = (
 )
 
 
-def simgrid(trace_dir: Path, timeout_s: float) -> dict[str, float] | None:
-    """Time SimGrid's replayer on the replayable variant; None when SimGrid is absent."""
+def simgrid(
+    trace_dir: Path, timeout_s: float, cfg: tuple[str, ...] = ()
+) -> dict[str, float] | None:
+    """Time SimGrid's replayer on the replayable variant; None when SimGrid is absent.
+
+    ``cfg``: extra ``--cfg=KEY:VALUE`` options of smpirun.
+    """
     smpirun = shutil.which("smpirun")
     replayer = next((r for r in REPLAYERS if Path(r).exists()), shutil.which("smpireplaymain"))
     if smpirun is None or replayer is None:
@@ -176,7 +181,7 @@ def simgrid(trace_dir: Path, timeout_s: float) -> dict[str, float] | None:
         hosts.write_text("".join(f"node-{i}\n" for i in range(1024)))
         cmd = [
             smpirun, "-np", str(n_ranks), "-platform", platform.name, "-hostfile", "hostfile",
-            "-replay", index.name, replayer,
+            *(f"--cfg={c}" for c in cfg), "-replay", index.name, replayer,
         ]  # fmt: skip
         # a wrapper interpreter reports the usage of its only child (smpirun and its process)
         wrapper = [sys.executable, "-c", _WRAPPER, *cmd]
