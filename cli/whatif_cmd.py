@@ -156,7 +156,7 @@ def format_whatif_table(data: dict[str, Any], label: str) -> str:
             if s["moves"][k.removesuffix("_s")] >= 0.005
         )
         lines.append(
-            f"{name:<12}{interval(s['speedup']):>28}{p['speedup>1.05']:>8.0%}"
+            f"{name:<12}{interval(s['speedup'], '.4f'):>28}{p['speedup>1.05']:>8.0%}"
             f"{p['speedup>1']:>7.0%}  {interval(s['time_saved_s'], '.3g')}; "
             f"{moves or 'nothing moves'}"
         )
