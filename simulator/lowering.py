@@ -48,6 +48,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mpiuq.simulator._lowering_kernel import emit_program, plan_rows
+from mpiuq.simulator._lowering_rows import combine_rows, segments
 from mpiuq.simulator.codes import (
     NO_PEER,
     OPS_WIDTH,
@@ -294,14 +295,6 @@ def _check_replayable(trace: Trace) -> None:
         )
 
 
-def _segments(starts: IntArray, counts: IntArray) -> tuple[IntArray, IntArray]:
-    """Flattened positions of the ranges ``[starts[i], starts[i] + counts[i])`` and their owner i."""
-    seg = np.repeat(np.arange(starts.shape[0], dtype=np.int64), counts)
-    first = np.cumsum(counts) - counts
-    pos = np.arange(int(counts.sum()), dtype=np.int64) - first[seg] + starts[seg]
-    return pos, seg
-
-
 def lower_trace(trace: Trace, options: LoweringOptions | None = None) -> Lowered:
     """Lower ``trace`` into a validated engine program (see the module docstring).
 
@@ -329,7 +322,7 @@ def lower_trace(trace: Trace, options: LoweringOptions | None = None) -> Lowered
     nbc_ops = trace.nonblocking & (kind >= OpKind.BARRIER)
     is_nbc[trace.request[nbc_ops]] = True
     wa = np.flatnonzero(kind == OpKind.WAITALL)
-    pos, seg = _segments(trace.request[wa], trace.count[wa])
+    pos, seg = segments(trace.request[wa], trace.count[wa])
     ids = trace.wait_reqs[pos]
     keep = ~is_nbc[ids]
     user_wl = ids[keep]
@@ -416,7 +409,9 @@ def lower_trace(trace: Trace, options: LoweringOptions | None = None) -> Lowered
         call_names=tuple(trace.call_names),
     )
     program.validate()
-    reduce_rows, reduce_bytes = _combine_rows(plan[0], coll_ops, expanded.tid, tmpl, t_len)
+    reduce_rows, reduce_bytes = combine_rows(
+        plan[0], coll_ops, expanded.tid, [t.combine for t in tmpl], t_len
+    )
     return Lowered(
         program=program,
         row_ptr=plan[0],
@@ -426,20 +421,6 @@ def lower_trace(trace: Trace, options: LoweringOptions | None = None) -> Lowered
         reduce_rows=reduce_rows,
         reduce_bytes=reduce_bytes,
     )
-
-
-def _combine_rows(
-    row_ptr: IntArray, coll_ops: IntArray, tid: IntArray, tmpl: list[_Template], t_len: IntArray
-) -> tuple[IntArray, npt.NDArray[np.float64]]:
-    """Program rows of the combine steps of reductions and their combined bytes."""
-    if not tmpl:
-        return np.zeros(0, np.int64), np.zeros(0, np.float64)
-    n_out = row_ptr[coll_ops + 1] - row_ptr[coll_ops]
-    rows, _ = _segments(row_ptr[coll_ops], n_out)
-    at, _ = _segments((np.cumsum(t_len) - t_len)[tid], n_out)
-    combine = np.concatenate([t.combine for t in tmpl])[at]
-    keep = combine > 0.0
-    return rows[keep], combine[keep]
 
 
 @dataclass(frozen=True, slots=True)

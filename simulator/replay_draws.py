@@ -104,7 +104,8 @@ class ModelDraws:
     events
         ``(n_sets,)`` discrete events processed.
     wall_s
-        Wall-clock seconds of the model's runs (lowering excluded).
+        Wall-clock seconds of all models' runs divided by the number of models (the
+        models' chunks run together through the executor; lowering excluded).
     """
 
     model: str

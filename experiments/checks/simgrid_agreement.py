@@ -41,7 +41,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "perf"))
-from perf_replay import DATA, all_ti_traces, index_of, simgrid  # noqa: E402
+from perf_replay import DATA, all_ti_traces, index_of, simgrid
 
 #: smpirun options and mpiuq (latency factor, bandwidth factor) per configuration.
 CONFIGS: dict[str, tuple[tuple[str, ...], float, float]] = {
@@ -97,7 +97,9 @@ def main() -> None:
         f"hops 2, hop latency {params['hop_latency_ns']:g} ns, bandwidth "
         f"{params['link_bw_GBps']:g} GB/s, negligible stack costs"
     )
-    print(f"{'trace':<20}{'SimGrid s':>12}{'mpiuq mpich':>14}{'diff':>8}{'mpiuq simgrid':>15}{'diff':>8}")
+    print(
+        f"{'trace':<20}{'SimGrid s':>12}{'mpiuq mpich':>14}{'diff':>8}{'mpiuq simgrid':>15}{'diff':>8}"
+    )
     within = []
     for name in names:
         trace_dir = DATA / name
