@@ -13,12 +13,11 @@ reference paper; with error bars for draws).
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from pathlib import Path
 
 from mpiuq.arguments import add_param_argument, bounded_number
 from mpiuq.posterior_args import add_posterior_arguments, parameter_sets
+from mpiuq.result_output import emit
 from mpiuq.simulator.collectives import ALGORITHM_SETS, algorithm_set
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.networks import NETWORK_MODELS
@@ -194,19 +193,18 @@ def run(args: argparse.Namespace) -> int:
 
         return run_draws(args, trace, setup, sets)
     result = replay(trace, sets.sets[0], setup)
-    data = result.as_dict() | {"calibration": sets.calibration}
-    if args.out is not None:
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "replay.json").write_text(json.dumps(data, indent=1) + "\n")
+
+    def plot(path: Path) -> None:
         from mpiuq.replay_plots import plot_decomposition
 
-        plot_decomposition(result, args.out / "decomposition.png", sets.label())
-    if args.json:
-        json.dump(data, sys.stdout, indent=1)
-        print()
-    else:
-        print(format_table(result))
-        print(f"parameters: {sets.label()}")
-        if args.out is not None:
-            print(f"wrote {args.out / 'replay.json'} and {args.out / 'decomposition.png'}")
+        plot_decomposition(result, path, sets.label())
+
+    emit(
+        args,
+        result.as_dict() | {"calibration": sets.calibration},
+        "replay.json",
+        "decomposition.png",
+        plot,
+        lambda: f"{format_table(result)}\nparameters: {sets.label()}",
+    )
     return 0

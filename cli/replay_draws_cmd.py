@@ -10,16 +10,16 @@ MPI call kind as ``mean``, ``sd``, ``hdi90`` and the per-draw values ``draws``.
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from mpiuq.calibration.propagation import PART_KEYS, decomposition_summary, draw_summary
 from mpiuq.posterior_args import ParameterSets
+from mpiuq.result_output import emit
 from mpiuq.simulator.parameters import parameter_names
 from mpiuq.simulator.replay import ReplaySetup, trace_and_settings
 from mpiuq.simulator.replay_draws import DrawsReplay, replay_draws
@@ -126,17 +126,18 @@ def run_draws(
     """``mpiuq replay`` over posterior draws: table, ``replay.json``, ``decomposition.png``."""
     result, wall = run_replays(args, trace, setup, sets)
     data = draws_dict(result, sets, wall)
-    if args.out is not None:
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "replay.json").write_text(json.dumps(data, indent=1) + "\n")
+
+    def plot(path: Path) -> None:
         from mpiuq.replay_plots import plot_decomposition_draws
 
-        plot_decomposition_draws(data, args.out / "decomposition.png", sets.label())
-    if args.json:
-        json.dump(data, sys.stdout, indent=1)
-        print()
-    else:
-        print(format_draws_table(data, sets.label()))
-        if args.out is not None:
-            print(f"wrote {args.out / 'replay.json'} and {args.out / 'decomposition.png'}")
+        plot_decomposition_draws(data, path, sets.label())
+
+    emit(
+        args,
+        data,
+        "replay.json",
+        "decomposition.png",
+        plot,
+        lambda: format_draws_table(data, sets.label()),
+    )
     return 0

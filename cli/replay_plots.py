@@ -9,6 +9,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 
 from mpiuq.simulator.replay import ReplayResult
 
@@ -52,11 +53,17 @@ def plot_decomposition(result: ReplayResult, path: Path, calibration: str = "") 
     axs.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
     name = Path(result.source).name or result.source
     times = ", ".join(f"{m.model} {m.simulated_time_s:.4g} s" for m in result.models)
-    fig.suptitle(
+    save_figure(
+        fig,
+        path,
         f"{name}: {result.n_ranks} ranks, compute scale {result.setup.compute_scale:g}; "
         f"simulated time {times}\n{calibration}",
-        fontsize=9,
     )
+
+
+def save_figure(fig: Figure, path: Path, title: str) -> None:
+    """Give ``fig`` its two-line title, lay it out, write it to ``path`` and close it."""
+    fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -114,11 +121,9 @@ def plot_decomposition_draws(data: dict[str, Any], path: Path, calibration: str)
     axt.margins(y=0.25)
     t = data["trace"]
     name = Path(t["source"]).name or t["source"]
-    fig.suptitle(
+    save_figure(
+        fig,
+        path,
         f"{name}: {t['ranks']} ranks, compute scale {data['settings']['compute_scale']:g}\n"
         f"{calibration}",
-        fontsize=9,
     )
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)

@@ -13,8 +13,6 @@ once (again only for a scenario that changes a collective algorithm).
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -24,6 +22,7 @@ from mpiuq.calibration.propagation import PART_KEYS, decomposition_summary, pair
 from mpiuq.posterior_args import ParameterSets, add_posterior_arguments, parameter_sets
 from mpiuq.replay_cmd import add_replay_options, read_replay_trace, replay_setup
 from mpiuq.replay_draws_cmd import PART_LABELS, draws_executor, interval, quiet_large_graphs
+from mpiuq.result_output import emit
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.lowering import lower_trace
 from mpiuq.simulator.replay import ReplaySetup, trace_and_settings
@@ -179,17 +178,18 @@ def run(args: argparse.Namespace) -> int:
         )
     sets = parameter_sets(args)
     data, _ = run_scenarios(args, sets, setup, scenarios)
-    if args.out is not None:
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "whatif.json").write_text(json.dumps(data, indent=1) + "\n")
+
+    def plot(path: Path) -> None:
         from mpiuq.whatif_plots import plot_whatif
 
-        plot_whatif(data, args.out / "whatif.png", sets.label())
-    if args.json:
-        json.dump(data, sys.stdout, indent=1)
-        print()
-    else:
-        print(format_whatif_table(data, sets.label()))
-        if args.out is not None:
-            print(f"wrote {args.out / 'whatif.json'} and {args.out / 'whatif.png'}")
+        plot_whatif(data, path, sets.label())
+
+    emit(
+        args,
+        data,
+        "whatif.json",
+        "whatif.png",
+        plot,
+        lambda: format_whatif_table(data, sets.label()),
+    )
     return 0

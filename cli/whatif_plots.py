@@ -10,7 +10,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from mpiuq.replay_plots import PARTS
+from mpiuq.replay_plots import PARTS, save_figure
 
 
 def plot_whatif(data: dict[str, Any], path: Path, calibration: str) -> None:
@@ -60,11 +60,9 @@ def plot_whatif(data: dict[str, Any], path: Path, calibration: str) -> None:
     axc.legend(fontsize=7)
     t = data["trace"]
     base = data["baseline"]["simulated_time_s"]
-    fig.suptitle(
+    save_figure(
+        fig,
+        path,
         f"{Path(t['source']).name}: {t['ranks']} ranks, model {data['model']}, baseline "
         f"{base['mean']:.4g} s [{base['hdi90'][0]:.4g}, {base['hdi90'][1]:.4g}]\n{calibration}",
-        fontsize=9,
     )
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)

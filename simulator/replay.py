@@ -346,21 +346,25 @@ def replay(
             )
         runs.append(_model_replay(name, run, wall, low, trace, hot))
     return ReplayResult(
-        source=trace.source,
-        format=trace.format,
-        n_ranks=trace.n_ranks,
-        n_trace_ops=trace.n_ops,
-        n_program_ops=low.program.n_ops,
-        lowering_s=lowering_s,
-        params=params,
-        setup=setup,
-        models=tuple(runs),
-        collectives=dict(low.collectives),
-        algorithms=dict(low.algorithms),
-        nonblocking_collectives=low.nonblocking_collectives,
-        unsupported=dict(trace.unsupported),
-        notes=tuple(trace.notes),
+        **replay_facts(trace, low, lowering_s), params=params, setup=setup, models=tuple(runs)
     )
+
+
+def replay_facts(trace: Trace, low: Lowered, lowering_s: float) -> dict[str, Any]:
+    """The trace and lowering facts every replay result reports (constructor arguments)."""
+    return {
+        "source": trace.source,
+        "format": trace.format,
+        "n_ranks": trace.n_ranks,
+        "n_trace_ops": trace.n_ops,
+        "n_program_ops": low.program.n_ops,
+        "lowering_s": lowering_s,
+        "collectives": dict(low.collectives),
+        "algorithms": dict(low.algorithms),
+        "nonblocking_collectives": low.nonblocking_collectives,
+        "unsupported": dict(trace.unsupported),
+        "notes": tuple(trace.notes),
+    }
 
 
 def _trace_position(low: Lowered, trace: Trace, rank: int, op_index: int) -> tuple[int, str]:

@@ -31,7 +31,7 @@ from mpiuq.simulator.lowering import Lowered, lower_trace
 from mpiuq.simulator.networks import network_arrays
 from mpiuq.simulator.networks.state import NetworkArrays
 from mpiuq.simulator.parameters import SimParams
-from mpiuq.simulator.replay import ReplaySetup, network_and_nodes
+from mpiuq.simulator.replay import ReplaySetup, network_and_nodes, replay_facts
 from mpiuq.simulator.trace.ir import Trace
 
 FloatArray = npt.NDArray[np.float64]
@@ -213,20 +213,7 @@ def replay_draws(
         parts = [results[m * len(bounds) + c] for c in range(len(bounds))]
         models.append(_model_draws(name, parts, low.program.call_names, wall))
     return DrawsReplay(
-        source=trace.source,
-        format=trace.format,
-        n_ranks=trace.n_ranks,
-        n_trace_ops=trace.n_ops,
-        n_program_ops=low.program.n_ops,
-        lowering_s=lowering_s,
-        setup=setup,
-        params=matrix,
-        models=tuple(models),
-        collectives=dict(low.collectives),
-        algorithms=dict(low.algorithms),
-        nonblocking_collectives=low.nonblocking_collectives,
-        unsupported=dict(trace.unsupported),
-        notes=tuple(trace.notes),
+        **replay_facts(trace, low, lowering_s), setup=setup, params=matrix, models=tuple(models)
     )
 
 
