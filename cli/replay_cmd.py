@@ -42,13 +42,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.set_defaults(handler=run)
 
 
-def add_replay_options(p: argparse.ArgumentParser) -> None:
-    """The options of how a trace is read and replayed (models, algorithms, topology...)."""
+def add_replay_options(p: argparse.ArgumentParser, models: str = "analytic,compute-only") -> None:
+    """The options of how a trace is read and replayed (models, algorithms, topology...);
+    ``models`` is the default of ``--model``."""
     p.add_argument(
         "--model",
-        default="analytic,compute-only",
-        help=f"comma-separated network models, of {', '.join(NETWORK_MODELS)} "
-        "(default analytic,compute-only)",
+        default=models,
+        help=f"comma-separated network models, of {', '.join(NETWORK_MODELS)} (default {models})",
     )
     p.add_argument(
         "--compute-scale",

@@ -52,8 +52,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "'stack/2: post_header_delay_us*=0.5', 'fat: topology=fattree:k=16,levels=3', "
         "'pkt: model=packet', 'ring: allreduce=ring' (repeatable)",
     )
-    add_replay_options(p)
-    p.set_defaults(model="analytic")
+    add_replay_options(p, models="analytic")
     add_posterior_arguments(p)
     add_param_argument(p)
     p.add_argument("--out", type=Path, default=None, help="write whatif.json and whatif.png")
