@@ -8,10 +8,31 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+_NUMBER = r"(?:-?[0-9][0-9.eE+-]*|null|NaN|-?Infinity)"
+#: A JSON list of numbers as ``json.dumps(..., indent=1)`` lays it out, one item a line.
+_NUMBER_LIST = re.compile(rf"\[\s*({_NUMBER}(?:,\s*{_NUMBER})*)\s*\]")
+
+
+def result_json(data: dict[str, Any]) -> str:
+    """``data`` as indented JSON with every list of numbers on one line.
+
+    The per-draw values of a replay are lists of 64 or more numbers: one line each keeps
+    the file readable and about a third of the size, and parses to the same object.
+
+    >>> print(result_json({"a": {"draws": [1.5, 2, None]}}))
+    {
+     "a": {
+      "draws": [1.5, 2, null]
+     }
+    }
+    """
+    text = json.dumps(data, indent=1)
+    return _NUMBER_LIST.sub(lambda m: "[" + re.sub(r",\s+", ", ", m.group(1)) + "]", text)
 
 
 def emit(
@@ -39,11 +60,10 @@ def emit(
     """
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / json_name).write_text(json.dumps(data, indent=1) + "\n")
+        (args.out / json_name).write_text(result_json(data) + "\n")
         plot(args.out / figure_name)
     if args.json:
-        json.dump(data, sys.stdout, indent=1)
-        print()
+        print(result_json(data))
         return
     print(table())
     if args.out is not None:
