@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mpiuq.progress import Progress, add_quiet_argument
 from mpiuq.simulator.parameters import UNITS
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--scheduler", default=None, help="Dask scheduler address tcp://HOST:PORT (or 'local')"
     )
     r.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
-    r.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_quiet_argument(r)
     r.add_argument(
         "--restart",
         action="store_true",
@@ -102,7 +103,8 @@ def _run_holding(args: argparse.Namespace, campaign: Campaign, out: Path) -> int
             discard_store(out / DESIGN_FILE)
         # From here on a kill must not leave the previous run's results looking current.
         aside = set_aside_previous_results(out)
-        result = run_campaign(campaign, out, executor=executor, on_progress=on_progress)
+        with Progress.of(args).watching_compilation():
+            result = run_campaign(campaign, out, executor=executor, on_progress=on_progress)
     except BaseException:
         if aside is not None and not started[0]:  # refused before it began: nothing changed
             restore_previous_results(out, aside)

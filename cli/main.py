@@ -1,14 +1,47 @@
-"""Entry point of the ``mpiuq`` command."""
+"""Entry point of the ``mpiuq`` command.
+
+Start-up is kept short: this module imports only the standard library and the exit
+codes. A sub-command's module (and NumPy, numba and the compiled loops behind it) is
+imported only when that sub-command is named on the command line, so ``mpiuq --help``,
+``mpiuq --version`` and usage errors answer without loading the simulator.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from mpiuq import __version__
 from mpiuq.exit_codes import EXIT_BAD_INPUT, EXIT_FAILED, describe, exit_code
+from mpiuq.progress import add_quiet_argument
+
+#: The sub-commands: name -> (module whose ``add_parser(sub)`` registers it, the one-line
+#: help shown by ``mpiuq --help``; the module's own ``help=`` must say the same).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "simulate": (
+        "mpiuq.simulate_cmd",
+        "run ping-pong or streaming benchmarks on the simulator",
+    ),
+    "campaign": ("mpiuq.campaign_cmd", "Bayesian calibration campaigns (run, show)"),
+    "trace": ("mpiuq.trace_cmd", "inspect MPI traces (DUMPI, OTF2, SimGrid TI)"),
+    "surrogate": (
+        "mpiuq.surrogate_cmd",
+        "sparse-grid designs and polynomial-chaos surrogates of any simulator",
+    ),
+    "replay": (
+        "mpiuq.replay_cmd",
+        "replay an MPI trace and split its time into compute/network/stack/sync",
+    ),
+    "whatif": (
+        "mpiuq.whatif_cmd",
+        "speed-up of what-if scenarios (faster network, lighter MPI stack, ...) "
+        "with posterior intervals",
+    ),
+}
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -19,23 +52,41 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Build the top-level parser with one sub-command per layer."""
+def named_command(argv: Sequence[str]) -> str | None:
+    """The sub-command named in ``argv``: its first word that is not an option, if any."""
+    for word in argv:
+        if not word.startswith("-"):
+            return word if word in COMMANDS else None
+    return None
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """Build the top-level parser with one sub-command per layer.
+
+    Parameters
+    ----------
+    command
+        The sub-command to register in full (its module is imported); the others get a
+        placeholder that only lists them in ``--help``. ``None`` registers all in full.
+    """
     parser = OneLineParser(
         prog="mpiuq",
         description="Bayesian calibration and uncertainty quantification of an MPI simulator.",
         epilog="exit codes: 0 success, 1 failed run, 2 bad input, 130 interrupted",
     )
+    parser.add_argument("--version", action="version", version=f"mpiuq {__version__}")
     parser.add_argument(
         "--debug",
         action="store_true",
         help="show the Python traceback of a failure instead of a one-line message",
     )
+    add_quiet_argument(parser, default=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    from mpiuq import campaign_cmd, replay_cmd, simulate_cmd, surrogate_cmd, trace_cmd, whatif_cmd
-
-    for module in (simulate_cmd, campaign_cmd, trace_cmd, surrogate_cmd, replay_cmd, whatif_cmd):
-        module.add_parser(sub)
+    for name, (module, help_text) in COMMANDS.items():
+        if command is None or name == command:
+            importlib.import_module(module).add_parser(sub)
+        else:
+            sub.add_parser(name, help=help_text, add_help=False)
     return parser
 
 
@@ -45,8 +96,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     Every failure becomes one line on stderr, ``mpiuq COMMAND: error: ...``, and an exit
     code (2 bad input, 1 failed run, 130 interrupted); ``--debug`` re-raises instead.
     """
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(named_command(words) or "")
+    args = parser.parse_args(words)
     command = " ".join(
         str(part)
         for part in (

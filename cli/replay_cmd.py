@@ -14,16 +14,19 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mpiuq.arguments import add_param_argument, bounded_number
 from mpiuq.posterior_args import add_posterior_arguments, parameter_sets
+from mpiuq.progress import Progress, add_quiet_argument
 from mpiuq.result_output import emit
+from mpiuq.simulator.codes import NETWORK_MODELS
 from mpiuq.simulator.collectives import ALGORITHM_SETS, algorithm_set
 from mpiuq.simulator.errors import SettingError
-from mpiuq.simulator.networks import NETWORK_MODELS
-from mpiuq.simulator.replay import ReplayResult, ReplaySetup, replay
-from mpiuq.simulator.trace import read_trace
 from mpiuq.simulator.trace.ir import Trace
+
+if TYPE_CHECKING:  # the replay engine (numba) is imported when a replay runs
+    from mpiuq.simulator.replay import ReplayResult, ReplaySetup
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -101,6 +104,7 @@ def add_replay_options(p: argparse.ArgumentParser, models: str = "analytic,compu
     p.add_argument(
         "--clock", choices=("auto", "wall", "cpu"), default="auto", help="DUMPI compute clock"
     )
+    add_quiet_argument(p)
 
 
 def parse_algorithms(items: list[str]) -> tuple[tuple[str, str], ...]:
@@ -165,6 +169,8 @@ def format_table(result: ReplayResult) -> str:
 
 def replay_setup(args: argparse.Namespace) -> ReplaySetup:
     """The :class:`ReplaySetup` of the replay options."""
+    from mpiuq.simulator.replay import ReplaySetup
+
     return ReplaySetup(
         models=tuple(m.strip() for m in args.model.split(",") if m.strip()),
         compute_scale=args.compute_scale,
@@ -179,20 +185,35 @@ def replay_setup(args: argparse.Namespace) -> ReplaySetup:
 
 
 def read_replay_trace(args: argparse.Namespace) -> Trace:
-    """The trace of ``args.trace`` with the reader options."""
-    return read_trace(args.trace, flop_rate=args.flop_rate, clock=args.clock)
+    """The trace of ``args.trace`` with the reader options (and a progress line)."""
+    from mpiuq.replay_progress import read_with_progress
+
+    return read_with_progress(
+        Progress.of(args), args.trace, flop_rate=args.flop_rate, clock=args.clock
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Handler of ``mpiuq replay``."""
+    from mpiuq.simulator.trace.detect import detect_format
+
     sets = parameter_sets(args)
+    detect_format(args.trace)  # a missing or unknown trace is refused before numba loads
     setup = replay_setup(args)
-    trace = read_replay_trace(args)
     if sets.is_draws:
         from mpiuq.replay_draws_cmd import run_draws
 
-        return run_draws(args, trace, setup, sets)
-    result = replay(trace, sets.sets[0], setup)
+        return run_draws(args, read_replay_trace(args), setup, sets)
+    from mpiuq.replay_progress import replay_file_with_progress
+
+    result = replay_file_with_progress(
+        Progress.of(args),
+        args.trace,
+        sets.sets[0],
+        setup,
+        flop_rate=args.flop_rate,
+        clock=args.clock,
+    )
 
     def plot(path: Path) -> None:
         from mpiuq.replay_plots import plot_decomposition

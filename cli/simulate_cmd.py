@@ -14,26 +14,19 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mpiuq.arguments import add_param_argument, parse_assignments, parse_sizes, seed_argument
-from mpiuq.calibration.budget import check_benchmark_budget
-from mpiuq.calibration.propagation import draw_summary
 from mpiuq.posterior_args import ParameterSets, add_posterior_arguments, parameter_sets
-from mpiuq.simulator.benchmarks import (
-    BENCHMARKS,
-    BenchmarkResult,
-    BenchmarkSetup,
-    evaluate_batch,
-    simulate_benchmark,
-    validate_sizes,
-)
-from mpiuq.simulator.engine import params_vector
+from mpiuq.simulator.codes import BENCHMARKS
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.parameters import SimParams
 from mpiuq.surrogate.budget import check_memory
+
+if TYPE_CHECKING:  # the benchmarks (numba) are imported when a simulation runs
+    from mpiuq.simulator.benchmarks import BenchmarkResult, BenchmarkSetup
 
 #: Memory of one synthetic measurement row (noise, value, run and size), bytes.
 SYNTHETIC_BYTES_PER_ROW = 48
@@ -131,8 +124,10 @@ def format_table(result: BenchmarkResult) -> str:
 def run(args: argparse.Namespace) -> int:
     """Execute ``mpiuq simulate``."""
     from mpiuq.calibration.benchmark_csv import write_benchmark_csv
+    from mpiuq.calibration.budget import check_benchmark_budget
     from mpiuq.calibration.config import ParameterFile, load_parameter_file
     from mpiuq.calibration.synthetic_data import synthetic_measurements
+    from mpiuq.simulator.benchmarks import BenchmarkSetup, simulate_benchmark, validate_sizes
 
     config = load_parameter_file(args.config) if args.config is not None else ParameterFile(())
     if args.params is not None and args.config is not None:
@@ -182,6 +177,10 @@ def draws_json(
     setup: BenchmarkSetup, sizes: tuple[int, ...], sets: ParameterSets, threads: int = 1
 ) -> dict[str, Any]:
     """The benchmark at every posterior draw: per size time and throughput summaries."""
+    from mpiuq.calibration.propagation import draw_summary
+    from mpiuq.simulator.benchmarks import evaluate_batch
+    from mpiuq.simulator.engine import params_vector
+
     matrix = np.stack([params_vector(p) for p in sets.sets])
     batch = evaluate_batch(setup, sizes, matrix, threads=threads)
     first = sets.sets[0]

@@ -21,6 +21,7 @@ from typing import Any, Literal
 import numpy as np
 
 from mpiuq.arguments import seed_argument
+from mpiuq.progress import add_quiet_argument
 from mpiuq.surrogate import (
     DesignProgress,
     ParameterBox,
@@ -97,7 +98,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     r.add_argument(
         "--scheduler", help="Dask: 'local' (LocalCluster of --workers) or tcp://HOST:PORT"
     )
-    r.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_quiet_argument(r)
     r.add_argument(
         "--restart",
         action="store_true",

@@ -6,7 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
-from mpiuq.simulator.trace import TraceSummary, read_trace
+from mpiuq.progress import Progress, add_quiet_argument
+from mpiuq.simulator.trace.ir import TraceSummary
 from mpiuq.trace_synth_cmd import add_synth_parser
 
 
@@ -34,6 +35,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="trace cache directory (default $MPIUQ_CACHE_DIR or ~/.cache)",
     )
     info.add_argument("--no-cache", action="store_true", help="always parse, never cache")
+    add_quiet_argument(info)
     info.set_defaults(handler=run_info)
 
 
@@ -67,7 +69,13 @@ def format_summary(s: TraceSummary) -> str:
 
 def run_info(args: argparse.Namespace) -> int:
     """Execute ``mpiuq trace info``."""
-    trace = read_trace(
+    from mpiuq.simulator.trace.detect import detect_format
+
+    detect_format(args.trace)  # a missing or unknown trace is refused before the readers load
+    from mpiuq.replay_progress import read_with_progress
+
+    trace = read_with_progress(
+        Progress.of(args),
         args.trace,
         flop_rate=args.flop_rate,
         clock=args.clock,

@@ -20,12 +20,15 @@ the loops compiled with ``nrt=False`` do not (their callers allocate).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
 import numba as nb
+from numba.core import event
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -90,3 +93,51 @@ def njit(*, nrt: bool = True, **options: Any) -> Callable[[F], F]:
 def njit_no_refcount(**options: Any) -> Callable[[F], F]:
     """``njit(nrt=False, **options)``: a cached loop without reference counting."""
     return njit(nrt=False, **options)
+
+
+class _CompileListener(event.Listener):
+    """Calls ``callback()`` when numba starts compiling a function (a cache miss)."""
+
+    def __init__(self, callback: Callable[[], None]) -> None:
+        self.callback = callback
+
+    def on_start(self, event: event.Event) -> None:
+        self.callback()
+
+    def on_end(self, event: event.Event) -> None:
+        pass
+
+
+@contextmanager
+def on_compile(callback: Callable[[], None]) -> Iterator[None]:
+    """Call ``callback()`` whenever a loop is compiled inside the block.
+
+    Loading a loop from the on-disk cache is not a compilation: on a machine whose
+    cache is warm the callback is never called. The command line uses it to say that
+    a first run compiles (the edge prints; this module does not).
+    """
+    with event.install_listener("numba:compile", _CompileListener(callback)):
+        yield
+
+
+#: The module numba's NumPy support imports to probe for SciPy's BLAS.
+_BLAS_PROBE = "scipy.linalg.cython_blas"
+
+
+def skip_blas_probe() -> None:
+    """Load numba's NumPy implementations without its probe for SciPy's BLAS.
+
+    On its first compilation or cache load in a process, numba imports its NumPy
+    implementations, and with them SciPy's linear algebra to see whether ``np.dot``
+    can call BLAS: 0.15-0.2 s of a command's start-up. The simulator's loops call no
+    BLAS. Without the probe numba's ``np.correlate`` and ``np.convolve`` (the only users
+    of its answer) use its own loops; ``np.dot`` and ``np.linalg`` still find BLAS
+    when compiled. Does nothing once numba's NumPy support or BLAS is loaded.
+    """
+    if "numba.np.arraymath" in sys.modules or _BLAS_PROBE in sys.modules:
+        return
+    sys.modules[_BLAS_PROBE] = None  # type: ignore[assignment]  # the import raises ImportError
+    try:
+        import numba.np.arraymath  # noqa: F401
+    finally:
+        del sys.modules[_BLAS_PROBE]

@@ -28,13 +28,13 @@ import numpy as np
 import numpy.typing as npt
 
 from mpiuq.simulator import kernel
+from mpiuq.simulator.codes import BENCHMARKS
 from mpiuq.simulator.engine import Decomposition, params_vector, program_arrays, simulate
 from mpiuq.simulator.errors import ParameterError, SettingError
 from mpiuq.simulator.networks import TWO_NODE_SWITCH, network_arrays
 from mpiuq.simulator.parameters import SimParams, parameter_names, params_matrix
 from mpiuq.simulator.program import Program, ProgramBuilder
 
-BENCHMARKS: tuple[str, ...] = ("pingpong", "stream")
 OBSERVABLES: tuple[str, ...] = ("time_us", "throughput_MBps")
 
 #: Size of the stream benchmark's acknowledgement message, bytes (osu_bw uses 4).

@@ -328,6 +328,7 @@ def lower_trace(trace: Trace, options: LoweringOptions | None = None) -> Lowered
     user_wl = ids[keep]
     wa_count = np.bincount(seg[keep], minlength=wa.shape[0]).astype(np.int64)
     wa_off = np.cumsum(wa_count) - wa_count
+    del pos, seg, ids, keep  # one entry per listed request each
 
     # ---- collectives: expand with cached per-rank templates
     coll_ops = np.flatnonzero(kind >= OpKind.BARRIER)
@@ -396,10 +397,12 @@ def lower_trace(trace: Trace, options: LoweringOptions | None = None) -> Lowered
         out,
         wait_list,
     )
+    row_ptr = plan[0]
+    del plan, user_wl  # the plan's other columns (24 B per trace operation) go first
 
     program = Program(
         n_ranks=trace.n_ranks,
-        rank_ptr=plan[0][trace.rank_ptr],
+        rank_ptr=row_ptr[trace.rank_ptr],
         ops=out[0],
         nbytes=out[1],
         seconds=out[2],
@@ -410,11 +413,11 @@ def lower_trace(trace: Trace, options: LoweringOptions | None = None) -> Lowered
     )
     program.validate()
     reduce_rows, reduce_bytes = combine_rows(
-        plan[0], coll_ops, expanded.tid, [t.combine for t in tmpl], t_len
+        row_ptr, coll_ops, expanded.tid, [t.combine for t in tmpl], t_len
     )
     return Lowered(
         program=program,
-        row_ptr=plan[0],
+        row_ptr=row_ptr,
         collectives=counted,
         algorithms={k: sorted(v) for k, v in used.items()},
         nonblocking_collectives=int(nbc_ops.sum()),

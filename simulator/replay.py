@@ -281,6 +281,71 @@ def network_and_nodes(
     return factory, nodes
 
 
+@dataclass(frozen=True)
+class TraceOrigin:
+    """What a replay needs of its trace once lowered: facts for the result, and the
+    rank offsets and MPI calls that name a trace operation in a deadlock or an unmatched
+    message (2 bytes per operation instead of the trace's 72)."""
+
+    source: str
+    format: str
+    n_ranks: int
+    n_ops: int
+    rank_ptr: npt.NDArray[np.int64]
+    call: npt.NDArray[np.int16]
+    call_names: tuple[str, ...]
+    unsupported: dict[str, int]
+    notes: tuple[str, ...]
+
+    @classmethod
+    def of(cls, trace: Trace) -> TraceOrigin:
+        """The origin of ``trace`` (shares its ``rank_ptr`` and ``call`` columns)."""
+        return cls(
+            source=trace.source,
+            format=trace.format,
+            n_ranks=trace.n_ranks,
+            n_ops=trace.n_ops,
+            rank_ptr=trace.rank_ptr,
+            call=trace.call,
+            call_names=tuple(trace.call_names),
+            unsupported=dict(trace.unsupported),
+            notes=tuple(trace.notes),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayProgress:
+    """Where a replay is: a stage (``"lowering"`` or a model's name) and how far it got.
+
+    ``done`` is the fraction of the stage done (0 when it starts, 1 when it ends);
+    ``elapsed_s`` the wall time since the stage started. At the end of a stage,
+    ``operations`` is the lowered program's size and, for a model, ``events`` the
+    events it simulated.
+    """
+
+    stage: str
+    done: float
+    elapsed_s: float
+    operations: int = 0
+    events: int = 0
+
+
+def _ignore(_progress: ReplayProgress) -> None:
+    pass
+
+
+def _model_watcher(
+    name: str, start: float, report: Callable[[ReplayProgress], None]
+) -> Callable[[float], None]:
+    """The engine's progress callback of model ``name``, as replay progress (not the end)."""
+
+    def watch(done: float) -> None:
+        if done < 1.0:
+            report(ReplayProgress(name, done, time.perf_counter() - start))
+
+    return watch
+
+
 def replay(
     trace: Trace,
     params: SimParams | None = None,
@@ -289,6 +354,7 @@ def replay(
     network_factory: NetworkFactory | None = None,
     node_of_rank: npt.NDArray[np.int64] | None = None,
     lowered: Lowered | None = None,
+    on_progress: Callable[[ReplayProgress], None] | None = None,
 ) -> ReplayResult:
     """Replay ``trace`` under every network model of ``setup``.
 
@@ -307,6 +373,10 @@ def replay(
         Node of every rank; overrides the placement of ``setup``.
     lowered
         The trace already lowered with ``setup.lowering_options(params)`` (skips lowering).
+    on_progress
+        Receives a :class:`ReplayProgress` when lowering starts and ends, and for each
+        model when its run starts, about twice a second while it runs and when it
+        ends (with its events); the results do not depend on it.
 
     Returns
     -------
@@ -322,10 +392,59 @@ def replay(
     """
     params = SimParams() if params is None else params
     setup = ReplaySetup() if setup is None else setup
+    if lowered is None:
+        lowered, lowering_s = lower_for_replay(trace, params, setup, on_progress)
+    else:
+        lowering_s = 0.0
+    return replay_lowered(
+        TraceOrigin.of(trace),
+        lowered,
+        params,
+        setup,
+        network_factory=network_factory,
+        node_of_rank=node_of_rank,
+        on_progress=on_progress,
+        lowering_s=lowering_s,
+    )
+
+
+def lower_for_replay(
+    trace: Trace,
+    params: SimParams,
+    setup: ReplaySetup,
+    on_progress: Callable[[ReplayProgress], None] | None = None,
+) -> tuple[Lowered, float]:
+    """Lower ``trace`` for a replay with ``params`` and ``setup``; also the wall seconds taken.
+
+    With :class:`TraceOrigin` and :func:`replay_lowered`, a caller that owns the trace
+    can let it go before the simulation (:func:`replay` keeps it to the end).
+    """
+    report = on_progress if on_progress is not None else _ignore
     t0 = time.perf_counter()
-    low = lower_trace(trace, setup.lowering_options(params)) if lowered is None else lowered
+    report(ReplayProgress("lowering", 0.0, 0.0))
+    low = lower_trace(trace, setup.lowering_options(params))
     lowering_s = time.perf_counter() - t0
-    factory, nodes = network_and_nodes(setup, trace.n_ranks)
+    report(ReplayProgress("lowering", 1.0, lowering_s, operations=low.program.n_ops))
+    return low, lowering_s
+
+
+def replay_lowered(
+    origin: TraceOrigin,
+    low: Lowered,
+    params: SimParams,
+    setup: ReplaySetup,
+    *,
+    network_factory: NetworkFactory | None = None,
+    node_of_rank: npt.NDArray[np.int64] | None = None,
+    on_progress: Callable[[ReplayProgress], None] | None = None,
+    lowering_s: float = 0.0,
+) -> ReplayResult:
+    """:func:`replay` of a trace already lowered, knowing only its :class:`TraceOrigin`.
+
+    The arguments are those of :func:`replay`; ``lowering_s`` is reported in the result.
+    """
+    report = on_progress if on_progress is not None else _ignore
+    factory, nodes = network_and_nodes(setup, origin.n_ranks)
     if network_factory is not None:
         factory = network_factory
     if node_of_rank is not None:
@@ -334,23 +453,26 @@ def replay(
     for name in setup.models:
         network = factory(name)
         t1 = time.perf_counter()
+        report(ReplayProgress(name, 0.0, 0.0))
+        watch = None if on_progress is None else _model_watcher(name, t1, report)
         try:
-            run = simulate(low.program, params, network, node_of_rank=nodes)
+            run = simulate(low.program, params, network, node_of_rank=nodes, on_progress=watch)
         except DeadlockError as exc:
-            raise _deadlock(name, exc, low, trace) from exc
+            raise _deadlock(name, exc, low, origin) from exc
         wall = time.perf_counter() - t1
+        report(ReplayProgress(name, 1.0, wall, operations=low.program.n_ops, events=run.n_events))
         hot: tuple[LinkUsage, ...] = ()
         if isinstance(network, PacketNetwork):
             hot = tuple(
                 hottest_links(run.link_bytes, network.topology, params, run.simulated_time_s, top=5)
             )
-        runs.append(_model_replay(name, run, wall, low, trace, hot))
+        runs.append(_model_replay(name, run, wall, low, origin, hot))
     return ReplayResult(
-        **replay_facts(trace, low, lowering_s), params=params, setup=setup, models=tuple(runs)
+        **replay_facts(origin, low, lowering_s), params=params, setup=setup, models=tuple(runs)
     )
 
 
-def replay_facts(trace: Trace, low: Lowered, lowering_s: float) -> dict[str, Any]:
+def replay_facts(trace: Trace | TraceOrigin, low: Lowered, lowering_s: float) -> dict[str, Any]:
     """The trace and lowering facts every replay result reports (constructor arguments)."""
     return {
         "source": trace.source,
@@ -367,7 +489,7 @@ def replay_facts(trace: Trace, low: Lowered, lowering_s: float) -> dict[str, Any
     }
 
 
-def _trace_position(low: Lowered, trace: Trace, rank: int, op_index: int) -> tuple[int, str]:
+def _trace_position(low: Lowered, trace: TraceOrigin, rank: int, op_index: int) -> tuple[int, str]:
     """Trace operation index within ``rank`` and MPI call of engine operation ``op_index``."""
     g = int(low.program.rank_ptr[rank]) + op_index
     if g >= low.program.n_ops:
@@ -376,7 +498,9 @@ def _trace_position(low: Lowered, trace: Trace, rank: int, op_index: int) -> tup
     return t - int(trace.rank_ptr[rank]), trace.call_names[int(trace.call[t])]
 
 
-def _deadlock(name: str, exc: DeadlockError, low: Lowered, trace: Trace) -> ReplayDeadlockError:
+def _deadlock(
+    name: str, exc: DeadlockError, low: Lowered, trace: TraceOrigin
+) -> ReplayDeadlockError:
     blocked = []
     for rank, op_index, desc in exc.blocked:
         i, call = _trace_position(low, trace, rank, op_index)
@@ -389,7 +513,7 @@ def _model_replay(
     run: RunResult,
     wall: float,
     low: Lowered,
-    trace: Trace,
+    trace: TraceOrigin,
     hot_links: tuple[LinkUsage, ...] = (),
 ) -> ModelReplay:
     unmatched = tuple(

@@ -4,17 +4,17 @@ This layer knows nothing of MPI: sparse-grid designs, Legendre polynomial chaos,
 leave-one-out errors, Sobol indices and design runs through a pluggable executor.
 Plotting (:mod:`mpiuq.surrogate.plots`) and CSV files (:mod:`mpiuq.surrogate.tables`)
 are edge modules, not imported here.
+
+The error types are imported with the package; everything else (NumPy, SciPy,
+chaospy, Dask behind it) on first use, so that importing a light module such as
+:mod:`mpiuq.surrogate.budget` or :mod:`mpiuq.surrogate.errors` stays cheap.
 """
 
-from mpiuq.surrogate.box import ParameterBox
-from mpiuq.surrogate.design_run import (
-    DesignProgress,
-    design_status,
-    evaluate_design,
-    load_design_outputs,
-    run_design,
-)
-from mpiuq.surrogate.designs import random_design, sparse_grid_design
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from mpiuq.surrogate.errors import (
     BudgetError,
     DesignMismatchError,
@@ -27,16 +27,49 @@ from mpiuq.surrogate.errors import (
     StoreWriteError,
     SurrogateInputError,
 )
-from mpiuq.surrogate.executors import (
-    DaskExecutor,
-    Executor,
-    InProcessExecutor,
-    ProcessExecutor,
-    make_executor,
-    map_ordered,
-)
-from mpiuq.surrogate.pce import PolynomialChaos, fit_pce
-from mpiuq.surrogate.storage import load_pce, save_pce
+
+if TYPE_CHECKING:
+    from mpiuq.surrogate.box import ParameterBox
+    from mpiuq.surrogate.design_run import (
+        DesignProgress,
+        design_status,
+        evaluate_design,
+        load_design_outputs,
+        run_design,
+    )
+    from mpiuq.surrogate.designs import random_design, sparse_grid_design
+    from mpiuq.surrogate.executors import (
+        DaskExecutor,
+        Executor,
+        InProcessExecutor,
+        ProcessExecutor,
+        make_executor,
+        map_ordered,
+    )
+    from mpiuq.surrogate.pce import PolynomialChaos, fit_pce
+    from mpiuq.surrogate.storage import load_pce, save_pce
+
+#: Public names imported on first use, and the module of each.
+_LAZY = {
+    "ParameterBox": "box",
+    "DesignProgress": "design_run",
+    "design_status": "design_run",
+    "evaluate_design": "design_run",
+    "load_design_outputs": "design_run",
+    "run_design": "design_run",
+    "random_design": "designs",
+    "sparse_grid_design": "designs",
+    "DaskExecutor": "executors",
+    "Executor": "executors",
+    "InProcessExecutor": "executors",
+    "ProcessExecutor": "executors",
+    "make_executor": "executors",
+    "map_ordered": "executors",
+    "PolynomialChaos": "pce",
+    "fit_pce": "pce",
+    "load_pce": "storage",
+    "save_pce": "storage",
+}
 
 __all__ = [
     "BudgetError",
@@ -68,3 +101,13 @@ __all__ = [
     "save_pce",
     "sparse_grid_design",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's module on first use (PEP 562)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

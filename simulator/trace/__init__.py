@@ -6,13 +6,18 @@ Quick start::
     trace = read_trace("shared/data/traces/gen_ti_lulesh_8r")
     ops = trace.ops_of(0)
     print(trace.summary().ops_per_kind)
+
+The representation (:mod:`.ir`) and the errors are imported with the package; the
+readers, whose compiled loops need numba and h5py, are imported on first use, so
+that importing :mod:`mpiuq.simulator.trace.ir` (the integer codes do) stays cheap.
 """
 
-from mpiuq.simulator.trace.cache import save_trace
-from mpiuq.simulator.trace.detect import detect_format
-from mpiuq.simulator.trace.dumpi import read_dumpi
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from mpiuq.simulator.trace.errors import TraceFormatError, UnsupportedTraceError
-from mpiuq.simulator.trace.h5_reader import FORMAT_VERSION, load_trace_h5
 from mpiuq.simulator.trace.ir import (
     ANY_SOURCE,
     ANY_TAG,
@@ -23,9 +28,27 @@ from mpiuq.simulator.trace.ir import (
     Trace,
     TraceSummary,
 )
-from mpiuq.simulator.trace.otf2_reader import read_otf2
-from mpiuq.simulator.trace.read import read_trace
-from mpiuq.simulator.trace.ti import read_ti
+
+if TYPE_CHECKING:
+    from mpiuq.simulator.trace.cache import save_trace
+    from mpiuq.simulator.trace.detect import detect_format
+    from mpiuq.simulator.trace.dumpi import read_dumpi
+    from mpiuq.simulator.trace.h5_reader import FORMAT_VERSION, load_trace_h5
+    from mpiuq.simulator.trace.otf2_reader import read_otf2
+    from mpiuq.simulator.trace.read import read_trace
+    from mpiuq.simulator.trace.ti import read_ti
+
+#: Public names imported on first use, and the module of each.
+_LAZY = {
+    "save_trace": "cache",
+    "detect_format": "detect",
+    "read_dumpi": "dumpi",
+    "FORMAT_VERSION": "h5_reader",
+    "load_trace_h5": "h5_reader",
+    "read_otf2": "otf2_reader",
+    "read_trace": "read",
+    "read_ti": "ti",
+}
 
 __all__ = [
     "ANY_SOURCE",
@@ -47,3 +70,13 @@ __all__ = [
     "read_trace",
     "save_trace",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a reader on first use (PEP 562)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

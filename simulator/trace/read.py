@@ -12,7 +12,6 @@ from mpiuq.simulator.trace.errors import TraceFormatError
 from mpiuq.simulator.trace.h5_reader import load_trace_h5
 from mpiuq.simulator.trace.ir import Trace
 from mpiuq.simulator.trace.otf2_reader import find_otf2_anchor, read_otf2
-from mpiuq.simulator.trace.ti import find_ti_files, read_ti
 
 __all__ = ["FORMATS", "detect_format", "read_trace"]  # detect_format: from .detect
 
@@ -28,6 +27,8 @@ def _trace_files(path: str | Path, fmt: str) -> list[Path]:
     if fmt == "otf2":
         anchor = find_otf2_anchor(path)
         return [f for f in anchor.parent.rglob("*") if f.is_file()]
+    from mpiuq.simulator.trace.ti import find_ti_files  # numba: imported for TI traces only
+
     files, _notes = find_ti_files(path)
     p = Path(path)
     return files + ([p] if p.is_file() and p not in files else [])
@@ -100,6 +101,8 @@ def read_trace(
     elif fmt == "otf2":
         trace = read_otf2(path)
     else:
+        from mpiuq.simulator.trace.ti import read_ti
+
         trace = read_ti(path, flop_rate=flop_rate)
     if entry is not None:
         with contextlib.suppress(OSError):  # a read-only cache must not prevent reading

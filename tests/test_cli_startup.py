@@ -1,0 +1,261 @@
+"""Start-up of the ``mpiuq`` command: what a command line imports, ``--version``, ``--quiet``.
+
+Checked by the modules a fresh interpreter holds after the call (never by timing):
+``--help``, ``--version`` and a usage error must not load numba (the compiled loops),
+SciPy or the simulator's engine, and ``mpiuq replay`` with a usage error must not load
+numba either.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+
+from mpiuq import __version__
+from mpiuq.main import COMMANDS, build_parser, main, named_command
+from mpiuq.progress import Progress
+
+#: Modules whose import costs a tenth of a second or more, none needed to parse arguments.
+HEAVY = ("numba", "scipy", "h5py", "matplotlib", "chaospy", "dask", "mpiuq.simulator.engine")
+
+
+def _loaded_after(code: str) -> set[str]:
+    """Top-level names of HEAVY modules imported by ``code`` in a fresh interpreter."""
+    probe = (
+        "import sys, json\n"
+        f"{code}\n"
+        f"heavy = {HEAVY!r}\n"
+        "print(json.dumps(sorted(h for h in heavy if h in sys.modules)))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    return set(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
+def test_importing_the_entry_point_loads_nothing_heavy() -> None:
+    assert _loaded_after("import mpiuq.main") == set()
+    assert "numpy" not in _loaded_after("import mpiuq.main")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["--version"],
+        ["no-such-command"],
+        ["replay"],  # missing TRACE: a usage error of the replay command
+        ["replay", "--help"],
+        ["trace", "info", "--bogus"],
+        ["trace", "synth", "--help"],
+        ["simulate", "--bogus"],
+        ["replay", "/no/such/trace"],  # a missing trace is refused before numba loads
+        ["trace", "info", "/no/such/trace"],
+        ["campaign", "run", "--help"],
+    ],
+)
+def test_help_version_and_usage_errors_load_no_compiled_code(argv: list[str]) -> None:
+    code = (
+        "from mpiuq.main import main\n"
+        "import contextlib, io\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+        "    try:\n"
+        f"        main({argv!r})\n"
+        "    except SystemExit:\n"
+        "        pass"
+    )
+    assert _loaded_after(code) == set()
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"mpiuq {__version__}"
+
+
+def test_only_the_named_command_is_registered_in_full() -> None:
+    assert named_command(["--debug", "replay", "x.h5"]) == "replay"
+    assert named_command(["--help"]) is None
+    assert named_command(["bogus", "replay"]) is None
+    parser = build_parser("")
+    assert "usage" in parser.format_help() and all(n in parser.format_help() for n in COMMANDS)
+
+
+def test_command_table_help_matches_each_module() -> None:
+    """The one-line help of ``mpiuq --help`` (the table) is the module's own."""
+    full = build_parser(None)
+    sub = next(a for a in full._actions if a.dest == "command")
+    helps = {a.dest: a.help for a in sub._choices_actions}  # type: ignore[attr-defined]
+    assert helps == {name: text for name, (_module, text) in COMMANDS.items()}
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--quiet", "trace", "info", "TRACE"],
+        ["trace", "info", "TRACE", "--quiet"],
+        ["trace", "info", "TRACE", "-q"],
+        ["-q", "replay", "TRACE"],
+        ["replay", "TRACE", "--quiet"],
+        ["campaign", "run", "c.toml", "--quiet"],
+        ["--quiet", "campaign", "run", "c.toml"],
+    ],
+)
+def test_quiet_before_or_after_the_command(argv: list[str]) -> None:
+    args = build_parser(named_command(argv)).parse_args(argv)
+    assert args.quiet is True
+
+
+def test_not_quiet_by_default() -> None:
+    argv = ["replay", "TRACE"]
+    assert build_parser("replay").parse_args(argv).quiet is False
+
+
+def test_progress_lines_and_quiet() -> None:
+    out = io.StringIO()
+    progress = Progress(stream=out)
+    with progress.stage("lowering") as done:
+        done("12 operations")
+    progress.compiling()
+    progress.compiling()  # said once
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("lowering: 12 operations (")
+    assert sum("compiling kernels (one-off" in line for line in lines) == 1
+    silent = io.StringIO()
+    quiet = Progress(quiet=True, stream=silent)
+    with quiet.stage("x") as done:
+        done("y")
+    quiet.compiling()
+    quiet.fraction("model")(0.5)
+    assert silent.getvalue() == ""
+
+
+def test_watched_run_is_bit_identical_and_reports_progress() -> None:
+    """The engine's progress watcher (kernel in a worker thread) changes no result bit."""
+    import numpy as np
+
+    from mpiuq.simulator.engine import simulate
+    from mpiuq.simulator.lowering import lower_trace
+    from mpiuq.simulator.motifs import MotifSpec, synthesize
+    from mpiuq.simulator.networks import network_by_name
+
+    program = lower_trace(synthesize(MotifSpec("halo3d", n_ranks=64, iterations=3))).program
+    network = network_by_name("analytic")
+    plain = simulate(program, network=network)
+    seen: list[float] = []
+    watched = simulate(program, network=network, on_progress=seen.append)
+    assert seen and seen[-1] == 1.0 and all(0.0 <= f <= 1.0 for f in seen)
+    assert watched.n_events == plain.n_events
+    for name in ("end_s", "parts_s", "per_call_s", "matched_recv", "link_bytes"):
+        np.testing.assert_array_equal(getattr(watched, name), getattr(plain, name), strict=True)
+
+
+def test_replay_without_the_trace_matches_replay() -> None:
+    """Replaying from the lowered program and the trace's origin (the CLI's path, which
+    lets the trace go) gives the result of :func:`replay`, progress reports in order."""
+    from mpiuq.simulator.motifs import MotifSpec, synthesize
+    from mpiuq.simulator.parameters import SimParams
+    from mpiuq.simulator.replay import (
+        ReplayProgress,
+        ReplaySetup,
+        TraceOrigin,
+        lower_for_replay,
+        replay,
+        replay_lowered,
+    )
+
+    trace = synthesize(MotifSpec("halo3d", n_ranks=27, iterations=2))
+    params, setup = SimParams(), ReplaySetup(models=("analytic", "compute-only"))
+    whole = replay(trace, params, setup).as_dict()
+    stages: list[ReplayProgress] = []
+    low, _ = lower_for_replay(trace, params, setup, stages.append)
+    split = replay_lowered(TraceOrigin.of(trace), low, params, setup, on_progress=stages.append)
+    got = split.as_dict()
+    for d in (whole, got):
+        d.pop("lowering_s")
+        for m in d["models"].values():
+            m.pop("wall_s")
+    assert got == whole
+    assert [(p.stage, p.done) for p in stages if p.done in (0.0, 1.0)] == [
+        ("lowering", 0.0),
+        ("lowering", 1.0),
+        ("analytic", 0.0),
+        ("analytic", 1.0),
+        ("compute-only", 0.0),
+        ("compute-only", 1.0),
+    ]
+    assert stages[3].events > 0 and stages[1].operations == low.program.n_ops
+
+
+def test_compilation_is_announced_once_and_only_on_a_compile() -> None:
+    import numba
+
+    from mpiuq.simulator._jit import on_compile
+
+    @numba.njit
+    def add_one(x: int) -> int:
+        return x + 1
+
+    out = io.StringIO()
+    progress = Progress(stream=out)
+    with progress.watching_compilation():
+        assert add_one(1) == 2  # compiled here (no cache)
+        assert add_one(2) == 3  # already compiled
+    assert out.getvalue().count("compiling kernels (one-off") == 1
+    calls: list[int] = []
+    with on_compile(lambda: calls.append(1)):
+        add_one(3)  # loaded, not compiled: no call
+    assert calls == []
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_on_a_terminal_rewrites_one_line_per_stage() -> None:
+    out = _Terminal()
+    progress = Progress(stream=out)
+    progress.begin("analytic")
+    progress.fraction("analytic")(0.25)
+    progress.line("analytic: 10 events in 0.10 s")
+    text = out.getvalue()
+    assert "\ranalytic ..." in text and "\ranalytic  25.0%" in text
+    assert text.endswith("\nanalytic: 10 events in 0.10 s\n")  # the running line is ended first
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_replay_reports_each_stage_on_stderr_unless_quiet(
+    tmp_path: object,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    quiet: bool,
+) -> None:
+    from pathlib import Path
+
+    from mpiuq.simulator.motifs import MotifSpec, synthesize
+    from mpiuq.simulator.trace import save_trace
+
+    folder = Path(str(tmp_path))
+    monkeypatch.setenv("MPIUQ_CACHE_DIR", str(folder / "cache"))
+    trace_file = folder / "halo.h5"
+    save_trace(synthesize(MotifSpec("halo3d", n_ranks=8, iterations=2)), trace_file)
+    argv = ["replay", str(trace_file), "--model", "analytic,compute-only"]
+    assert main([*argv, "--quiet"] if quiet else argv) == 0
+    captured = capsys.readouterr()
+    assert "analytic" in captured.out  # the table
+    if quiet:
+        assert captured.err == ""
+    else:
+        # a new machine's numba cache is empty: its one-off compile line comes first
+        lines = [ln for ln in captured.err.splitlines() if not ln.startswith("compiling kernels")]
+        assert lines[0].startswith(f"reading {trace_file}: synthetic, 8 ranks, ")
+        assert lines[1].startswith("lowering: ") and " operations (" in lines[1]
+        assert lines[2].startswith("analytic: ") and "M events/s)" in lines[2]
+        assert lines[3].startswith("compute-only: ") and " events in " in lines[3]
