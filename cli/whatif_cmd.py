@@ -15,19 +15,18 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mpiuq.arguments import add_param_argument
-from mpiuq.calibration.propagation import PART_KEYS, decomposition_summary, paired_speedup
 from mpiuq.posterior_args import ParameterSets, add_posterior_arguments, parameter_sets
 from mpiuq.replay_cmd import add_replay_options, read_replay_trace, replay_setup
-from mpiuq.replay_draws_cmd import PART_LABELS, draws_executor, interval, quiet_large_graphs
 from mpiuq.result_output import emit
 from mpiuq.simulator.errors import SettingError
-from mpiuq.simulator.lowering import lower_trace
-from mpiuq.simulator.replay import ReplaySetup, trace_and_settings
-from mpiuq.simulator.replay_draws import DrawsReplay, replay_draws
-from mpiuq.simulator.scenarios import Scenario, parse_scenario
+
+if TYPE_CHECKING:  # the replay engine (numba) and SciPy are imported when a study runs
+    from mpiuq.simulator.replay import ReplaySetup
+    from mpiuq.simulator.replay_draws import DrawsReplay
+    from mpiuq.simulator.scenarios import Scenario
 
 #: Speed-up above which a scenario "helps" in the table.
 HELPS = 1.05
@@ -70,6 +69,8 @@ def parse_scenarios(texts: list[str]) -> tuple[Scenario, ...]:
     SettingError
         For a repeated scenario name.
     """
+    from mpiuq.simulator.scenarios import parse_scenario
+
     scenarios = tuple(parse_scenario(t) for t in texts)
     names = [s.name for s in scenarios]
     for n in names:
@@ -88,6 +89,12 @@ def run_scenarios(
     scenarios: tuple[Scenario, ...],
 ) -> tuple[dict[str, Any], DrawsReplay]:
     """Replay the baseline and every scenario under the same draws; the JSON and baseline."""
+    from mpiuq.calibration.propagation import decomposition_summary, paired_speedup
+    from mpiuq.replay_draws_cmd import draws_executor, quiet_large_graphs
+    from mpiuq.simulator.lowering import lower_trace
+    from mpiuq.simulator.replay import trace_and_settings
+    from mpiuq.simulator.replay_draws import replay_draws
+
     trace = read_replay_trace(args)
     t0 = time.perf_counter()
     options = setup.lowering_options(sets.sets[0])
@@ -137,6 +144,9 @@ def run_scenarios(
 
 def format_whatif_table(data: dict[str, Any], label: str) -> str:
     """Readable table: per scenario the speed-up, its probabilities and what moved."""
+    from mpiuq.calibration.propagation import PART_KEYS
+    from mpiuq.replay_draws_cmd import PART_LABELS, interval
+
     t = data["trace"]
     base = data["baseline"]
     lines = [

@@ -54,6 +54,7 @@ def test_importing_the_entry_point_loads_nothing_heavy() -> None:
         ["trace", "info", "--bogus"],
         ["trace", "synth", "--help"],
         ["simulate", "--bogus"],
+        ["whatif", "--bogus"],
         ["replay", "/no/such/trace"],  # a missing trace is refused before numba loads
         ["trace", "info", "/no/such/trace"],
         ["campaign", "run", "--help"],
