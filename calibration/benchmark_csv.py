@@ -32,6 +32,9 @@ MAX_VALUE_PER_UNIT: dict[str, float] = {"us": 1e12, "MB/s": 1e9}
 BENCHMARK_LABELS: dict[str, tuple[str, str]] = {
     "pingpong": ("pingpong_half_rtt", "us"),
     "stream": ("stream_bw", "MB/s"),
+    "pingpong_send": ("pingpong_send", "us"),
+    "isend": ("isend", "us"),
+    "recv_arrived": ("recv_arrived", "us"),
 }
 
 

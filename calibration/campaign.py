@@ -30,6 +30,7 @@ from mpiuq.calibration.campaign_result import CampaignResult, VariantResult
 from mpiuq.calibration.checks import (
     KHAT_LIMIT,
     UNIFORM_ESS_FRACTION,
+    WARMUP_P,
     Check,
     coverage_threshold,
 )
@@ -39,7 +40,9 @@ from mpiuq.calibration.discrepancy import Discrepancy, regime_discrepancy
 from mpiuq.calibration.estimates import estimate
 from mpiuq.calibration.exact import exact_posterior, surrogate_only
 from mpiuq.calibration.grouping import Grouping, joint_grouping, sensitivity_grouping
+from mpiuq.calibration.joint_model import NamedModel, joint
 from mpiuq.calibration.likelihood import ModelPredictor
+from mpiuq.calibration.noise import NoiseModel, noise_model
 from mpiuq.calibration.observations import Observations, load_observations
 from mpiuq.calibration.posterior import Posterior, Problem, sample_posterior
 from mpiuq.calibration.predictive import predictive
@@ -79,22 +82,48 @@ def parameter_box(campaign: Campaign) -> ParameterBox:
     return ParameterBox(p.names, np.asarray(p.lower), np.asarray(p.upper))
 
 
-def observations_for(campaign: Campaign) -> Observations:
-    """Stage 1: the data of eq. (7), sizes chosen with the campaign's protocol thresholds."""
+def regime_thresholds(campaign: Campaign) -> tuple[int, ...]:
+    """Largest message size of every protocol regime but the last, ascending."""
     base = campaign.simulator.base_params()
-    return load_observations(campaign.data, base.small_max_bytes, base.eager_max_bytes)
+    return (base.small_max_bytes, base.eager_max_bytes)
 
 
-def model_for(campaign: Campaign, observations: Observations, threads: int = 1) -> BenchmarkModel:
-    """The simulator benchmark as a function of the calibrated parameters (``threads`` per call)."""
-    return BenchmarkModel(
-        benchmark=campaign.simulator.benchmark,
-        sizes_bytes=tuple(int(s) for s in observations.sizes_bytes),
-        names=campaign.parameters.names,
-        base=campaign.simulator.base_params(),
-        observable=campaign.data.observable,
-        window=campaign.simulator.window,
-        threads=threads,
+def observations_for(campaign: Campaign) -> Observations:
+    """Stage 1: the data of eq. (7) of every data table, sizes chosen per protocol regime."""
+    return load_observations(campaign.datasets, regime_thresholds(campaign))
+
+
+def model_for(campaign: Campaign, observations: Observations, threads: int = 1) -> NamedModel:
+    """The simulator benchmarks of the data tables as one function of the calibrated
+    parameters (a :class:`~mpiuq.calibration.joint_model.JointModel` for several tables;
+    ``threads`` simulator threads per call)."""
+    parts: list[NamedModel] = []
+    for k, spec in enumerate(campaign.datasets):
+        parts.append(
+            BenchmarkModel(
+                benchmark=spec.model,
+                sizes_bytes=tuple(
+                    int(s) for s in observations.sizes_bytes[observations.outputs_of(k)]
+                ),
+                names=campaign.parameters.names,
+                base=campaign.simulator.base_params(),
+                observable=spec.observable,
+                window=spec.window,
+                threads=threads,
+            )
+        )
+    return joint(parts, [spec.label for spec in campaign.datasets])
+
+
+def noise_for(campaign: Campaign, observations: Observations) -> NoiseModel:
+    """The likelihood family of every output and the Student-t degrees of freedom."""
+    return noise_model(
+        tuple(spec.likelihood for spec in campaign.datasets),
+        observations.dataset,
+        observations.labels,
+        tuple(spec.nu for spec in campaign.datasets),
+        observations.log_mean,
+        observations.log_var,
     )
 
 
@@ -120,9 +149,15 @@ def fit_surrogate(
 
 
 def discrepancy_for(campaign: Campaign, observations: Observations) -> Discrepancy:
-    """The ``[discrepancy]`` model over the campaign's sizes (regimes from its thresholds)."""
+    """The ``[discrepancy]`` model over the campaign's sizes (regimes from its thresholds;
+    with several data sets, one regime per data set and protocol)."""
     base = campaign.simulator.base_params()
     protocols = tuple(base.protocol_of(int(s)) for s in observations.sizes_bytes)
+    if len(observations.labels) > 1:  # one term per data set and regime: errors differ
+        protocols = tuple(
+            f"{observations.labels[d]}_{p}"
+            for d, p in zip(observations.dataset, protocols, strict=True)
+        )
     d = campaign.discrepancy
     return regime_discrepancy(protocols, d.model, d.bias_rel, d.sd_rel)
 
@@ -133,23 +168,28 @@ def problem_for(
     observations: Observations,
     discrepancy: Discrepancy | None = None,
 ) -> Problem:
-    """The likelihood inputs: data moments, LOO RMSE, prior box, nominal values, discrepancy."""
+    """The likelihood inputs: data moments, LOO RMSE, prior box, nominal values, discrepancy,
+    likelihood families and noise parameters."""
     p = campaign.parameters
     disc = discrepancy if discrepancy is not None else Discrepancy()
+    noise = noise_for(campaign, observations)
     return Problem(
         predictor=pce,
-        names=p.names + disc.names,
-        lower=np.concatenate([np.asarray(p.lower, dtype=np.float64), disc.lower]),
-        upper=np.concatenate([np.asarray(p.upper, dtype=np.float64), disc.upper]),
-        nominal=np.concatenate([np.asarray(p.nominal, dtype=np.float64), disc.nominal]),
+        names=p.names + disc.names + noise.names,
+        lower=np.concatenate([np.asarray(p.lower, dtype=np.float64), disc.lower, noise.lower]),
+        upper=np.concatenate([np.asarray(p.upper, dtype=np.float64), disc.upper, noise.upper]),
+        nominal=np.concatenate(
+            [np.asarray(p.nominal, dtype=np.float64), disc.nominal, noise.nominal]
+        ),
         data_mean=observations.mean,
         data_var=observations.var,
         loo_rmse=np.asarray(pce.loo_rmse, dtype=np.float64),
         discrepancy=disc,
+        noise=noise,
     )
 
 
-def exact_problem(problem: Problem, model: BenchmarkModel | None) -> Problem:
+def exact_problem(problem: Problem, model: NamedModel | None) -> Problem:
     """The same likelihood with the simulator as predictor and no surrogate error term."""
     if model is None:
         return problem
@@ -159,15 +199,26 @@ def exact_problem(problem: Problem, model: BenchmarkModel | None) -> Problem:
 
 
 def grouping_for(
-    campaign: Campaign, sobol_total: FloatArray, discrepancy: Discrepancy | None = None
+    campaign: Campaign,
+    sobol_total: FloatArray,
+    discrepancy: Discrepancy | None = None,
+    noise: NoiseModel | None = None,
 ) -> Grouping:
-    """Stage 4: sensitivity groups (eq. 9) dropping no informed parameter, or one joint group."""
+    """Stage 4: sensitivity groups (eq. 9) dropping no informed parameter, or one joint group.
+
+    The outputs of all data sets are grouped together; discrepancy and noise parameters
+    join the groups of the outputs they act on.
+    """
     disc = discrepancy if discrepancy is not None else Discrepancy()
+    nz = noise if noise is not None else NoiseModel()
+    n_extra = disc.dim + nz.dim
     if campaign.calibration.grouping == "joint":
-        return joint_grouping(sobol_total.shape[0], sobol_total.shape[1] + disc.dim)
-    extra = np.zeros((sobol_total.shape[0], disc.dim), dtype=bool)
+        return joint_grouping(sobol_total.shape[0], sobol_total.shape[1] + n_extra)
+    extra = np.zeros((sobol_total.shape[0], n_extra), dtype=bool)
     for k in range(disc.dim):
         extra[list(disc.outputs_of(k)), k] = True
+    for k in range(nz.dim):
+        extra[list(nz.outputs_of(k)), disc.dim + k] = True
     return sensitivity_grouping(sobol_total, campaign.calibration.sobol_threshold, extra)
 
 
@@ -260,8 +311,8 @@ def _run(
 
     disc = discrepancy_for(campaign, obs)
     sobol = np.asarray(pce.sobol_total(), dtype=np.float64)
-    grouping = grouping_for(campaign, sobol, disc)
     problem = problem_for(campaign, pce, obs, disc)
+    grouping = grouping_for(campaign, sobol, disc, problem.noise)
     emit(CampaignProgress("sensitivity", 1, 1, f"{len(grouping.groups)} groups"))
     lap("sensitivity")
 
@@ -297,7 +348,11 @@ def _run(
     comparison: tuple[dict[str, object], ...] = ()
     if disc.enabled and campaign.discrepancy.compare:
         plain = problem_for(campaign, pce, obs)
-        plain = replace(plain, nominal=problem.nominal[: plain.n_model])
+        nm = plain.n_model
+        plain = replace(
+            plain,
+            nominal=np.concatenate([problem.nominal[:nm], problem.nominal[nm + disc.dim :]]),
+        )
         # the main variant's final local surrogate serves (its box is the wider one)
         alt = _variant(
             "no discrepancy",
@@ -336,7 +391,7 @@ def _run(
     )
     emit(CampaignProgress("estimates", 1, 1))
     lap("estimates")
-    checks = _checks(campaign, grouped, main, alternatives, shift)
+    checks = _checks(campaign, grouped, main, alternatives, shift) + _warmup_checks(campaign, obs)
     return CampaignResult(
         campaign,
         obs,
@@ -362,7 +417,7 @@ def _variant(
     problem: Problem,
     pce: PolynomialChaos,
     grouped: Posterior,
-    model: BenchmarkModel,
+    model: NamedModel,
     seed: np.random.SeedSequence,
     emit: ProgressFn,
     lap: Callable[[str], None],
@@ -554,6 +609,39 @@ def _checks(
             f"largest pointwise PSIS-LOO k-hat {kmax:.2f}",
         )
     )
+    return tuple(out)
+
+
+def _warmup_checks(campaign: Campaign, obs: Observations) -> tuple[Check, ...]:
+    """A warning for every data table that drops warm-up iterations it does not have."""
+    out = []
+    for k, spec in enumerate(campaign.datasets):
+        if not spec.drop_warmup:
+            continue
+        p, excess = obs.warmup_p[k], obs.warmup_excess[k]
+        ok = bool(np.isfinite(p) and p < WARMUP_P)
+        detail = (
+            f"first iterations of the bursts of {spec.burst_length} are {100 * excess:+.1f}% "
+            f"(median over sizes; sign test p = {p:.2g})"
+            if np.isfinite(p)
+            else f"no size has two bursts of {spec.burst_length} to compare"
+        )
+        out.append(
+            Check(
+                f"warmup ({spec.label})",
+                ok,
+                "warn",
+                None if not np.isfinite(p) else float(p),
+                WARMUP_P,
+                detail
+                + (
+                    ""
+                    if ok
+                    else ": no warm-up detected (synthetic data?), so drop_warmup = true discards "
+                    f"1 in {spec.burst_length} clean replicas; set drop_warmup = false"
+                ),
+            )
+        )
     return tuple(out)
 
 

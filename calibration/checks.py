@@ -27,6 +27,10 @@ Every check has a value, a threshold and a severity. A failed ``"fail"`` check m
     posterior sd of the exact posterior's: the grouping approximation is harmless.
 ``loo_reliable`` (warn)
     every pointwise PSIS-LOO k-hat <= 0.7 (else the LOO comparison is indicative only).
+``warmup (<data set>)`` (warn, only for data tables with ``drop_warmup = true``)
+    the first iterations of the bursts are slower than the others (one-sided sign test
+    over the sizes, p < 0.05): otherwise dropping them discards clean replicas (e.g.
+    synthetic ``mpiuq simulate --replicas`` data without ``--warmup-excess``).
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ from scipy.stats import binom
 
 #: Pareto k-hat above which importance-sampling and LOO estimates are unreliable.
 KHAT_LIMIT = 0.7
+#: Largest sign-test p-value at which the first iterations of bursts count as slower.
+WARMUP_P = 0.05
 #: Importance weights with an ESS of at least this fraction of the draws are uniform.
 UNIFORM_ESS_FRACTION = 0.99
 

@@ -7,7 +7,8 @@ The key names of the campaign file are a contract shared with users::
     [simulator]            # benchmark = "pingpong" | "stream"; window (stream only)
     [simulator.fixed]      # simulator parameters held fixed, NAME = value
     [parameters]           # calibrated parameters, NAME = [low, high] (uniform prior, eq. 6)
-    [data]                 # path, benchmark, sizes | sizes_per_protocol, observable, filters
+    [data]                 # path, benchmark, sizes | sizes_per_protocol, observable, filters,
+                           # likelihood, summary (or [[data]] tables: several data sets)
     [surrogate]            # level, order
     [calibration]          # grouping, sobol_threshold, walkers, steps, burn, targets, ...
     [calibration.nominal]  # optional nominal values of calibrated parameters
@@ -32,10 +33,10 @@ from typing import Any
 
 from mpiuq.calibration.errors import CampaignError
 from mpiuq.calibration.limits import MAX_MESSAGE_BYTES, check_parameter_value
+from mpiuq.simulator.codes import BENCHMARKS
 from mpiuq.simulator.errors import ParameterError
 from mpiuq.simulator.parameters import CONTINUOUS_PARAMETERS, SimParams, parameter_names
 
-BENCHMARKS: tuple[str, ...] = ("pingpong", "stream")
 OBSERVABLES: tuple[str, ...] = ("time_us", "throughput_MBps")
 GROUPINGS: tuple[str, ...] = ("sobol", "joint")
 NOMINAL_SOURCES: tuple[str, ...] = ("config", "map")
@@ -142,6 +143,23 @@ class DataSpec:
         Floor of the replica standard deviation, relative to the mean; 0 = no floor.
     min_size_bytes, max_size_bytes
         Range of sizes considered by ``sizes_per_protocol`` (inclusive).
+    label
+        Name of the data set in output names and reports (unique within a campaign).
+    model
+        Simulator benchmark that produces the observable (one of
+        :data:`~mpiuq.simulator.codes.BENCHMARKS`).
+    window
+        Messages per window of the ``stream`` benchmark.
+    likelihood
+        Error model of the per-size summaries: ``"gaussian"``, ``"student_t"`` or
+        ``"lognormal"`` (:mod:`~mpiuq.calibration.noise`).
+    summary
+        Replica summary: ``"mean"`` (sd with ddof=1), ``"median"`` (sd = 1.4826 MAD) or
+        ``"trimmed_mean"`` (winsorized sd / (1 - 2 trim)).
+    trim
+        Fraction trimmed from each end by ``"trimmed_mean"``.
+    nu
+        Uniform prior ``(low, high)`` of the Student-t degrees of freedom.
     """
 
     path: Path
@@ -155,6 +173,13 @@ class DataSpec:
     sd_floor_rel: float = 0.0
     min_size_bytes: int = 1
     max_size_bytes: int = 2**62
+    label: str = "data"
+    model: str = "pingpong"
+    window: int = 64
+    likelihood: str = "gaussian"
+    summary: str = "mean"
+    trim: float = 0.2
+    nu: tuple[float, float] = (1.0, 30.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,7 +362,7 @@ class Campaign:
     seed: int
     simulator: SimulatorSpec
     parameters: ParameterSpec
-    data: DataSpec
+    datasets: tuple[DataSpec, ...]
     surrogate: SurrogateSpec
     calibration: CalibrationSpec
     executor: ExecutorSpec
@@ -472,7 +497,7 @@ def parse_campaign(raw: Mapping[str, Any], base_dir: Path, source: Path | None =
         _table(_table(raw, "calibration"), "nominal", prefix="calibration."),
         simulator,
     )
-    data = _parse_data(_table(raw, "data", required=True), base_dir)
+    data = _parse_datasets(raw, base_dir, simulator)
     surrogate = _parse_surrogate(_table(raw, "surrogate"))
     calibration = _parse_calibration(_table(raw, "calibration"), parameters)
     executor = _parse_executor(_table(raw, "executor"))
@@ -659,6 +684,114 @@ def _parse_data(t: Mapping[str, Any], base_dir: Path) -> DataSpec:
         floor,
         min_size,
         max_size,
+    )
+
+
+#: Simulator benchmark of the benchmark labels of ``../shared/data/benchmarks`` (and of
+#: ``mpiuq simulate --csv``): the default ``model`` of a data table with that label.
+SERIES_MODELS: dict[str, str] = {
+    "pingpong_half_rtt": "pingpong",
+    "pingpong_half_rtt_mean": "pingpong",
+    "osu_latency": "pingpong",
+    "imb_pingpong": "pingpong",
+    "stream_bw": "stream",
+    "osu_bw": "stream",
+    "pingpong_send": "pingpong_send",
+    "pingpong_send_mean": "pingpong_send",
+    "isend": "isend",
+    "isend_mean": "isend",
+    "recv_arrived": "recv_arrived",
+    "recv_arrived_mean": "recv_arrived",
+}
+#: Likelihoods of a data table (:mod:`~mpiuq.calibration.noise`).
+LIKELIHOODS: tuple[str, ...] = ("gaussian", "student_t", "lognormal")
+#: Replica summaries of a data table (:mod:`~mpiuq.calibration.observations`).
+SUMMARIES: tuple[str, ...] = ("mean", "median", "trimmed_mean")
+#: Keys of a data table that :func:`_parse_data_model` reads (the others: :func:`_parse_data`).
+_DATA_MODEL_KEYS = ("label", "model", "window", "likelihood", "summary", "trim", "nu")
+
+
+def _parse_datasets(
+    raw: Mapping[str, Any], base_dir: Path, simulator: SimulatorSpec
+) -> tuple[DataSpec, ...]:
+    """One ``[data]`` table or several ``[[data]]`` tables (keys ``data[k].*``)."""
+    t = _require(raw, "data", "")
+    if isinstance(t, dict):
+        tables: list[tuple[str, Mapping[str, Any]]] = [("data.", t)]
+    elif isinstance(t, list) and t and all(isinstance(x, dict) for x in t):
+        tables = [(f"data[{k}].", x) for k, x in enumerate(t)]
+    else:
+        raise CampaignError("data", t, "a [data] table or one or more [[data]] tables")
+    specs: list[DataSpec] = []
+    for prefix, table in tables:
+        core = {k: v for k, v in table.items() if k not in _DATA_MODEL_KEYS}
+        try:
+            spec = _parse_data(core, base_dir)
+        except CampaignError as exc:
+            raise CampaignError(
+                prefix + exc.key.removeprefix("data."), exc.value, exc.allowed
+            ) from None
+        specs.append(_parse_data_model(table, prefix, simulator, spec))
+    labels = [s.label for s in specs]
+    for k, label in enumerate(labels):
+        if label in labels[:k]:
+            raise CampaignError(
+                f"data[{k}].label", label, f"a label not used by another data table ({labels[:k]})"
+            )
+    return tuple(specs)
+
+
+def _parse_data_model(
+    t: Mapping[str, Any], prefix: str, simulator: SimulatorSpec, spec: DataSpec
+) -> DataSpec:
+    """The keys of a data table that say which simulator benchmark explains it, and how."""
+    from dataclasses import replace
+
+    label = t.get("label", spec.benchmark)
+    if not isinstance(label, str) or not label or any(c in label for c in ":@ /\\"):
+        raise CampaignError(
+            f"{prefix}label", label, "a non-empty name without ':', '@', spaces or slashes"
+        )
+    default_model = SERIES_MODELS.get(spec.benchmark, simulator.benchmark)
+    model = t.get("model", default_model)
+    if model not in BENCHMARKS:
+        raise CampaignError(
+            f"{prefix}model",
+            model,
+            f"a simulator benchmark, one of {list(BENCHMARKS)} (label {spec.benchmark!r} "
+            "has no default)",
+        )
+    window = _int(t, "window", prefix, minimum=1, default=simulator.window, maximum=1 << 16)
+    likelihood = t.get("likelihood", "gaussian")
+    if likelihood not in LIKELIHOODS:
+        raise CampaignError(f"{prefix}likelihood", likelihood, f"one of {list(LIKELIHOODS)}")
+    summary = t.get("summary", "mean")
+    if summary not in SUMMARIES:
+        raise CampaignError(f"{prefix}summary", summary, f"one of {list(SUMMARIES)}")
+    trim = _float(t, "trim", prefix, 0.2, lo=0.0, hi=0.45)
+    nu_raw = t.get("nu", [1.0, 30.0])
+    if (
+        not isinstance(nu_raw, list)
+        or len(nu_raw) != 2
+        or not all(_is_number(v) for v in nu_raw)
+        or not 0.5 <= float(nu_raw[0]) < float(nu_raw[1]) <= 1000.0
+    ):
+        raise CampaignError(
+            f"{prefix}nu", nu_raw, "[low, high] degrees of freedom with 0.5 <= low < high <= 1000"
+        )
+    if "nu" in t and likelihood != "student_t":
+        raise CampaignError(f"{prefix}nu", nu_raw, "no value unless likelihood = 'student_t'")
+    if "window" in t and model != "stream":
+        raise CampaignError(f"{prefix}window", t["window"], "no value unless model = 'stream'")
+    return replace(
+        spec,
+        label=label,
+        model=model,
+        window=window,
+        likelihood=likelihood,
+        summary=summary,
+        trim=trim,
+        nu=(float(nu_raw[0]), float(nu_raw[1])),
     )
 
 

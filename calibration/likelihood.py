@@ -1,10 +1,12 @@
-"""Gaussian likelihood (eq. 7) with surrogate-error inflation, optional model discrepancy
+"""Likelihood of the per-size data (eq. 7: Gaussian; or Student-t or log-normal per data set,
+:mod:`~mpiuq.calibration.noise`) with surrogate-error inflation, optional model discrepancy
 (:mod:`~mpiuq.calibration.discrepancy`) and uniform priors (eq. 6).
 
 The log-posterior is vectorized: it takes many parameter vectors at once, as
 emcee's ``vectorize=True`` expects, and evaluates the predictor (surrogate or
 simulator) once per call. A parameter vector holds the ``n_model`` inputs of the
-predictor followed by the discrepancy parameters.
+predictor, then the discrepancy parameters, then the noise parameters (Student-t
+degrees of freedom).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import numpy.typing as npt
 
 from mpiuq.calibration.discrepancy import Discrepancy
 from mpiuq.calibration.errors import SamplerError
+from mpiuq.calibration.noise import NoiseModel
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -105,8 +108,10 @@ class LogPosterior:
         Surrogate (or model) over the first ``n_model`` entries of the parameter vector.
     data_mean
         ``mu_i`` of the selected outputs, shape (n_sel,).
-    var_total
-        ``sigma_i^2 + loo_rmse_i^2`` of the selected outputs, shape (n_sel,).
+    data_var
+        ``sigma_i^2`` of the selected outputs, shape (n_sel,).
+    surrogate_var
+        ``loo_rmse_i^2`` of the selected outputs, shape (n_sel,).
     outputs
         Indices of the selected outputs among the predictor's outputs.
     columns
@@ -119,11 +124,15 @@ class LogPosterior:
         Inputs of the predictor (the rest of the vector are discrepancy parameters).
     discrepancy
         The discrepancy model over all outputs (none by default).
+    noise
+        The likelihood family of every output and its noise parameters (all Gaussian
+        by default).
     """
 
     predictor: Predictor
     data_mean: FloatArray
-    var_total: FloatArray
+    data_var: FloatArray
+    surrogate_var: FloatArray
     outputs: tuple[int, ...]
     columns: tuple[int, ...]
     nominal: FloatArray
@@ -131,6 +140,12 @@ class LogPosterior:
     upper: FloatArray
     n_model: int
     discrepancy: Discrepancy
+    noise: NoiseModel
+
+    @property
+    def var_total(self) -> FloatArray:
+        """``sigma_i^2 + loo_rmse_i^2`` of the selected outputs, shape (n_sel,)."""
+        return np.asarray(self.data_var + self.surrogate_var, dtype=np.float64)
 
     @property
     def dim(self) -> int:
@@ -162,10 +177,21 @@ class LogPosterior:
             ``loglik`` of the selected outputs, shape (n, n_sel); ``f`` the predictor's
             outputs at every output, shape (n, n_out).
         """
-        f = np.asarray(self.predictor.predict(full[:, : self.n_model]), dtype=np.float64)
+        nm, nd = self.n_model, self.discrepancy.dim
+        f = np.asarray(self.predictor.predict(full[:, :nm]), dtype=np.float64)
         sel = f[:, list(self.outputs)]
-        mean, dvar = self.discrepancy.mean_and_var(sel, full[:, self.n_model :], self.outputs)
-        return gaussian_pointwise(mean, self.data_mean, self.var_total + dvar), f
+        mean, dvar = self.discrepancy.mean_and_var(sel, full[:, nm : nm + nd], self.outputs)
+        ll = self.noise.loglik(
+            mean,
+            dvar,
+            sel,
+            self.data_mean,
+            self.data_var,
+            self.surrogate_var,
+            full[:, nm + nd :],
+            self.outputs,
+        )
+        return ll, f
 
     def __call__(self, theta: npt.ArrayLike) -> FloatArray:
         """Log-posterior (up to a constant) of every row of ``theta`` (n, dim), shape (n,)."""
@@ -189,6 +215,7 @@ def make_log_posterior(
     columns: tuple[int, ...] | None = None,
     outputs: tuple[int, ...] | None = None,
     discrepancy: Discrepancy | None = None,
+    noise: NoiseModel | None = None,
 ) -> LogPosterior:
     """Build the log-posterior of eq. (6)-(7) for one group (eq. 9) or all parameters.
 
@@ -210,7 +237,10 @@ def make_log_posterior(
     outputs
         Outputs in the likelihood (default: all).
     discrepancy
-        Discrepancy model (default: none); its parameters are the last entries.
+        Discrepancy model (default: none); its parameters follow the model's.
+    noise
+        Likelihood families and noise parameters (default: all Gaussian, none); its
+        parameters are the last entries.
 
     Raises
     ------
@@ -218,14 +248,13 @@ def make_log_posterior(
         If shapes disagree, a variance is not positive, or an index is out of range.
     """
     mean = np.asarray(data_mean, dtype=np.float64).ravel()
-    var = (
-        np.asarray(data_var, dtype=np.float64).ravel()
-        + np.asarray(loo_rmse, dtype=np.float64).ravel() ** 2
-    )
+    dvar = np.asarray(data_var, dtype=np.float64).ravel()
+    svar = np.asarray(loo_rmse, dtype=np.float64).ravel() ** 2
+    var = dvar + svar
     lo = np.asarray(lower, dtype=np.float64).ravel()
     hi = np.asarray(upper, dtype=np.float64).ravel()
     nom = np.asarray(nominal, dtype=np.float64).ravel()
-    if var.shape != mean.shape:
+    if var.shape != mean.shape or svar.shape != mean.shape:
         raise SamplerError(f"variance shape {var.shape} is invalid: expected {mean.shape}")
     if not np.all(np.isfinite(var) & (var > 0.0)):
         raise SamplerError(f"likelihood variances {var.tolist()} are invalid: expected all > 0")
@@ -245,16 +274,21 @@ def make_log_posterior(
         raise SamplerError(
             f"discrepancy covers {len(disc.output_regime)} outputs: expected {mean.size}"
         )
-    n_model = lo.size - disc.dim
+    nz = noise if noise is not None else NoiseModel()
+    if nz.family and len(nz.family) != mean.size:
+        raise SamplerError(f"noise model covers {len(nz.family)} outputs: expected {mean.size}")
+    n_model = lo.size - disc.dim - nz.dim
     if n_model < 1:
         raise SamplerError(
-            f"{lo.size} parameters leave no model input for {disc.dim} discrepancy terms"
+            f"{lo.size} parameters leave no model input for {disc.dim} discrepancy and "
+            f"{nz.dim} noise terms"
         )
     sel = list(outs)
     return LogPosterior(
         predictor,
         mean[sel],
-        var[sel],
+        dvar[sel],
+        svar[sel],
         outs,
         cols,
         nom,
@@ -262,4 +296,5 @@ def make_log_posterior(
         hi[list(cols)],
         n_model,
         disc,
+        nz,
     )

@@ -18,6 +18,7 @@ import numpy.typing as npt
 from mpiuq.calibration.discrepancy import Discrepancy
 from mpiuq.calibration.grouping import Grouping
 from mpiuq.calibration.likelihood import LogPosterior, Predictor, make_log_posterior
+from mpiuq.calibration.noise import NoiseModel
 from mpiuq.calibration.sampler import EnsembleSamples, SamplerProgress, SamplerSettings
 from mpiuq.calibration.sampler import run_ensembles as _run_ensembles
 
@@ -33,7 +34,8 @@ class Problem:
     predictor
         Surrogate (or simulator) over the calibrated model parameters.
     names
-        Parameter names: the model parameters, then the discrepancy parameters.
+        Parameter names: the model parameters, then the discrepancy parameters, then the
+        noise parameters.
     lower, upper, nominal
         Prior bounds (eq. 6) and nominal values, shape (dim,).
     data_mean, data_var
@@ -42,7 +44,10 @@ class Problem:
         Surrogate error added to the likelihood variance per output, shape (n_out,)
         (0 for the simulator itself).
     discrepancy
-        Model-discrepancy terms (none by default); their parameters are the last entries.
+        Model-discrepancy terms (none by default); their parameters follow the model's.
+    noise
+        Likelihood family per output and noise parameters (all Gaussian, none, by
+        default); its parameters are the last entries.
     """
 
     predictor: Predictor
@@ -54,11 +59,12 @@ class Problem:
     data_var: FloatArray
     loo_rmse: FloatArray
     discrepancy: Discrepancy = field(default_factory=Discrepancy)
+    noise: NoiseModel = field(default_factory=NoiseModel)
 
     @property
     def n_model(self) -> int:
         """Number of model (simulator) parameters: the predictor's inputs."""
-        return len(self.names) - self.discrepancy.dim
+        return len(self.names) - self.discrepancy.dim - self.noise.dim
 
     @property
     def model_names(self) -> tuple[str, ...]:
@@ -80,6 +86,7 @@ class Problem:
             columns=columns,
             outputs=outputs,
             discrepancy=self.discrepancy,
+            noise=self.noise,
         )
 
     @property

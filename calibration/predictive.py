@@ -1,9 +1,11 @@
 """Prior and posterior predictive distributions computed by the simulator.
 
-The posterior predictive of an output is the distribution of a new measurement mean
+The posterior predictive of an output is the distribution of a new measurement centre
 given the posterior: the simulator's output at a posterior draw, shifted by the draw's
-discrepancy bias, plus Gaussian noise of the likelihood's variance (data variance and
-discrepancy spread). It is computed from the simulator's outputs at the exact
+discrepancy bias, plus noise of the likelihood's family and variance (data variance and
+discrepancy spread; :meth:`~mpiuq.calibration.noise.NoiseModel.draw`): truncated to
+positive values for Gaussian and Student-t data sets, log-normal otherwise, so the bands
+never go below zero. It is computed from the simulator's outputs at the exact
 posterior's draws (:mod:`~mpiuq.calibration.exact`), so it says how the *simulator*
 fits the data, not how the surrogate does (``source`` says which was used).
 """
@@ -83,9 +85,12 @@ def replicate(
     rng
         Noise generator.
     """
-    mean, dvar = problem.discrepancy.mean_and_var(f, full[:, problem.n_model :])
-    sd = np.sqrt(problem.data_var + problem.loo_rmse**2 + dvar)
-    return mean, mean + rng.standard_normal(mean.shape) * sd
+    nm, nd = problem.n_model, problem.discrepancy.dim
+    mean, dvar = problem.discrepancy.mean_and_var(f, full[:, nm : nm + nd])
+    y = problem.noise.draw(
+        mean, dvar, f, problem.data_var, problem.loo_rmse**2, full[:, nm + nd :], rng
+    )
+    return mean, y
 
 
 def predictive(

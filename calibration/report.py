@@ -22,11 +22,11 @@ from mpiuq.calibration.sampler import ChainDiagnostics
 def inference_data(result: CampaignResult) -> az.InferenceData:
     """ArviZ InferenceData of the exact posterior (one chain of resample-move draws).
 
-    Groups: ``posterior`` (one variable per parameter, model and discrepancy),
-    ``log_likelihood`` (``y``: pointwise over ``size_bytes``, for PSIS-LOO),
+    Groups: ``posterior`` (one variable per parameter: model, discrepancy, noise),
+    ``log_likelihood`` (``y``: pointwise over the ``output`` names, for PSIS-LOO),
     ``posterior_predictive`` and ``prior_predictive`` (``y``, simulator-computed),
     ``prior``, ``observed_data`` (``y`` = per-size data mean) and ``constant_data`` (data
-    sd, RMS surrogate error at the posterior). Attributes name the model parameters,
+    sd, RMS surrogate error at the posterior, size and data set index of every output). Attributes name the model parameters,
     the fixed simulator values (JSON) and the posterior's source.
     """
     main = result.main
@@ -34,8 +34,9 @@ def inference_data(result: CampaignResult) -> az.InferenceData:
     draws = main.exact.draws
     pred = main.predictive
     obs = result.observations
-    coords = {"size_bytes": obs.sizes_bytes.tolist()}
-    dims = {"y": ["size_bytes"], "data_sd": ["size_bytes"], "surrogate_rmse": ["size_bytes"]}
+    coords = {"output": list(result.surrogate.output_names)}
+    per_output = ("y", "data_sd", "surrogate_rmse", "size_bytes", "data_set")
+    dims = {k: ["output"] for k in per_output}
     idata = az.from_dict(
         posterior={n: draws[None, :, j] for j, n in enumerate(names)},
         log_likelihood={"y": main.exact.loglik[None]},
@@ -43,7 +44,12 @@ def inference_data(result: CampaignResult) -> az.InferenceData:
         posterior_predictive={"y": pred.draws[None]},
         prior_predictive={"y": pred.prior_draws[None]},
         observed_data={"y": obs.mean},
-        constant_data={"data_sd": obs.sd, "surrogate_rmse": main.proposal.check.rmse},
+        constant_data={
+            "data_sd": obs.sd,
+            "surrogate_rmse": main.proposal.check.rmse,
+            "size_bytes": obs.sizes_bytes,
+            "data_set": obs.dataset,
+        },
         coords=coords,
         dims=dims,
     )
@@ -51,6 +57,7 @@ def inference_data(result: CampaignResult) -> az.InferenceData:
     attrs["campaign"] = result.campaign.name
     attrs["seed"] = result.campaign.seed
     attrs["observable"] = obs.observable
+    attrs["data_sets"] = json.dumps(list(obs.labels))
     attrs["source"] = main.exact.source
     attrs["model_parameters"] = json.dumps(list(main.problem.model_names))
     attrs["fixed"] = json.dumps(dict(result.campaign.simulator.fixed))
@@ -130,6 +137,7 @@ def _predictive(result: CampaignResult, v: VariantResult) -> dict[str, Any]:
     for i, s in enumerate(obs.sizes_bytes.tolist()):
         sizes.append(
             {
+                "data_set": obs.labels[int(obs.dataset[i])],
                 "size_bytes": int(s),
                 "protocol": base.protocol_of(int(s)),
                 "n_replicas": int(obs.n_replicas[i]),
@@ -152,12 +160,39 @@ def _predictive(result: CampaignResult, v: VariantResult) -> dict[str, Any]:
         )
     return {
         "source": pred.source,
-        "band": "5-95% of f(x)(1 + bias) + noise over the posterior, noise sd^2 = data var + discrepancy var",
+        "band": "5-95% of f(x)(1 + bias) + noise over the posterior, noise of the data set's "
+        "likelihood (positive: truncated Gaussian / Student-t, or log-normal) with variance "
+        "data var + discrepancy var",
         "n_inside_90": pred.n_inside,
         "n_within_data_sd": int(sum(bool(p["within_data_sd"]) for p in sizes)),
         "n_sizes": len(sizes),
         "sizes": sizes,
     }
+
+
+def _data_sets(result: CampaignResult) -> list[dict[str, Any]]:
+    """One entry per data table: what was read, how it was reduced and modelled."""
+    obs = result.observations
+    out = []
+    for k, spec in enumerate(result.campaign.datasets):
+        out.append(
+            {
+                "label": spec.label,
+                "path": str(spec.path),
+                "benchmark": spec.benchmark,
+                "model": spec.model,
+                "window": spec.window if spec.model == "stream" else None,
+                "observable": spec.observable,
+                "likelihood": spec.likelihood,
+                "summary": spec.summary,
+                "n_sizes": int(obs.outputs_of(k).size),
+                "drop_warmup": spec.drop_warmup,
+                "aggregate_bursts": spec.aggregate_bursts,
+                "warmup_excess": float(obs.warmup_excess[k]),
+                "warmup_p": float(obs.warmup_p[k]),
+            }
+        )
+    return out
 
 
 def _marginal(draws: np.ndarray, j: int, est: Any = None) -> dict[str, Any]:
@@ -183,8 +218,10 @@ def summary_dict(result: CampaignResult) -> dict[str, Any]:
     out_names = list(result.surrogate.output_names)
     grouped = result.posterior.draws.reshape(-1, result.posterior.draws.shape[-1])
     mode = est.mode
+    nd = main.problem.discrepancy.dim
     params: dict[str, Any] = {}
     disc_params: dict[str, Any] = {}
+    noise_params: dict[str, Any] = {}
     for j, n in enumerate(names):
         info = est.identifiability.parameters[j]
         entry = {
@@ -204,8 +241,10 @@ def summary_dict(result: CampaignResult) -> dict[str, Any]:
         if j < nm:
             entry["nominal"] = float(result.problem.nominal[j])
             params[n] = entry
-        else:
+        elif j < nm + nd:
             disc_params[n] = entry
+        else:
+            noise_params[n] = entry
     ident = est.identifiability
     combos = [
         {
@@ -235,6 +274,9 @@ def summary_dict(result: CampaignResult) -> dict[str, Any]:
                 for sz, ok in zip(obs.sizes_bytes, v.predictive.inside, strict=True)
                 if not ok
             ],
+            "outputs_outside_90": [
+                name for name, ok in zip(out_names, v.predictive.inside, strict=True) if not ok
+            ],
             "z_model_median": [float(z) for z in (v.predictive.model_median - obs.mean) / obs.sd],
             "exact": _exact(v),
             "surrogate_at_posterior_worst_sd": v.proposal.check.worst_sd,
@@ -257,6 +299,7 @@ def summary_dict(result: CampaignResult) -> dict[str, Any]:
         "seed": c.seed,
         "campaign_file": str(c.source) if c.source is not None else None,
         "observable": obs.observable,
+        "data_sets": _data_sets(result),
         "posterior_source": main.exact.source,
         "grouping": c.calibration.grouping,
         "nominal_source": c.calibration.nominal_source,
@@ -267,6 +310,10 @@ def summary_dict(result: CampaignResult) -> dict[str, Any]:
             "sd_rel": c.discrepancy.sd_rel,
             "regimes": list(main.problem.discrepancy.regimes),
             "parameters": disc_params,
+        },
+        "noise": {
+            "likelihoods": {spec.label: spec.likelihood for spec in c.datasets},
+            "parameters": noise_params,
         },
         "map": {
             "unique": mode.unique,

@@ -194,12 +194,18 @@ def format_table(summary: dict[str, Any]) -> str:
     lines = [
         f"campaign {summary['name']} (seed {summary['seed']}, observable "
         f"{summary['observable']}, posterior computed by the {summary['posterior_source']})",
-        head,
-        "-" * len(head),
     ]
+    for d in summary.get("data_sets", []):
+        lines.append(
+            f"data {d['label']}: {d['benchmark']} -> simulator {d['model']}, {d['n_sizes']} "
+            f"sizes, {d['summary']} of the replicas, {d['likelihood']} likelihood"
+        )
+    lines += [head, "-" * len(head)]
     disc = summary["discrepancy"]["parameters"]
-    for name, p in list(summary["parameters"].items()) + list(disc.items()):
-        unit = UNITS.get(name, "relative")
+    noise = summary.get("noise", {}).get("parameters", {})
+    rows = list(summary["parameters"].items()) + list(disc.items()) + list(noise.items())
+    for name, p in rows:
+        unit = UNITS.get(name, "degrees of freedom" if name in noise else "relative")
         info = p["information"]
         hdi = f"[{_g(p['hdi90'][0])}, {_g(p['hdi90'][1])}]"
         prior = f"{_g(p['prior'][0])} - {_g(p['prior'][1])}"

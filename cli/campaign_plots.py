@@ -2,7 +2,8 @@
 
 ``sensitivity.png`` (Fig. 5: total Sobol indices, outputs x parameters),
 ``predictive.png`` (Fig. 6: simulator-computed posterior predictive against the data, over
-log message size with the protocol boundaries; the variant without discrepancy too),
+log message size with the protocol boundaries, one pair of panels per data set; the variant
+without discrepancy too),
 ``marginals.png`` (Fig. 7: exact and grouped marginal posteriors, zoomed on the posterior),
 ``pairs.png`` (pair plot of the exact posterior with 50%/90% contours and the identified
 combinations' level sets), and ``discrepancy.png`` (the discrepancy terms' posterior).
@@ -43,9 +44,12 @@ def _sensitivity(r: CampaignResult, path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(1.2 + 0.9 * s.shape[1], 1.0 + 0.32 * s.shape[0]))
     im = ax.imshow(s, cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
     ax.set_xticks(range(s.shape[1]), r.problem.model_names, rotation=40, ha="right", fontsize=8)
+    obs = r.observations
+    base = r.campaign.simulator.base_params()
+    prefix = [f"{obs.labels[d]}: " if len(obs.labels) > 1 else "" for d in obs.dataset]
     labels = [
-        f"{int(b)} B ({r.campaign.simulator.base_params().protocol_of(int(b))})"
-        for b in r.observations.sizes_bytes
+        f"{p}{int(b)} B ({base.protocol_of(int(b))})"
+        for p, b in zip(prefix, obs.sizes_bytes, strict=True)
     ]
     ax.set_yticks(range(s.shape[0]), labels, fontsize=7)
     for i in range(s.shape[0]):
@@ -69,38 +73,60 @@ def _sensitivity(r: CampaignResult, path: Path) -> Path:
 
 def _predictive(r: CampaignResult, path: Path) -> Path:
     obs = r.observations
-    sizes = obs.sizes_bytes.astype(float)
-    base = r.campaign.simulator.base_params()
-    fig, (ax, axr) = plt.subplots(
-        2, 1, figsize=(9, 7.5), sharex=True, gridspec_kw={"height_ratios": [2, 1.3]}
+    n_sets = len(obs.labels)
+    fig, axes = plt.subplots(
+        2 * n_sets,
+        1,
+        figsize=(9, 7.5 * n_sets),
+        squeeze=False,
+        gridspec_kw={"height_ratios": [2, 1.3] * n_sets},
     )
+    for k in range(n_sets):
+        _predictive_panel(r, k, axes[2 * k][0], axes[2 * k + 1][0])
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _predictive_panel(r: CampaignResult, k: int, ax: Axes, axr: Axes) -> None:
+    """Data set ``k``: posterior predictive bands and data (top), standardised misfit (bottom)."""
+    obs = r.observations
+    idx = obs.outputs_of(k)
+    sizes = obs.sizes_bytes[idx].astype(float)
+    mean, sd = obs.mean[idx], obs.sd[idx]
+    base = r.campaign.simulator.base_params()
+    spec = r.campaign.datasets[k]
     variants = [r.main, *r.alternatives]
     colours = ["tab:blue", "tab:orange"]
     for v, colour in zip(variants, colours, strict=False):
         pred = v.predictive
         ax.fill_between(
             sizes,
-            pred.post_lo,
-            pred.post_hi,
+            pred.post_lo[idx],
+            pred.post_hi[idx],
             color=colour,
             alpha=0.3 if v is r.main else 0.15,
             label=f"90% posterior predictive, simulator ({v.name})",
         )
-        ax.plot(sizes, pred.model_median, "-", color=colour, lw=1)
+        ax.plot(sizes, pred.model_median[idx], "-", color=colour, lw=1)
     ax.errorbar(
         sizes,
-        obs.mean,
-        yerr=obs.sd,
+        mean,
+        yerr=sd,
         fmt="o",
         color="k",
         ms=3,
         capsize=2,
-        label="data mean +- replica sd",
+        label=f"data {spec.summary} +- replica spread ({spec.likelihood} likelihood)",
     )
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_ylabel(obs.observable)
-    ax.set_title(f"{r.campaign.name}: posterior predictive computed by the simulator")
+    ax.set_ylabel(f"{obs.observables[k]} ({spec.model})")
+    ax.set_title(
+        f"{r.campaign.name} / {spec.label}: posterior predictive computed by the simulator",
+        fontsize=10,
+    )
     for axis in (ax, axr):
         for b in (base.small_max_bytes, base.eager_max_bytes):
             axis.axvline(b, color="0.4", ls=":", lw=1)
@@ -109,12 +135,13 @@ def _predictive(r: CampaignResult, path: Path) -> Path:
     ax.text(base.small_max_bytes, ymin, " small | eager", fontsize=7, rotation=90, va="bottom")
     ax.text(base.eager_max_bytes, ymin, " eager | rendezvous", fontsize=7, rotation=90, va="bottom")
     ax.legend(fontsize=7, loc="upper left")
-    for k, (v, colour) in enumerate(zip(variants, colours, strict=False)):
+    for j, (v, colour) in enumerate(zip(variants, colours, strict=False)):
         pred = v.predictive
-        z = (pred.model_median - obs.mean) / obs.sd
-        lo = (pred.post_lo - obs.mean) / obs.sd
-        hi = (pred.post_hi - obs.mean) / obs.sd
-        shift = 1.0 + 0.06 * (k - 0.5 * (len(variants) - 1))
+        z = (pred.model_median[idx] - mean) / sd
+        lo = (pred.post_lo[idx] - mean) / sd
+        hi = (pred.post_hi[idx] - mean) / sd
+        shift = 1.0 + 0.06 * (j - 0.5 * (len(variants) - 1))
+        inside = int(pred.inside[idx].sum())
         axr.errorbar(
             sizes * shift,
             z,
@@ -123,17 +150,13 @@ def _predictive(r: CampaignResult, path: Path) -> Path:
             ms=3,
             color=colour,
             capsize=2,
-            label=f"{v.name}: {pred.n_inside}/{pred.inside.size} inside",
+            label=f"{v.name}: {inside}/{idx.size} inside",
         )
     axr.axhline(0.0, color="k", lw=0.8)
     axr.axhspan(-1, 1, color="0.9")
     axr.set_ylabel("(model - data) / data sd\nbars: 90% predictive")
     axr.set_xlabel("message size (B, log scale)")
     axr.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
 
 
 def _zoom(x: np.ndarray, lo: float, hi: float) -> tuple[float, float]:
@@ -285,8 +308,8 @@ def _pairs(r: CampaignResult, path: Path) -> Path:
 def _discrepancy(r: CampaignResult, path: Path) -> Path:
     p = r.main.problem
     nm = p.n_model
-    names = p.names[nm:]
-    draws = r.main.exact.draws[:, nm:]
+    names = p.names[nm : nm + p.discrepancy.dim]
+    draws = r.main.exact.draws[:, nm : nm + p.discrepancy.dim]
     fig, axes = plt.subplots(1, len(names), figsize=(3.0 * len(names), 2.6), squeeze=False)
     for k, name in enumerate(names):
         ax = axes[0][k]

@@ -1,4 +1,4 @@
-"""``mpiuq simulate``: run the ping-pong or streaming benchmark on the simulator.
+"""``mpiuq simulate``: run a benchmark program (ping-pong, streaming, call timings) on the simulator.
 
 Prints a table (default) or JSON, and can write synthetic measurements in the
 benchmark CSV format of ``../shared/data/benchmarks`` so users can see what a
@@ -67,6 +67,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="seed of the synthetic noise and of the pick of posterior draws (>= 0)",
     )
     add_posterior_arguments(p, executor=False, seed=False)
+    p.add_argument(
+        "--warmup-excess",
+        type=float,
+        default=0.0,
+        help="synthetic replicas come in bursts of 10 (run %% 10 == 0 first); the first of "
+        "each burst is this fraction slower (default 0: no warm-up)",
+    )
     p.add_argument(
         "--csv", type=Path, help="output CSV of synthetic measurements (needs --replicas)"
     )
@@ -162,7 +169,11 @@ def run(args: argparse.Namespace) -> int:
     result = simulate_benchmark(benchmark, sizes, params, window)
     if args.csv is not None and args.replicas is not None:
         data = synthetic_measurements(
-            result, args.replicas, args.noise_cv, np.random.default_rng(args.seed)
+            result,
+            args.replicas,
+            args.noise_cv,
+            np.random.default_rng(args.seed),
+            warmup_excess=args.warmup_excess,
         )
         n_rows = write_benchmark_csv(args.csv, data)
         print(f"wrote {n_rows} synthetic measurements to {args.csv}", file=sys.stderr)

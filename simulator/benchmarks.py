@@ -10,6 +10,21 @@
     ``window * size / window time`` and the reported time is the window time
     divided by ``window`` (time per message).
 
+The call-timing benchmarks of the SimGrid ``platform-calibration`` program (the
+``extra.csv`` series of ``../shared/data/benchmarks``) time one MPI call on rank 0:
+
+``pingpong_send``
+    the ``MPI_Send`` call of the ping-pong (its ``MPI_Recv`` part is the rest of the
+    round trip);
+``isend``
+    the ``MPI_Isend`` call: rank 0 posts the send, then receives the partner's
+    answer (rank 1 receives, then sends back) and only then waits for its send;
+``recv_arrived``
+    the ``MPI_Recv`` call posted after the message has arrived: rank 0 sends, sleeps
+    :data:`RECV_SLEEP_S` (longer than any transfer) and times its receive of the
+    partner's message (rank 1 receives, then sends back). For a protocol that moves
+    data only once the receive is posted (rendezvous) it still includes the transfer.
+
 Both run ``warmup`` untimed repetitions first. The engine is deterministic and
 every repetition ends with both ranks drained (the reply or acknowledgement), so
 after the warm-up all repetitions take exactly the same time: one timed
@@ -35,10 +50,15 @@ from mpiuq.simulator.networks import TWO_NODE_SWITCH, network_arrays
 from mpiuq.simulator.parameters import SimParams, parameter_names, params_matrix
 from mpiuq.simulator.program import Program, ProgramBuilder
 
+#: Benchmarks that time one MPI call on rank 0 (a pair of marks per timed repetition).
+CALL_TIMINGS: tuple[str, ...] = ("pingpong_send", "isend", "recv_arrived")
 OBSERVABLES: tuple[str, ...] = ("time_us", "throughput_MBps")
 
 #: Size of the stream benchmark's acknowledgement message, bytes (osu_bw uses 4).
 STREAM_ACK_BYTES = 4
+#: Sleep of rank 0 before its timed receive in ``recv_arrived``, seconds: the message
+#: (header, eager data) has arrived long before (1 MB at 1 GB/s takes 1 ms).
+RECV_SLEEP_S = 0.1
 #: Largest message size accepted by the benchmarks, bytes (1 TiB: a typo guard).
 MAX_SIZE_BYTES = 2**40
 
@@ -111,30 +131,65 @@ def validate_sizes(sizes_bytes: object) -> tuple[int, ...]:
 def benchmark_program(setup: BenchmarkSetup, size_bytes: int) -> Program:
     """The two-rank program of ``setup`` for one message size.
 
-    Marks 0 and 1 (on rank 0) bracket the timed repetitions.
+    Marks on rank 0 bracket the timed repetitions (marks 0 and 1), or, for the
+    call-timing benchmarks (:data:`CALL_TIMINGS`), the timed call of every timed
+    repetition (marks ``2k`` and ``2k + 1``).
     """
     b = ProgramBuilder(n_ranks=2)
     reps = setup.warmup + setup.repetitions
+    timed_call = setup.benchmark in CALL_TIMINGS
     for rep in range(reps):
-        if rep == setup.warmup:
+        if rep == setup.warmup and not timed_call:
             b.mark(0)
-        if setup.benchmark == "pingpong":
-            b.send(0, dest=1, nbytes=size_bytes, tag=1)
-            b.recv(0, source=1, nbytes=size_bytes, tag=1)
-            b.recv(1, source=0, nbytes=size_bytes, tag=1)
-            b.send(1, dest=0, nbytes=size_bytes, tag=1)
-        else:
-            sends = [b.isend(0, dest=1, nbytes=size_bytes, tag=100) for _ in range(setup.window)]
-            b.waitall(0, sends)
-            b.recv(0, source=1, nbytes=STREAM_ACK_BYTES, tag=101)
-            recvs = [b.irecv(1, source=0, nbytes=size_bytes, tag=100) for _ in range(setup.window)]
-            b.waitall(1, recvs)
-            b.send(1, dest=0, nbytes=STREAM_ACK_BYTES, tag=101)
-    b.mark(0)
+        _repetition(b, setup, size_bytes, timed=timed_call and rep >= setup.warmup)
+    if not timed_call:
+        b.mark(0)
     return b.build()
 
 
+def _repetition(b: ProgramBuilder, setup: BenchmarkSetup, size_bytes: int, timed: bool) -> None:
+    """Append one repetition of ``setup``'s benchmark (marks around the call if ``timed``)."""
+
+    def mark() -> None:
+        if timed:
+            b.mark(0)
+
+    if setup.benchmark in ("pingpong", "pingpong_send"):
+        mark()
+        b.send(0, dest=1, nbytes=size_bytes, tag=1)
+        mark()
+        b.recv(0, source=1, nbytes=size_bytes, tag=1)
+        b.recv(1, source=0, nbytes=size_bytes, tag=1)
+        b.send(1, dest=0, nbytes=size_bytes, tag=1)
+    elif setup.benchmark == "isend":
+        mark()
+        req = b.isend(0, dest=1, nbytes=size_bytes, tag=1)
+        mark()
+        b.recv(0, source=1, nbytes=size_bytes, tag=1)
+        b.wait(0, req)
+        b.recv(1, source=0, nbytes=size_bytes, tag=1)
+        b.send(1, dest=0, nbytes=size_bytes, tag=1)
+    elif setup.benchmark == "recv_arrived":
+        b.send(0, dest=1, nbytes=size_bytes, tag=1)
+        b.compute(0, RECV_SLEEP_S, call="sleep")
+        mark()
+        b.recv(0, source=1, nbytes=size_bytes, tag=1)
+        mark()
+        b.recv(1, source=0, nbytes=size_bytes, tag=1)
+        b.send(1, dest=0, nbytes=size_bytes, tag=1)
+    else:
+        sends = [b.isend(0, dest=1, nbytes=size_bytes, tag=100) for _ in range(setup.window)]
+        b.waitall(0, sends)
+        b.recv(0, source=1, nbytes=STREAM_ACK_BYTES, tag=101)
+        recvs = [b.irecv(1, source=0, nbytes=size_bytes, tag=100) for _ in range(setup.window)]
+        b.waitall(1, recvs)
+        b.send(1, dest=0, nbytes=STREAM_ACK_BYTES, tag=101)
+
+
 def _time_per_message_s(setup: BenchmarkSetup, marks: FloatArray) -> FloatArray:
+    if setup.benchmark in CALL_TIMINGS:
+        calls = marks[..., 1::2] - marks[..., 0::2]
+        return np.asarray(calls.mean(axis=-1), dtype=np.float64)
     span = marks[..., 1] - marks[..., 0]
     if setup.benchmark == "pingpong":
         return span / (2.0 * setup.repetitions)

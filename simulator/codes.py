@@ -121,7 +121,7 @@ PROTO_RDV = PROTOCOL_NAMES.index("rendezvous")  #: zero-copy rendezvous with ack
 #: Registry names of the network models, in code order.
 NETWORK_MODELS: tuple[str, ...] = ("analytic", "compute-only", "packet")
 #: Names of the benchmark programs (:mod:`mpiuq.simulator.benchmarks`).
-BENCHMARKS: tuple[str, ...] = ("pingpong", "stream")
+BENCHMARKS: tuple[str, ...] = ("pingpong", "stream", "pingpong_send", "isend", "recv_arrived")
 NET_ANALYTIC = NETWORK_MODELS.index("analytic")
 NET_ZERO = NETWORK_MODELS.index("compute-only")
 NET_PACKET = NETWORK_MODELS.index("packet")

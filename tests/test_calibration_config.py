@@ -41,7 +41,7 @@ def test_good_campaign_loads_with_defaults_and_nominal(tmp_path: Path) -> None:
     c = parse_campaign(GOOD, tmp_path)
     assert c.parameters.names == ("post_header_delay_us", "memory_bw_GBps")
     assert c.parameters.nominal == (0.8, 5.0)  # prior midpoint, then configured nominal
-    assert c.data.path == (tmp_path / "data.csv").resolve()
+    assert c.datasets[0].path == (tmp_path / "data.csv").resolve()
     assert c.simulator.base_params().eager_max_bytes == 17408
     assert c.calibration.grouping == "sobol"
     assert c.calibration.target_rhat == 1.01
@@ -57,8 +57,8 @@ def test_load_from_file_resolves_data_relative_to_campaign(tmp_path: Path) -> No
         '[data]\npath = "../d.csv"\nbenchmark = "stream_bw"\nsizes_per_protocol = 3\n'
     )
     c = load_campaign(f)
-    assert c.data.path == (tmp_path / "d.csv").resolve()
-    assert c.data.sizes_per_protocol == 3 and c.data.sizes is None
+    assert c.datasets[0].path == (tmp_path / "d.csv").resolve()
+    assert c.datasets[0].sizes_per_protocol == 3 and c.datasets[0].sizes is None
     assert c.simulator.benchmark == "stream"
 
 

@@ -34,11 +34,11 @@ def _write(path: Path, rows: list[tuple[int, int, float, str, str]]) -> Path:
     return path
 
 
-def test_mean_and_variance_follow_eq7_with_ddof0() -> None:
+def test_mean_and_variance_follow_eq7_with_ddof1() -> None:
     m = _meas([8, 8, 8, 64, 64], [1.0, 2.0, 3.0, 4.0, 6.0])
     obs = summarize(m, (8, 64), "time_us")
     np.testing.assert_allclose(obs.mean, [2.0, 5.0])
-    np.testing.assert_allclose(obs.var, [2.0 / 3.0, 1.0])  # 1/R sum (y - mu)^2
+    np.testing.assert_allclose(obs.var, [1.0, 2.0])  # 1/(R-1) sum (y - mu)^2
     assert obs.n_replicas.tolist() == [3, 2]
     assert obs.output_names == ("time_us@8B", "time_us@64B")
 
@@ -47,7 +47,7 @@ def test_throughput_is_converted_per_replica_before_averaging() -> None:
     m = _meas([1000, 1000], [1.0, 2.0])  # 1000 B in 1 us = 1000 MB/s, in 2 us = 500 MB/s
     obs = summarize(m, (1000,), "throughput_MBps")
     np.testing.assert_allclose(obs.mean, [750.0])
-    np.testing.assert_allclose(obs.var, [250.0**2])
+    np.testing.assert_allclose(obs.var, [2 * 250.0**2])
     np.testing.assert_allclose(convert_values([500.0], [1000], "MB/s", "time_us"), [2.0])
 
 
@@ -65,7 +65,7 @@ def test_aggregate_bursts_averages_each_burst() -> None:
     m = filter_replicas(_meas([4] * 20, values, runs), False, True, 10)
     np.testing.assert_allclose(np.sort(m.value), [1.0, 3.0])
     obs = summarize(m, (4,), "time_us")
-    np.testing.assert_allclose(obs.var, [1.0])
+    np.testing.assert_allclose(obs.var, [2.0])
 
 
 def test_fewer_than_two_replicas_is_an_error() -> None:
@@ -75,7 +75,7 @@ def test_fewer_than_two_replicas_is_an_error() -> None:
 
 def test_zero_variance_is_an_error_unless_floored() -> None:
     m = _meas([8, 8], [2.0, 2.0])
-    with pytest.raises(DataError, match=r"size 8 B has zero variance.*sd_floor_rel"):
+    with pytest.raises(DataError, match=r"size 8 B has zero spread.*sd_floor_rel"):
         summarize(m, (8,), "time_us")
     obs = summarize(m, (8,), "time_us", sd_floor_rel=0.05)
     np.testing.assert_allclose(obs.sd, [0.1])
@@ -122,4 +122,4 @@ def test_real_stampede_data_matches_its_readme(stampede_csv: Path) -> None:
     # README table: n, mean half-RTT and sd (printed to 3-4 digits)
     assert obs.n_replicas.tolist() == [1250, 50, 50]
     np.testing.assert_allclose(obs.mean, [1.355, 18.451, 201.480], atol=6e-4)
-    np.testing.assert_allclose(obs.sd, [0.121, 0.166, 0.592], rtol=0.02)  # ddof 0 vs 1
+    np.testing.assert_allclose(obs.sd, [0.121, 0.166, 0.592], rtol=0.002)  # ddof 1
