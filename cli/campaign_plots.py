@@ -152,6 +152,8 @@ def _predictive_panel(r: CampaignResult, k: int, ax: Axes, axr: Axes) -> None:
             capsize=2,
             label=f"{v.name}: {inside}/{idx.size} inside",
         )
+    axr.set_xscale("log")
+    axr.set_xlim(ax.get_xlim())
     axr.axhline(0.0, color="k", lw=0.8)
     axr.axhspan(-1, 1, color="0.9")
     axr.set_ylabel("(model - data) / data sd\nbars: 90% predictive")

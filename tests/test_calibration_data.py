@@ -123,3 +123,47 @@ def test_real_stampede_data_matches_its_readme(stampede_csv: Path) -> None:
     assert obs.n_replicas.tolist() == [1250, 50, 50]
     np.testing.assert_allclose(obs.mean, [1.355, 18.451, 201.480], atol=6e-4)
     np.testing.assert_allclose(obs.sd, [0.121, 0.166, 0.592], rtol=0.002)  # ddof 1
+
+
+def test_warmup_signal_tells_real_bursts_from_synthetic_replicas(stampede_csv: Path) -> None:
+    from mpiuq.calibration.observations import warmup_signal
+    from mpiuq.calibration.synthetic_data import synthetic_measurements
+    from mpiuq.simulator.benchmarks import simulate_benchmark
+
+    excess, p = warmup_signal(read_benchmark_csv(stampede_csv, "pingpong_half_rtt"), 10)
+    assert 0.03 < excess < 0.1 and p < 1e-6  # README: first of a burst ~6% slower
+    result = simulate_benchmark("pingpong", [1, 100, 1000, 4000, 20000, 80000, 300000, 10**6])
+    rng = np.random.default_rng(0)
+    plain = synthetic_measurements(result, 40, 0.02, rng)
+    excess0, p0 = warmup_signal(plain, 10)
+    assert abs(excess0) < 0.02 and p0 > 0.05
+    warm = synthetic_measurements(result, 40, 0.02, rng, warmup_excess=0.06)
+    first = warm.run % 10 == 0
+    ratio = np.median(warm.value[first]) / np.median(warm.value[~first])
+    assert ratio == pytest.approx(1.06, abs=0.02)
+    excess1, p1 = warmup_signal(warm, 10)
+    assert excess1 == pytest.approx(0.06, abs=0.02) and p1 < 0.01
+    # dropping the warm-up iterations removes exactly the slowed ones
+    kept = filter_replicas(warm, True, False, 10)
+    assert not np.any(kept.run % 10 == 0) and kept.value.size == warm.value.size * 9 // 10
+
+
+def test_one_value_per_size_needs_an_assumed_noise_level() -> None:
+    m = _meas([8, 64], [2.0, 5.0])
+    with pytest.raises(DataError, match=r"1 replica\(s\).*sd_floor_rel > 0: an assumed noise"):
+        summarize(m, (8, 64), "time_us")
+    obs = summarize(m, (8, 64), "time_us", sd_floor_rel=0.05)
+    np.testing.assert_allclose(obs.sd, [0.1, 0.25])
+    logs = summarize(m, (8, 64), "time_us", sd_floor_rel=0.05, log_scale=True)
+    np.testing.assert_allclose(logs.log_var, [0.05**2, 0.05**2])
+
+
+def test_log_scale_summary_is_the_geometric_centre() -> None:
+    m = _meas([8] * 4, [1.0, 2.0, 4.0, 8.0])
+    obs = summarize(m, (8,), "time_us", log_scale=True)
+    np.testing.assert_allclose(obs.mean, [np.sqrt(8.0)])  # geometric mean
+    sd_log = np.std(np.log([1.0, 2.0, 4.0, 8.0]), ddof=1)
+    np.testing.assert_allclose(obs.log_var, [sd_log**2])
+    np.testing.assert_allclose(obs.sd, [np.sqrt(8.0) * sd_log])
+    med = summarize(m, (8,), "time_us", summary="median", log_scale=True)
+    np.testing.assert_allclose(med.mean, [np.sqrt(8.0)])  # median of the logs

@@ -1,0 +1,167 @@
+"""Several data sets in one campaign: a ping-pong and a streaming-bandwidth data set of the
+same (synthetic) machine give one joint posterior that is at least as tight as either data
+set's alone on every parameter and contains the truth; the bad-[[data]] errors name the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mpiuq.calibration.campaign import run_campaign
+from mpiuq.calibration.config import parse_campaign, read_toml
+from mpiuq.calibration.errors import CampaignError
+from mpiuq.main import main
+
+TRUTH = {
+    "post_header_delay_us": 0.8,
+    "memory_bw_GBps": 6.0,
+    "link_bw_GBps": 5.0,
+    "rdma_pin_latency_us": 3.0,
+}
+FIXED = {"small_max_bytes": 1024, "eager_max_bytes": 16384}
+PINGPONG_SIZES = (1, 64, 512, 1024, 2048, 8192, 16384, 32768, 131072, 524288)
+STREAM_SIZES = (64, 1024, 4096, 16384, 65536, 262144, 1048576)
+
+HEAD = """
+name = "{name}"
+seed = 3
+[simulator.fixed]
+small_max_bytes = 1024
+eager_max_bytes = 16384
+[parameters]
+post_header_delay_us = [0.2, 2.0]
+memory_bw_GBps = [2.0, 12.0]
+link_bw_GBps = [2.0, 10.0]
+rdma_pin_latency_us = [0.5, 8.0]
+"""
+PINGPONG = """
+[[data]]
+label = "pp"
+path = "pp.csv"
+benchmark = "pingpong_half_rtt"
+sizes_per_protocol = 3
+"""
+STREAM = """
+[[data]]
+label = "bw"
+path = "bw.csv"
+benchmark = "stream_bw"
+observable = "throughput_MBps"
+likelihood = "lognormal"
+sizes_per_protocol = 3
+"""
+TAIL = """
+[surrogate]
+level = 3
+order = 3
+[calibration]
+walkers = 16
+steps = 300
+burn = 200
+max_steps = 4000
+[refinement]
+rounds = 1
+level = 3
+[exact]
+draws = 800
+proposal_draws = 1600
+move_steps = 10
+"""
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("joint")
+    params = [a for k, v in (TRUTH | FIXED).items() for a in ("--param", f"{k}={v}")]
+    for bench, sizes, csv, seed in (
+        ("pingpong", PINGPONG_SIZES, "pp.csv", "1"),
+        ("stream", STREAM_SIZES, "bw.csv", "2"),
+    ):
+        args = ["simulate", "--benchmark", bench, "--sizes", ",".join(map(str, sizes)), *params]
+        args += ["--replicas", "30", "--noise-cv", "0.03", "--seed", seed, "--csv", str(d / csv)]
+        assert main(args) == 0
+    return d
+
+
+def _posterior(d: Path, name: str, tables: str) -> tuple[tuple[str, ...], np.ndarray]:
+    text = HEAD.format(name=name) + tables + TAIL
+    (d / f"{name}.toml").write_text(text)
+    c = parse_campaign(read_toml(d / f"{name}.toml"), base_dir=d)
+    r = run_campaign(c, d / name)
+    assert all(ch.passed for ch in r.checks if ch.severity == "fail"), [
+        ch.message for ch in r.checks if not ch.passed
+    ]
+    return r.main.problem.names, r.main.exact.draws
+
+
+def test_joint_posterior_is_tighter_than_either_data_set_and_recovers_the_truth(
+    data_dir: Path,
+) -> None:
+    names, joint = _posterior(data_dir, "joint", PINGPONG + STREAM)
+    _, pp = _posterior(data_dir, "pp", PINGPONG)
+    _, bw = _posterior(data_dir, "bw", STREAM)
+    assert names == tuple(TRUTH)
+    sd_joint, sd_pp, sd_bw = (x.std(axis=0, ddof=1) for x in (joint, pp, bw))
+    # the Monte Carlo error of an sd from ~800 moved draws is a few per cent: 5% slack
+    assert np.all(sd_joint <= 1.05 * np.minimum(sd_pp, sd_bw)), (sd_joint, sd_pp, sd_bw)
+    # and strictly tighter than the ping-pong alone where the stream informs (bandwidths)
+    assert sd_joint[names.index("link_bw_GBps")] < 0.9 * sd_pp[names.index("link_bw_GBps")]
+    for j, name in enumerate(names):
+        lo, hi = np.quantile(joint[:, j], [0.05, 0.95])
+        assert lo <= TRUTH[name] <= hi, (name, lo, hi)
+
+
+def test_output_names_and_grouping_span_both_data_sets(data_dir: Path) -> None:
+    (data_dir / "names.toml").write_text(HEAD.format(name="names") + PINGPONG + STREAM + TAIL)
+    c = parse_campaign(read_toml(data_dir / "names.toml"), base_dir=data_dir)
+    assert [d.model for d in c.datasets] == ["pingpong", "stream"]
+    assert [d.likelihood for d in c.datasets] == ["gaussian", "lognormal"]
+    from mpiuq.calibration.campaign import model_for, observations_for
+
+    obs = observations_for(c)
+    model = model_for(c, obs)
+    assert obs.labels == ("pp", "bw") and model.output_names[0] == "pp:pingpong_time_us@1B"
+    assert obs.output_names[-1] == "bw:throughput_MBps@1048576B"
+    assert np.asarray(model(np.array([list(TRUTH.values())]))).shape == (1, obs.mean.size)
+
+
+@pytest.mark.parametrize(
+    ("table", "key", "match"),
+    [
+        ('likelihood = "cauchy"', "data[1].likelihood", "one of \\['gaussian'"),
+        ('summary = "mode"', "data[1].summary", "one of \\['mean', 'median', 'trimmed_mean'\\]"),
+        ('model = "bibw"', "data[1].model", "a simulator benchmark"),
+        ("nu = [2.0, 20.0]", "data[1].nu", "no value unless likelihood = 'student_t'"),
+        ('label = "pp"', "data[1].label", "a label not used by another data table"),
+        ("window = 8", "data[1].window", "no value unless model = 'stream'"),
+        ("sizes = [0]", "data[1].sizes", "positive integers"),
+    ],
+)
+def test_bad_data_tables_name_key_value_and_what_is_allowed(
+    tmp_path: Path, table: str, key: str, match: str
+) -> None:
+    base = PINGPONG.replace('"pp"', '"pp2"') if table.startswith("window") else STREAM
+    name = table.split(" = ")[0]
+    lines = [ln for ln in base.strip().splitlines() if not ln.startswith(f"{name} = ")]
+    if name == "sizes":
+        lines = [ln for ln in lines if not ln.startswith("sizes_per_protocol")]
+    bad = "\n" + "\n".join([*lines, table]) + "\n"
+    raw = read_toml_text(tmp_path, HEAD.format(name="bad") + PINGPONG + bad + TAIL)
+    with pytest.raises(CampaignError, match=match) as err:
+        parse_campaign(raw, base_dir=tmp_path)
+    assert err.value.key == key
+
+
+def test_data_must_be_a_table_or_tables(tmp_path: Path) -> None:
+    head = HEAD.format(name="bad").replace("seed = 3\n", 'seed = 3\ndata = "pp.csv"\n')
+    raw = read_toml_text(tmp_path, head + TAIL)
+    with pytest.raises(CampaignError, match=r"a \[data\] table or one or more \[\[data\]\] tables"):
+        parse_campaign(raw, base_dir=tmp_path)
+
+
+def read_toml_text(folder: Path, text: str) -> dict[str, object]:
+    path = folder / "c.toml"
+    path.write_text(text)
+    return read_toml(path)
