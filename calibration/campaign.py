@@ -84,8 +84,7 @@ def parameter_box(campaign: Campaign) -> ParameterBox:
 
 def regime_thresholds(campaign: Campaign) -> tuple[int, ...]:
     """Largest message size of every protocol regime but the last, ascending."""
-    base = campaign.simulator.base_params()
-    return (base.small_max_bytes, base.eager_max_bytes)
+    return campaign.simulator.base_params().thresholds()
 
 
 def observations_for(campaign: Campaign) -> Observations:

@@ -36,6 +36,14 @@ from mpiuq.calibration.limits import MAX_MESSAGE_BYTES, check_parameter_value
 from mpiuq.simulator.codes import BENCHMARKS
 from mpiuq.simulator.errors import ParameterError
 from mpiuq.simulator.parameters import CONTINUOUS_PARAMETERS, SimParams, parameter_names
+from mpiuq.simulator.regimes import (
+    CONTINUOUS_SLOTS,
+    PROTOCOLS,
+    RDMA_PROTOCOLS,
+    STREAM_PROTOCOLS,
+    Regime,
+    parse_slot_name,
+)
 
 OBSERVABLES: tuple[str, ...] = ("time_us", "throughput_MBps")
 GROUPINGS: tuple[str, ...] = ("sobol", "joint")
@@ -80,15 +88,27 @@ class SimulatorSpec:
         Messages in flight of the streaming benchmark (ignored for ping-pong).
     fixed
         ``(name, value)`` pairs of fixed simulator parameters, in file order.
+    regimes
+        The protocol regimes of ``[[simulator.regimes]]`` (empty: the default table of
+        ``small_max_bytes`` and ``eager_max_bytes``); a calibrated per-regime value holds
+        its prior midpoint here.
+    regime_priors
+        ``(name, low, high)`` of the calibrated per-regime parameters
+        (``regime<k>_<field>``), in file order.
     """
 
     benchmark: str = "pingpong"
     window: int = 64
     fixed: tuple[tuple[str, float | int], ...] = ()
+    regimes: tuple[Regime, ...] = ()
+    regime_priors: tuple[tuple[str, float, float], ...] = ()
 
     def base_params(self) -> SimParams:
-        """Simulator parameters with the fixed values applied on the defaults."""
-        return SimParams.from_mapping(dict(self.fixed))
+        """Simulator parameters with the fixed values and the regimes applied on the defaults."""
+        values: dict[str, Any] = dict(self.fixed)
+        if self.regimes:
+            values["regimes"] = self.regimes
+        return SimParams.from_mapping(values)
 
 
 @dataclass(frozen=True, slots=True)
@@ -542,7 +562,108 @@ def _parse_name(name: object) -> str:
 
 
 def _parse_simulator(t: Mapping[str, Any]) -> SimulatorSpec:
-    _check_keys("simulator.", t, ("benchmark", "window", "fixed"))
+    from dataclasses import replace
+
+    spec = _parse_simulator_scalars({k: v for k, v in t.items() if k != "regimes"})
+    if "regimes" not in t:
+        return spec
+    regimes, priors = _parse_regimes(t["regimes"])
+    for name in ("small_max_bytes", "eager_max_bytes"):
+        if name in dict(spec.fixed):
+            raise CampaignError(
+                f"simulator.fixed.{name}",
+                dict(spec.fixed)[name],
+                "no value with [[simulator.regimes]] (their max_bytes are the thresholds)",
+            )
+    spec = replace(spec, regimes=regimes, regime_priors=priors)
+    try:
+        spec.base_params()
+    except ParameterError as exc:
+        raise CampaignError(_regime_key(exc.name), exc.value, exc.allowed) from exc
+    return spec
+
+
+#: Keys of a ``[[simulator.regimes]]`` table.
+_REGIME_KEYS = (
+    "name",
+    "protocol",
+    "max_bytes",
+    "latency_us",
+    "copy_bw_GBps",
+    "segment_bytes",
+    "segment_us",
+)
+
+
+def _regime_key(name: str) -> str:
+    """``regime<k>_<field>`` -> ``simulator.regimes[k].<field>`` (other names unchanged)."""
+    parsed = parse_slot_name(name)
+    if parsed is None:
+        return f"simulator.{name}" if name == "regimes" else f"simulator.fixed.{name}"
+    return f"simulator.regimes[{parsed[0]}].{parsed[1]}"
+
+
+def _parse_regimes(
+    raw: object,
+) -> tuple[tuple[Regime, ...], tuple[tuple[str, float, float], ...]]:
+    """``[[simulator.regimes]]``: the regime table and the priors of its calibrated values.
+
+    A per-regime value is fixed (a number) or calibrated (``[low, high]``, a uniform prior;
+    the parameter is named ``regime<k>_<field>``). Stream protocols need ``segment_us``.
+    """
+    if not isinstance(raw, list) or not raw or not all(isinstance(x, dict) for x in raw):
+        raise CampaignError(
+            "simulator.regimes", raw, "one or more [[simulator.regimes]] tables, ordered by size"
+        )
+    regimes: list[Regime] = []
+    priors: list[tuple[str, float, float]] = []
+    for k, t in enumerate(raw):
+        p = f"simulator.regimes[{k}]."
+        _check_keys(p, t, _REGIME_KEYS)
+        protocol = _require(t, "protocol", p)
+        if protocol not in PROTOCOLS:
+            raise CampaignError(f"{p}protocol", protocol, f"one of {list(PROTOCOLS)}")
+        last = k == len(raw) - 1
+        if last and "max_bytes" in t:
+            raise CampaignError(
+                f"{p}max_bytes", t["max_bytes"], "no value: the last regime takes every larger size"
+            )
+        if not last and "max_bytes" not in t:
+            raise CampaignError(
+                f"{p}max_bytes", "(missing)", "the regime's largest message size in bytes"
+            )
+        if protocol in STREAM_PROTOCOLS and "segment_us" not in t:
+            raise CampaignError(
+                f"{p}segment_us",
+                "(missing)",
+                f"a number (fixed) or [low, high] (calibrated): the {protocol} protocol's host "
+                "cost per segment, which no global parameter provides",
+            )
+        values: dict[str, Any] = {"protocol": protocol}
+        for key in ("name", "max_bytes", "segment_bytes"):
+            if key in t:
+                values[key] = t[key]
+        if "name" in t and (not isinstance(t["name"], str) or not t["name"]):
+            raise CampaignError(f"{p}name", t["name"], "a non-empty string")
+        for key in CONTINUOUS_SLOTS:
+            if key not in t:
+                continue
+            v = t[key]
+            if isinstance(v, list):
+                if len(v) != 2 or not all(_is_number(x) for x in v) or not 0 <= v[0] < v[1]:
+                    raise CampaignError(f"{p}{key}", v, "[low, high] with 0 <= low < high")
+                priors.append((f"regime{k}_{key}", float(v[0]), float(v[1])))
+                values[key] = (float(v[0]) + float(v[1])) / 2.0
+            elif _is_number(v):
+                values[key] = float(v)
+            else:
+                raise CampaignError(f"{p}{key}", v, "a number (fixed) or [low, high] (calibrated)")
+        regimes.append(Regime(**values))
+    return tuple(regimes), tuple(priors)
+
+
+def _parse_simulator_scalars(t: Mapping[str, Any]) -> SimulatorSpec:
+    _check_keys("simulator.", t, ("benchmark", "window", "fixed", "regimes"))
     benchmark = t.get("benchmark", "pingpong")
     if benchmark not in BENCHMARKS:
         raise CampaignError("simulator.benchmark", benchmark, f"one of {list(BENCHMARKS)}")
@@ -594,6 +715,11 @@ def _parse_parameters(
         names.append(key)
         lower.append(lo)
         upper.append(hi)
+    _check_parameters_used(names, simulator)
+    for name, lo, hi in simulator.regime_priors:
+        names.append(name)
+        lower.append(lo)
+        upper.append(hi)
     nominal = [(lo + hi) / 2.0 for lo, hi in zip(lower, upper, strict=True)]
     for key, value in nominal_t.items():
         full = f"calibration.nominal.{key}"
@@ -604,6 +730,22 @@ def _parse_parameters(
             raise CampaignError(full, value, f"a number within the prior [{lower[i]}, {upper[i]}]")
         nominal[i] = float(value)
     return ParameterSpec(tuple(names), tuple(lower), tuple(upper), tuple(nominal))
+
+
+def _check_parameters_used(names: list[str], simulator: SimulatorSpec) -> None:
+    """A calibrated RDMA parameter needs a regime that pins or gets (else it has no effect)."""
+    protocols = {r.protocol for r in simulator.base_params().regime_table()}
+    rdma = ("post_rdma_delay_us", "rdma_pin_latency_us", "rdma_pin_per_page_ns")
+    if protocols & set(RDMA_PROTOCOLS):
+        return
+    for name in names:
+        if name in rdma:
+            raise CampaignError(
+                f"parameters.{name}",
+                name,
+                "a parameter some regime uses: no regime of [[simulator.regimes]] uses "
+                f"{' or '.join(RDMA_PROTOCOLS)} (remove it or fix it)",
+            )
 
 
 def _parse_data(t: Mapping[str, Any], base_dir: Path) -> DataSpec:

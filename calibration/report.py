@@ -60,7 +60,7 @@ def inference_data(result: CampaignResult) -> az.InferenceData:
     attrs["data_sets"] = json.dumps(list(obs.labels))
     attrs["source"] = main.exact.source
     attrs["model_parameters"] = json.dumps(list(main.problem.model_names))
-    attrs["fixed"] = json.dumps(dict(result.campaign.simulator.fixed))
+    attrs["fixed"] = json.dumps(_fixed(result))
     attrs["checks_passed"] = int(not failed(result.checks))
     return idata
 
@@ -168,6 +168,19 @@ def _predictive(result: CampaignResult, v: VariantResult) -> dict[str, Any]:
         "n_sizes": len(sizes),
         "sizes": sizes,
     }
+
+
+def _fixed(result: CampaignResult) -> dict[str, Any]:
+    """The fixed simulator values for replay: the campaign's, plus the slots of an explicit
+    regime table (a calibrated slot holds its prior midpoint here; the estimate overrides
+    it; the last regime's unbounded size is left out)."""
+    sim = result.campaign.simulator
+    out: dict[str, Any] = dict(sim.fixed)
+    if sim.regimes:
+        from mpiuq.simulator.regimes import flatten
+
+        out.update({k: v for k, v in flatten(sim.regimes).items() if np.isfinite(v)})
+    return out
 
 
 def _data_sets(result: CampaignResult) -> list[dict[str, Any]]:
@@ -328,7 +341,19 @@ def summary_dict(result: CampaignResult) -> dict[str, Any]:
                 {"sd_ratio": d.sd_ratio, "loadings": dict(d.loadings)} for d in ident.directions
             ],
         },
-        "fixed": dict(c.simulator.fixed),
+        "fixed": _fixed(result),
+        "regimes": [
+            {
+                "name": r.label,
+                "protocol": r.protocol,
+                "max_bytes": None if r.max_bytes == float("inf") else int(r.max_bytes),
+                "latency_us": r.latency_us,
+                "copy_bw_GBps": r.copy_bw_GBps,
+                "segment_bytes": r.segment_bytes,
+                "segment_us": r.segment_us,
+            }
+            for r in c.simulator.base_params().regime_table()
+        ],
         "groups": groups,
         "unconstrained": [names[j] for j in result.grouping.unconstrained],
         "unexplained_outputs": [out_names[i] for i in result.grouping.unexplained],

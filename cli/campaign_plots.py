@@ -11,6 +11,7 @@ combinations' level sets), and ``discrepancy.png`` (the discrepancy terms' poste
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import matplotlib
@@ -98,7 +99,7 @@ def _predictive_panel(r: CampaignResult, k: int, ax: Axes, axr: Axes) -> None:
     base = r.campaign.simulator.base_params()
     spec = r.campaign.datasets[k]
     variants = [r.main, *r.alternatives]
-    colours = ["tab:blue", "tab:orange"]
+    colours = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown"]
     for v, colour in zip(variants, colours, strict=False):
         pred = v.predictive
         ax.fill_between(
@@ -127,13 +128,21 @@ def _predictive_panel(r: CampaignResult, k: int, ax: Axes, axr: Axes) -> None:
         f"{r.campaign.name} / {spec.label}: posterior predictive computed by the simulator",
         fontsize=10,
     )
+    table = base.regime_table()
     for axis in (ax, axr):
-        for b in (base.small_max_bytes, base.eager_max_bytes):
+        for b in base.thresholds():
             axis.axvline(b, color="0.4", ls=":", lw=1)
         axis.grid(True, which="major", alpha=0.3)
     ymin = ax.get_ylim()[0]
-    ax.text(base.small_max_bytes, ymin, " small | eager", fontsize=7, rotation=90, va="bottom")
-    ax.text(base.eager_max_bytes, ymin, " eager | rendezvous", fontsize=7, rotation=90, va="bottom")
+    for below, above in itertools.pairwise(table):
+        ax.text(
+            below.max_bytes,
+            ymin,
+            f" {below.label} | {above.label}",
+            fontsize=7,
+            rotation=90,
+            va="bottom",
+        )
     ax.legend(fontsize=7, loc="upper left")
     for j, (v, colour) in enumerate(zip(variants, colours, strict=False)):
         pred = v.predictive

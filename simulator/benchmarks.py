@@ -44,11 +44,18 @@ import numpy.typing as npt
 
 from mpiuq.simulator import kernel
 from mpiuq.simulator.codes import BENCHMARKS
-from mpiuq.simulator.engine import Decomposition, params_vector, program_arrays, simulate
+from mpiuq.simulator.engine import (
+    Decomposition,
+    require_kernel_regimes,
+    params_vector,
+    program_arrays,
+    simulate,
+)
 from mpiuq.simulator.errors import ParameterError, SettingError
 from mpiuq.simulator.networks import TWO_NODE_SWITCH, network_arrays
 from mpiuq.simulator.parameters import SimParams, parameter_names, params_matrix
 from mpiuq.simulator.program import Program, ProgramBuilder
+from mpiuq.simulator.regimes import WIDTH as REGIME_WIDTH
 
 #: Benchmarks that time one MPI call on rank 0 (a pair of marks per timed repetition).
 CALL_TIMINGS: tuple[str, ...] = ("pingpong_send", "isend", "recv_arrived")
@@ -305,10 +312,17 @@ def evaluate_batch(
     sizes = validate_sizes(sizes_bytes)
     matrix = np.ascontiguousarray(matrix, dtype=np.float64)
     n_params = len(parameter_names())
-    if matrix.ndim != 2 or matrix.shape[1] != n_params:
+    if (
+        matrix.ndim != 2
+        or matrix.shape[1] <= n_params
+        or (matrix.shape[1] - n_params) % REGIME_WIDTH
+    ):
         raise ParameterError(
-            "matrix", f"array of shape {matrix.shape}", f"shape (n_sets, {n_params})"
+            "matrix",
+            f"array of shape {matrix.shape}",
+            f"shape (n_sets, {n_params} + {REGIME_WIDTH} x regimes) (SimParams.as_dict order)",
         )
+    require_kernel_regimes(matrix)
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise SettingError(f"threads={threads!r} is invalid: expected a whole number >= 1")
     n_sets = matrix.shape[0]
@@ -360,7 +374,7 @@ class BenchmarkModel:
     def __post_init__(self) -> None:
         object.__setattr__(self, "sizes_bytes", validate_sizes(self.sizes_bytes))
         object.__setattr__(self, "names", tuple(self.names))
-        known = parameter_names()
+        known = tuple(self.base.as_dict())
         for name in self.names:
             if name not in known:
                 raise ParameterError(name, "(calibrated)", f"one of {list(known)}")

@@ -137,8 +137,46 @@ class RunResult:
 
 
 def params_vector(params: SimParams) -> FloatArray:
-    """Parameter vector in the kernel's canonical order (the fields of :class:`SimParams`)."""
-    return np.array([float(v) for v in params.as_dict().values()], dtype=np.float64)
+    """Parameter vector in the kernel's canonical order (the fields of :class:`SimParams`,
+    then the regime slots)."""
+    vector = np.array([float(v) for v in params.as_dict().values()], dtype=np.float64)
+    require_kernel_regimes(vector[None, :])
+    return vector
+
+
+def require_kernel_regimes(matrix: FloatArray) -> None:
+    """Refuse regime tables this kernel cannot run (until it reads the regime table).
+
+    This kernel selects the protocol from ``small_max_bytes`` and ``eager_max_bytes``: it
+    runs the default table (mailbox, eager, rendezvous without per-regime costs) and
+    nothing else, so any other table is refused rather than simulated wrongly.
+
+    Raises
+    ------
+    SettingError
+        Naming the first unsupported regime slot.
+    """
+    from mpiuq.simulator.parameters import parameter_names
+    from mpiuq.simulator.regimes import PROTOCOLS, WIDTH, slot_names
+
+    n = len(parameter_names())
+    tail = matrix[:, n:]
+    n_regimes = tail.shape[1] // WIDTH
+    names = slot_names(n_regimes)
+    expected = ("mailbox", "eager", "rendezvous")
+    for j, name in enumerate(names):
+        k, slot = divmod(j, WIDTH)
+        col = tail[:, j]
+        ok = n_regimes == 3
+        if slot == 1:
+            ok = ok and bool(np.all(col == PROTOCOLS.index(expected[k])))
+        elif slot in (2, 3, 5):
+            ok = ok and bool(np.all(col == 0.0))
+        if not ok:
+            raise SettingError(
+                f"regime slot {name} = {col[0]:g} is not supported by this kernel yet: "
+                "expected the default table (mailbox, eager, rendezvous, no per-regime costs)"
+            )
 
 
 def program_arrays(program: Program) -> kernel.ProgramArrays:

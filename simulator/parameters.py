@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from mpiuq.simulator import regimes as _regimes
 from mpiuq.simulator.errors import ParameterError
+from mpiuq.simulator.regimes import Regime
 
 #: Names of the continuous (calibratable) parameters, in canonical order.
 CONTINUOUS_PARAMETERS: tuple[str, ...] = (
@@ -91,6 +93,11 @@ class SimParams:
         Largest message sent with the eager-RDMA protocol; larger ones use rendezvous.
     page_bytes
         Memory page size used to count pinned pages.
+    regimes
+        The protocol regimes (:mod:`mpiuq.simulator.regimes`), ordered by size; empty
+        (the default) means mailbox up to ``small_max_bytes``, eager up to
+        ``eager_max_bytes`` and rendezvous beyond. With an explicit table the two
+        thresholds are not used.
     """
 
     injection_bw_GBps: float = 13.04
@@ -104,6 +111,7 @@ class SimParams:
     small_max_bytes: int = 4096
     eager_max_bytes: int = 65536
     page_bytes: int = 4096
+    regimes: tuple[Regime, ...] = ()
 
     def __post_init__(self) -> None:
         for name in CONTINUOUS_PARAMETERS:
@@ -126,37 +134,121 @@ class SimParams:
                 self.small_max_bytes,
                 f"at most eager_max_bytes={self.eager_max_bytes}",
             )
+        if not isinstance(self.regimes, tuple) or not all(
+            isinstance(r, Regime) for r in self.regimes
+        ):
+            raise ParameterError("regimes", self.regimes, "a tuple of Regime")
+        if self.regimes:
+            object.__setattr__(self, "regimes", _regimes.validate_regimes(self.regimes))
+            if _regimes.is_default_shape(self.regimes):  # the two thresholds agree with it
+                small, eager = _regimes.thresholds(self.regimes)
+                object.__setattr__(self, "small_max_bytes", small)
+                object.__setattr__(self, "eager_max_bytes", eager)
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any], base: SimParams | None = None) -> SimParams:
         """Build a parameter set from ``{name: value}``, on top of ``base`` (defaults if None).
 
+        Names are the scalar parameters (:func:`parameter_names`), ``regimes`` (a tuple of
+        :class:`~mpiuq.simulator.regimes.Regime`) and regime slots ``regime<k>_<field>``:
+        a mapping with ``regime0_protocol`` describes a whole table by its slots (as
+        :meth:`as_dict` writes it); otherwise slots change the regimes of ``base``.
+
+        With an explicit table the thresholds are the table's: a default-shaped table
+        (mailbox, eager, rendezvous) sets ``small_max_bytes`` and ``eager_max_bytes`` to
+        its thresholds, and other tables do not use them.
+
         Raises
         ------
         ParameterError
-            For an unknown name or an invalid value.
+            For an unknown name, an invalid value, or a threshold that contradicts the
+            explicit regime table.
         """
         known = set(parameter_names())
-        for name in values:
-            if name not in known:
-                raise ParameterError(name, values[name], f"one of {sorted(known)}")
-        return replace(base if base is not None else cls(), **dict(values))
+        scalars: dict[str, Any] = {}
+        slots: dict[str, Any] = {}
+        table: tuple[Regime, ...] | None = None
+        for name, value in values.items():
+            if name in known:
+                scalars[name] = value
+            elif name == "regimes":
+                table = tuple(value)
+            elif _regimes.parse_slot_name(name) is not None:
+                slots[name] = value
+            else:
+                raise ParameterError(
+                    name, value, f"one of {sorted(known)}, regimes or regime<k>_<field>"
+                )
+        start = base if base is not None else cls()
+        if "regime0_protocol" in slots and table is None:
+            table = _table_from_slots(slots)
+            slots = {}
+        out = replace(start, **scalars)
+        if table is not None:
+            out = replace(out, regimes=table)
+        if slots:
+            out = replace(out, regimes=_regimes.with_slots(out.regime_table(), slots))
+        for name in ("small_max_bytes", "eager_max_bytes"):
+            if name in scalars and out.regimes and int(scalars[name]) != getattr(out, name):
+                raise ParameterError(
+                    name,
+                    scalars[name],
+                    f"{getattr(out, name)} or no value: the explicit regime table sets the "
+                    "thresholds (regime<k>_max_bytes)",
+                )
+        return out
+
+    def regime_table(self) -> tuple[Regime, ...]:
+        """The effective regimes: the explicit table, or the default one of the thresholds."""
+        if self.regimes:
+            return self.regimes
+        return _regimes.default_regimes(self.small_max_bytes, self.eager_max_bytes)
 
     def as_dict(self) -> dict[str, float | int]:
-        """Return ``{name: value}`` for every parameter."""
-        return asdict(self)
+        """``{name: value}`` of every scalar parameter, then the slots of every effective
+        regime (``regime<k>_<field>``, protocols as codes): the kernel's vector order."""
+        out: dict[str, float | int] = {n: getattr(self, n) for n in parameter_names()}
+        out.update(_regimes.flatten(self.regime_table()))
+        return out
 
     def with_values(self, **values: float | int) -> SimParams:
         """Return a copy with some parameters changed (validated)."""
         return SimParams.from_mapping(values, base=self)
 
     def protocol_of(self, size_bytes: int) -> str:
-        """Name of the protocol used for a message of ``size_bytes``."""
-        if size_bytes <= self.small_max_bytes:
-            return "small"
-        if size_bytes <= self.eager_max_bytes:
-            return "eager"
-        return "rendezvous"
+        """Name of the protocol regime used for a message of ``size_bytes``."""
+        table = self.regime_table()
+        return table[_regimes.regime_index(table, size_bytes)].label
+
+    def thresholds(self) -> tuple[int, ...]:
+        """Largest size of every regime but the last, ascending (bytes)."""
+        return _regimes.thresholds(self.regime_table())
+
+
+def _table_from_slots(slots: Mapping[str, Any]) -> tuple[Regime, ...]:
+    """A regime table from the slots ``regime<k>_<field>`` of every regime."""
+    per: dict[int, dict[str, Any]] = {}
+    for name, value in slots.items():
+        parsed = _regimes.parse_slot_name(name)
+        if parsed is not None:
+            per.setdefault(parsed[0], {})[parsed[1]] = value
+    n = max(per) + 1
+    table = []
+    for k in range(n):
+        fields_k = dict(per.get(k, {}))
+        if "protocol" not in fields_k:
+            raise ParameterError(f"regime{k}_protocol", "(missing)", "a protocol for every regime")
+        code = fields_k["protocol"]
+        if not isinstance(code, str):
+            if not _is_integral(code) or not 0 <= int(code) < len(_regimes.PROTOCOLS):
+                raise ParameterError(
+                    f"regime{k}_protocol",
+                    code,
+                    f"a protocol name or code 0..{len(_regimes.PROTOCOLS) - 1}",
+                )
+            fields_k["protocol"] = _regimes.PROTOCOLS[int(code)]
+        table.append(_regimes.regime_from_mapping(k, fields_k))
+    return _regimes.validate_regimes(tuple(table))
 
 
 def _is_integral(value: object) -> bool:
@@ -170,8 +262,9 @@ def _is_integral(value: object) -> bool:
 
 
 def parameter_names() -> tuple[str, ...]:
-    """All parameter names of :class:`SimParams`, in declaration order."""
-    return tuple(f.name for f in fields(SimParams))
+    """Names of the scalar parameters of :class:`SimParams`, in declaration order (the
+    first slots of the kernel's vector; the regime slots follow, see ``as_dict``)."""
+    return tuple(f.name for f in fields(SimParams) if f.name != "regimes")
 
 
 PROTOCOL_NAMES: tuple[str, ...] = ("small", "eager", "rendezvous")
@@ -184,15 +277,18 @@ def params_matrix(
 ) -> npt.NDArray[np.float64]:
     """Stack parameter sets into the engine's ``(n_sets, n_params)`` float matrix.
 
-    Column order is :func:`parameter_names`. ``values`` has shape ``(n_sets, len(names))``
-    and overrides the named columns of ``base``; every row is validated.
+    Column order is ``base.as_dict()``: the scalar parameters (:func:`parameter_names`),
+    then the slots of ``base``'s regimes. ``values`` has shape ``(n_sets, len(names))``
+    and overrides the named columns of ``base`` (scalar names or continuous regime slots
+    such as ``regime1_latency_us``); every row is validated.
 
     Raises
     ------
     ParameterError
         If a name is unknown or any row holds an invalid value (the row is named).
     """
-    all_names = parameter_names()
+    base_values = base.as_dict()
+    all_names = tuple(base_values)
     vals = np.asarray(values, dtype=np.float64)
     if vals.ndim != 2 or vals.shape[1] != len(names):
         raise ParameterError(
@@ -202,22 +298,46 @@ def params_matrix(
         )
     columns = []
     for name in names:
-        if name not in all_names:
-            raise ParameterError(name, "(column)", f"one of {list(all_names)}")
+        slot = _regimes.parse_slot_name(name)
+        if name not in all_names or (slot is not None and slot[1] not in _regimes.CONTINUOUS_SLOTS):
+            raise ParameterError(
+                name,
+                "(column)",
+                f"one of {list(parameter_names())} or a continuous regime slot of "
+                f"{len(base.regime_table())} regimes ({', '.join(_regimes.CONTINUOUS_SLOTS)})",
+            )
         columns.append(all_names.index(name))
-    out = np.tile(np.array([float(v) for v in base.as_dict().values()]), (vals.shape[0], 1))
+    out = np.tile(np.array([float(v) for v in base_values.values()]), (vals.shape[0], 1))
     out[:, columns] = vals
-    _validate_matrix(out, all_names)
+    _validate_matrix(out, all_names, len(parameter_names()))
     return out
 
 
-def _validate_matrix(matrix: npt.NDArray[np.float64], names: tuple[str, ...]) -> None:
-    bad = ~np.isfinite(matrix) | (matrix <= 0.0)
+def _validate_matrix(
+    matrix: npt.NDArray[np.float64], names: tuple[str, ...], n_scalar: int
+) -> None:
+    scalar = matrix[:, :n_scalar]
+    bad = ~np.isfinite(scalar) | (scalar <= 0.0)
     if bad.any():
         row, col = (int(i) for i in np.argwhere(bad)[0])
         raise ParameterError(
             names[col], float(matrix[row, col]), f"a positive finite number (parameter set {row})"
         )
+    costs = [
+        j
+        for j, n in enumerate(names)
+        if (_regimes.parse_slot_name(n) or (0, ""))[1] in _regimes.CONTINUOUS_SLOTS
+    ]
+    if costs:
+        sub = matrix[:, costs]
+        bad = ~np.isfinite(sub) | (sub < 0.0)
+        if bad.any():
+            row, col = (int(i) for i in np.argwhere(bad)[0])
+            raise ParameterError(
+                names[costs[col]],
+                float(sub[row, col]),
+                f"a finite number >= 0 (parameter set {row})",
+            )
     small = names.index("small_max_bytes")
     eager = names.index("eager_max_bytes")
     inverted = matrix[:, small] > matrix[:, eager]
