@@ -35,7 +35,7 @@ from mpiuq.calibration.checks import (
     coverage_threshold,
 )
 from mpiuq.calibration.comparison import compare, psis_loo
-from mpiuq.calibration.config import Campaign
+from mpiuq.calibration.config import Campaign, SimulatorSpec
 from mpiuq.calibration.discrepancy import Discrepancy, regime_discrepancy
 from mpiuq.calibration.estimates import estimate
 from mpiuq.calibration.exact import exact_posterior, surrogate_only
@@ -366,7 +366,23 @@ def _run(
             reuse_surrogate=True,
         )
         alternatives = (alt,)
-        comparison = tuple(compare({main.name: main.exact.loglik, alt.name: alt.exact.loglik}))
+    for spec, seed_v in zip(campaign.variants, root.spawn(len(campaign.variants)), strict=True):
+        alternatives += (
+            _model_variant(
+                campaign,
+                spec.name,
+                spec.simulator(campaign.simulator),
+                obs,
+                pce,
+                problem,
+                grouped,
+                seed_v,
+                emit,
+                lap,
+            ),
+        )
+    if alternatives:
+        comparison = tuple(compare({v.name: v.exact.loglik for v in (main, *alternatives)}))
         lap("comparison")
 
     rng_est = np.random.default_rng(seed_main.spawn(1)[0])
@@ -477,6 +493,29 @@ def _variant(
     loo = psis_loo(exact.loglik)
     lap(f"exact ({name})")
     return VariantResult(name, exact_p, proposal, exact, pred, loo)
+
+
+def _model_variant(
+    campaign: Campaign,
+    name: str,
+    simulator: SimulatorSpec,
+    obs: Observations,
+    pce: PolynomialChaos,
+    problem: Problem,
+    grouped: Posterior,
+    seed: np.random.SeedSequence,
+    emit: ProgressFn,
+    lap: Callable[[str], None],
+) -> VariantResult:
+    """The campaign's likelihood with another simulator (``[[variants]]``): same data, same
+    priors and discrepancy form, refined from the main grouped posterior's draws."""
+    camp = replace(campaign, simulator=simulator)
+    model = model_for(camp, obs)
+    disc = discrepancy_for(camp, obs)
+    prob = problem_for(camp, pce, obs, disc)
+    nm = prob.n_model
+    prob = replace(prob, nominal=np.concatenate([problem.nominal[:nm], prob.nominal[nm:]]))
+    return _variant(name, camp, prob, pce, grouped, model, seed, emit, lap)
 
 
 def _checks(

@@ -73,6 +73,7 @@ _TOP_KEYS = (
     "discrepancy",
     "checks",
     "executor",
+    "variants",
 )
 
 
@@ -391,6 +392,43 @@ class Campaign:
     exact: ExactSpec = field(default_factory=ExactSpec)
     discrepancy: DiscrepancySpec = field(default_factory=DiscrepancySpec)
     checks: ChecksSpec = field(default_factory=ChecksSpec)
+    variants: tuple[VariantSpec, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class VariantSpec:
+    """A model variant compared with the campaign's model by PSIS-LOO (``[[variants]]``).
+
+    The variant is the campaign with some fixed simulator values changed (a discrete
+    parameter such as a protocol threshold ``regime1_max_bytes``, a whole different value
+    of a fixed parameter); it is calibrated on the same data (same sizes) and scored on
+    the same pointwise log-likelihood.
+
+    Attributes
+    ----------
+    name
+        Label of the variant in the comparison.
+    fixed
+        ``(name, value)`` simulator values that differ from the campaign's.
+    """
+
+    name: str
+    fixed: tuple[tuple[str, float | int | str], ...]
+
+    def simulator(self, base: SimulatorSpec) -> SimulatorSpec:
+        """The campaign's simulator with this variant's values."""
+        from dataclasses import replace
+
+        params = SimParams.from_mapping(dict(self.fixed), base=base.base_params())
+        scalars = set(parameter_names())
+        fixed = dict(base.fixed) | {
+            k: v for k, v in self.fixed if k in scalars and not isinstance(v, str)
+        }
+        if params.regimes:
+            fixed = {
+                k: v for k, v in fixed.items() if k not in ("small_max_bytes", "eager_max_bytes")
+            }
+        return replace(base, fixed=tuple(fixed.items()), regimes=params.regimes)
 
 
 def load_campaign(path: str | Path) -> Campaign:
@@ -521,7 +559,7 @@ def parse_campaign(raw: Mapping[str, Any], base_dir: Path, source: Path | None =
     surrogate = _parse_surrogate(_table(raw, "surrogate"))
     calibration = _parse_calibration(_table(raw, "calibration"), parameters)
     executor = _parse_executor(_table(raw, "executor"))
-    return Campaign(
+    campaign = Campaign(
         name,
         seed,
         simulator,
@@ -537,7 +575,15 @@ def parse_campaign(raw: Mapping[str, Any], base_dir: Path, source: Path | None =
         exact=_parse_exact(_table(raw, "exact")),
         discrepancy=_parse_discrepancy(_table(raw, "discrepancy")),
         checks=_parse_checks(_table(raw, "checks")),
+        variants=_parse_variants(raw.get("variants", []), simulator, parameters),
     )
+    if campaign.variants and campaign.refinement.rounds == 0:
+        raise CampaignError(
+            "refinement.rounds",
+            0,
+            ">= 1 with [[variants]] (each variant's surrogate is a local design of its model)",
+        )
+    return campaign
 
 
 # --- sections --------------------------------------------------------------------------------
@@ -935,6 +981,40 @@ def _parse_data_model(
         trim=trim,
         nu=(float(nu_raw[0]), float(nu_raw[1])),
     )
+
+
+def _parse_variants(
+    raw: object, simulator: SimulatorSpec, parameters: ParameterSpec
+) -> tuple[VariantSpec, ...]:
+    """``[[variants]]``: ``name`` and a ``fixed`` table of changed simulator values."""
+    if not isinstance(raw, list) or not all(isinstance(x, dict) for x in raw):
+        raise CampaignError("variants", raw, "[[variants]] tables with name and fixed")
+    out: list[VariantSpec] = []
+    reserved = ["discrepancy", "no discrepancy"]
+    for k, t in enumerate(raw):
+        p = f"variants[{k}]."
+        _check_keys(p, t, ("name", "fixed"))
+        name = _require(t, "name", p)
+        taken = reserved + [v.name for v in out]
+        if not isinstance(name, str) or not name or name in taken:
+            raise CampaignError(f"{p}name", name, f"a non-empty name other than {taken}")
+        fixed_t = _table(t, "fixed", prefix=p, required=True)
+        if not fixed_t:
+            raise CampaignError(f"{p}fixed", dict(fixed_t), "at least one NAME = value")
+        for key, value in fixed_t.items():
+            if key in parameters.names:
+                raise CampaignError(
+                    f"{p}fixed.{key}", value, "a fixed simulator value, not a calibrated parameter"
+                )
+            if isinstance(value, bool) or not isinstance(value, int | float | str):
+                raise CampaignError(f"{p}fixed.{key}", value, "a number (or a protocol name)")
+        spec = VariantSpec(name, tuple(fixed_t.items()))
+        try:
+            spec.simulator(simulator).base_params()
+        except ParameterError as exc:
+            raise CampaignError(f"{p}fixed.{exc.name}", exc.value, exc.allowed) from exc
+        out.append(spec)
+    return tuple(out)
 
 
 def _parse_surrogate(t: Mapping[str, Any]) -> SurrogateSpec:

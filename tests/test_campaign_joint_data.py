@@ -85,23 +85,35 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return d
 
 
-def _posterior(d: Path, name: str, tables: str) -> tuple[tuple[str, ...], np.ndarray]:
-    text = HEAD.format(name=name) + tables + TAIL
+VARIANT = """
+[[variants]]
+name = "eager 8 KiB"
+fixed = { regime1_max_bytes = 8192 }
+"""
+
+
+def _posterior(
+    d: Path, name: str, tables: str, extra: str = ""
+) -> tuple[tuple[str, ...], np.ndarray, tuple[dict[str, object], ...]]:
+    text = HEAD.format(name=name) + tables + TAIL + extra
     (d / f"{name}.toml").write_text(text)
     c = parse_campaign(read_toml(d / f"{name}.toml"), base_dir=d)
     r = run_campaign(c, d / name)
     assert all(ch.passed for ch in r.checks if ch.severity == "fail"), [
         ch.message for ch in r.checks if not ch.passed
     ]
-    return r.main.problem.names, r.main.exact.draws
+    return r.main.problem.names, r.main.exact.draws, r.comparison
 
 
 def test_joint_posterior_is_tighter_than_either_data_set_and_recovers_the_truth(
     data_dir: Path,
 ) -> None:
-    names, joint = _posterior(data_dir, "joint", PINGPONG + STREAM)
-    _, pp = _posterior(data_dir, "pp", PINGPONG)
-    _, bw = _posterior(data_dir, "bw", STREAM)
+    names, joint, comparison = _posterior(data_dir, "joint", PINGPONG + STREAM, VARIANT)
+    _, pp, _ = _posterior(data_dir, "pp", PINGPONG)
+    _, bw, _ = _posterior(data_dir, "bw", STREAM)
+    # the threshold is a discrete parameter: PSIS-LOO prefers the true eager limit (16 KiB)
+    assert [row["variant"] for row in comparison] == ["no discrepancy", "eager 8 KiB"]
+    assert float(comparison[1]["elpd_diff"]) > float(comparison[1]["dse"]) > 0.0
     assert names == tuple(TRUTH)
     sd_joint, sd_pp, sd_bw = (x.std(axis=0, ddof=1) for x in (joint, pp, bw))
     # the Monte Carlo error of an sd from ~800 moved draws is a few per cent: 5% slack
@@ -165,3 +177,37 @@ def read_toml_text(folder: Path, text: str) -> dict[str, object]:
     path = folder / "c.toml"
     path.write_text(text)
     return read_toml(path)
+
+
+@pytest.mark.parametrize(
+    ("variants", "key", "match"),
+    [
+        (
+            '[[variants]]\nname = "v"\nfixed = { regime1_max_bytes = 100 }\n',
+            "variants[0].fixed.regime1_max_bytes",
+            "above the previous regime's 1024",
+        ),
+        (
+            '[[variants]]\nname = "v"\nfixed = { link_bw_GBps = 3.0 }\n',
+            "variants[0].fixed.link_bw_GBps",
+            "not a calibrated parameter",
+        ),
+        (
+            '[[variants]]\nname = "no discrepancy"\nfixed = { small_max_bytes = 512 }\n',
+            "variants[0].name",
+            "a non-empty name other than",
+        ),
+        (
+            '[[variants]]\nname = "v"\nfixed = { regime7_max_bytes = 512 }\n',
+            "variants[0].fixed.regime7_max_bytes",
+            "a slot of one of the 3 regimes",
+        ),
+    ],
+)
+def test_bad_variants_name_key_value_and_what_is_allowed(
+    tmp_path: Path, variants: str, key: str, match: str
+) -> None:
+    raw = read_toml_text(tmp_path, HEAD.format(name="bad") + PINGPONG + TAIL + variants)
+    with pytest.raises(CampaignError, match=match) as err:
+        parse_campaign(raw, base_dir=tmp_path)
+    assert err.value.key == key
