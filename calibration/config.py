@@ -512,7 +512,24 @@ def load_parameter_file(path: str | Path) -> ParameterFile:
     raw = read_toml(Path(path))
     if "simulator" in raw:
         spec = _parse_simulator(_table(raw, "simulator", required=True))
-        return ParameterFile(spec.fixed, spec.benchmark, spec.window)
+        if spec.regime_priors:
+            name = spec.regime_priors[0][0]
+            raise CampaignError(
+                _regime_key(name),
+                [spec.regime_priors[0][1], spec.regime_priors[0][2]],
+                f"a fixed value to simulate (a range is calibrated: pass --param {name}=VALUE "
+                "or replay a campaign's results with --params)",
+            )
+        settings = spec.fixed
+        if spec.regimes:
+            from mpiuq.simulator.regimes import flatten
+
+            table = tuple((k, v) for k, v in flatten(spec.regimes).items() if math.isfinite(v))
+            settings = tuple(
+                kv for kv in spec.fixed if kv[0] not in ("small_max_bytes", "eager_max_bytes")
+            )
+            settings += table
+        return ParameterFile(settings, spec.benchmark, spec.window)
     known = parameter_names()
     values: list[tuple[str, float | int]] = []
     for key, value in raw.items():

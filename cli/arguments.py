@@ -18,7 +18,9 @@ def add_param_argument(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help=f"override a parameter; names: {', '.join(parameter_names())}",
+        help=f"override a parameter; names: {', '.join(parameter_names())}, or a regime "
+        "slot regime<k>_<field> (max_bytes, protocol, latency_us, copy_bw_GBps, "
+        "segment_bytes, segment_us)",
     )
 
 
@@ -32,6 +34,9 @@ def parse_assignments(items: list[str]) -> dict[str, float]:
         try:
             number = float(value)
         except ValueError:
+            if name.strip().endswith("_protocol"):  # regime<k>_protocol=stream
+                out[name.strip()] = value.strip()  # type: ignore[assignment]
+                continue
             raise ParameterError(name.strip(), value, "a number") from None
         out[name.strip()] = check_parameter_value(name.strip(), number)
     return out

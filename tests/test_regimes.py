@@ -209,3 +209,23 @@ def test_bad_campaign_regimes_name_key_value_and_what_is_allowed(
     with pytest.raises(CampaignError, match=match) as err:
         _campaign(tmp_path, regimes, parameters)
     assert err.value.key == key
+
+
+def test_parameter_files_and_param_assignments_carry_the_regimes(tmp_path: Path) -> None:
+    from mpiuq.arguments import parse_assignments
+    from mpiuq.calibration.config import load_parameter_file
+
+    path = tmp_path / "c.toml"
+    path.write_text(
+        '[simulator]\n[[simulator.regimes]]\nprotocol = "mailbox"\nmax_bytes = 150\n'
+        '[[simulator.regimes]]\nprotocol = "eager"\nmax_bytes = 17408\nlatency_us = 0.25\n'
+        '[[simulator.regimes]]\nprotocol = "rendezvous"\n'
+    )
+    values = dict(load_parameter_file(path).values)
+    values.update(parse_assignments(["regime1_copy_bw_GBps=4", "regime2_protocol=rendezvous"]))
+    p = SimParams.from_mapping(values)
+    assert [r.protocol for r in p.regimes] == ["mailbox", "eager", "rendezvous"]
+    assert p.regimes[1].latency_us == 0.25 and p.regimes[1].copy_bw_GBps == 4.0
+    path.write_text(path.read_text().replace("latency_us = 0.25", "latency_us = [0.1, 0.5]"))
+    with pytest.raises(CampaignError, match="pass --param regime1_latency_us=VALUE"):
+        load_parameter_file(path)
