@@ -175,6 +175,7 @@ def refined_proposal(
     seen_y = np.empty((0, problem.data_mean.size))
     history: list[RefinementRound] = []
     result: Proposal | None = None
+    pressed_before = False
     for k in range(rounds):
         lo, hi = local_box(draws, prior_lo, prior_hi, pad, widen)
         box = ParameterBox(names, lo, hi)
@@ -194,10 +195,14 @@ def refined_proposal(
         widen = pressed_faces(flat[:, :nm], lo, hi, prior_lo, prior_hi)
         pressed = tuple(names[j] for j in range(nm) if widen[j].any())
         history.append(RefinementRound(lo, hi, x.shape[0], check, pressed, post.converged))
-        result = Proposal(pk, pce, post, check, tuple(history), "simulator")
+        # the proposal is the round whose surrogate the simulator found best at its own
+        # posterior draws (a later round can be worse: a box around a wider posterior)
+        if result is None or check.worst_sd < result.check.worst_sd or pressed_before:
+            result = Proposal(pk, pce, post, check, (), "simulator")
+        pressed_before = bool(pressed)
         if check.worst_sd <= target_error_sd and not pressed:
             break
         draws = flat[:, :nm]
     if result is None:  # pragma: no cover - rounds >= 1 here
         raise SamplerError(f"refinement rounds={rounds} is invalid: expected >= 1")
-    return result
+    return replace(result, rounds=tuple(history))
