@@ -134,7 +134,7 @@ def write_posterior_draws(posterior: Any, path: Path) -> None:
 def run_fingerprint(campaign: Campaign) -> str:
     """SHA-256 of what made a run: the validated campaign, its file, its data, mpiuq's version."""
     h = hashlib.sha256(f"mpiuq {MPIUQ_VERSION}\n{campaign!r}\n".encode())
-    for path in (campaign.source, campaign.data.path):
+    for path in (campaign.source, *(spec.path for spec in campaign.datasets)):
         if path is not None and path.is_file():
             h.update(path.read_bytes())
     return h.hexdigest()

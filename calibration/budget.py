@@ -114,11 +114,16 @@ def check_benchmark_budget(
 
 
 def max_outputs(campaign: Campaign) -> int:
-    """Most outputs the campaign can have: its sizes, or three regimes of sizes per protocol."""
-    d = campaign.data
-    if d.sizes is not None:
-        return len(d.sizes)
-    return 3 * (d.sizes_per_protocol or 1)
+    """Most outputs the campaign can have: over its data tables, the explicit sizes, or
+    ``sizes_per_protocol`` sizes in every protocol regime."""
+    n_regimes = len(campaign.simulator.base_params().regime_table())
+    total = 0
+    for d in campaign.datasets:
+        if d.sizes is not None:
+            total += len(d.sizes)
+        else:
+            total += n_regimes * (d.sizes_per_protocol or 1)
+    return total
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,17 +165,17 @@ class CampaignCost:
 def discrepancy_terms(campaign: Campaign) -> int:
     """Most discrepancy parameters the campaign samples (a bias and/or a spread per regime).
 
-    The regimes are those of the explicit ``data.sizes`` under the campaign's protocol
-    thresholds; with ``data.sizes_per_protocol`` all three may occur.
+    The regimes are those of the explicit sizes of the data tables under the campaign's
+    regime table; a table with ``sizes_per_protocol`` may reach every regime.
     """
     disc = campaign.discrepancy
     if disc.model == "none":
         return 0
-    if campaign.data.sizes is not None:
-        base = campaign.simulator.base_params()
-        n_regimes = len({base.protocol_of(s) for s in campaign.data.sizes})
+    base = campaign.simulator.base_params()
+    if any(d.sizes is None for d in campaign.datasets):
+        n_regimes = len(base.regime_table())
     else:
-        n_regimes = 3  # mailbox, eager, rendezvous
+        n_regimes = len({base.protocol_of(s) for d in campaign.datasets for s in d.sizes or ()})
     return n_regimes * (int(disc.bias_rel > 0) + int(disc.sd_rel > 0))
 
 
@@ -279,8 +284,15 @@ def check_campaign_budget(campaign: Campaign, budget: Budget | None = None) -> N
         b,
     )
     sim = campaign.simulator
-    check_benchmark_budget(sim.benchmark, sim.window, cost.n_outputs, 1, b)
-    work = cost.simulator_points * cost.n_outputs * benchmark_work(sim.benchmark, sim.window)
+    per_set = 0.0
+    # the simulator's benchmark and every data table's model, at every output
+    for model, window in [
+        (sim.benchmark, sim.window),
+        *((d.model, d.window) for d in campaign.datasets),
+    ]:
+        check_benchmark_budget(model, window, cost.n_outputs, 1, b)
+        per_set = max(per_set, float(benchmark_work(model, window)))
+    work = cost.simulator_points * cost.n_outputs * per_set
     check_model_work(
         "the campaign's simulator runs",
         work,

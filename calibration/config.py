@@ -966,7 +966,7 @@ def _parse_data_model(
             f"a simulator benchmark, one of {list(BENCHMARKS)} (label {spec.benchmark!r} "
             "has no default)",
         )
-    window = _int(t, "window", prefix, minimum=1, default=simulator.window, maximum=1 << 16)
+    window = _int(t, "window", prefix, minimum=1, default=simulator.window)
     likelihood = t.get("likelihood", "gaussian")
     if likelihood not in LIKELIHOODS:
         raise CampaignError(f"{prefix}likelihood", likelihood, f"one of {list(LIKELIHOODS)}")

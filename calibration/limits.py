@@ -14,6 +14,7 @@ import math
 
 from mpiuq.simulator.errors import ParameterError
 from mpiuq.simulator.parameters import CONTINUOUS_PARAMETERS, PROTOCOL_SETTINGS, UNITS
+from mpiuq.simulator.regimes import CONTINUOUS_SLOTS, PROTOCOLS, SLOT_UNITS, parse_slot_name
 
 #: Range of every continuous parameter in its own unit (GB/s, us or ns): 1 kB/s to
 #: 1 PB/s for bandwidths, 1 fs to 1 s for delays.
@@ -26,7 +27,17 @@ MAX_PROTOCOL_BYTES = 2**40
 
 
 def parameter_range(name: str) -> tuple[float, float]:
-    """The allowed ``(low, high)`` of a simulator parameter (any name of ``SimParams``)."""
+    """The allowed ``(low, high)`` of a simulator parameter (any name of ``SimParams``) or
+    regime slot ``regime<k>_<field>``: per-regime costs may be 0 (none), a regime's
+    ``copy_bw_GBps`` of 0 means the global memory bandwidth."""
+    slot = parse_slot_name(name)
+    if slot is not None:
+        field = slot[1]
+        if field in CONTINUOUS_SLOTS:
+            return (0.0, PARAMETER_MAGNITUDE[1])
+        if field == "protocol":
+            return (0, len(PROTOCOLS) - 1)
+        return (1, MAX_PROTOCOL_BYTES)
     if name in PROTOCOL_SETTINGS:
         return (1, MAX_PROTOCOL_BYTES)
     return PARAMETER_MAGNITUDE
@@ -40,11 +51,14 @@ def check_parameter_value(name: str, value: object) -> float:
     ParameterError
         For an unknown name, a non-number, or a value out of range (names the unit).
     """
-    if name not in CONTINUOUS_PARAMETERS and name not in PROTOCOL_SETTINGS:
+    slot = parse_slot_name(name)
+    if name not in CONTINUOUS_PARAMETERS and name not in PROTOCOL_SETTINGS and slot is None:
         known = [*CONTINUOUS_PARAMETERS, *PROTOCOL_SETTINGS]
-        raise ParameterError(name, value, f"a simulator parameter, one of {known}")
+        raise ParameterError(
+            name, value, f"a simulator parameter, one of {known}, or regime<k>_<field>"
+        )
     low, high = parameter_range(name)
-    unit = UNITS.get(name, "")
+    unit = SLOT_UNITS[slot[1]] if slot is not None else UNITS.get(name, "")
     allowed = f"a number in [{low:g}, {high:g}] {unit}".rstrip()
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ParameterError(name, value, allowed)

@@ -350,7 +350,7 @@ def run_campaign_file(path: Path) -> list[str]:
     c = load_campaign(path)
     check_campaign_budget(c)
     base = c.simulator.base_params()
-    obs = load_observations(c.data, base.small_max_bytes, base.eager_max_bytes)
+    obs = load_observations(c.datasets, base.thresholds())
     problems = []
     if c.name in (".", "..") or "/" in c.name or not 0 < len(c.name) <= MAX_NAME_CHARS:
         problems.append(f"name {c.name!r}")
@@ -368,8 +368,9 @@ def run_campaign_file(path: Path) -> list[str]:
         low, high = parameter_range(name)
         if not low <= value <= high:
             problems.append(f"{name} = {value}")
-    if c.data.sizes is not None and not all(0 < s <= MAX_MESSAGE_BYTES for s in c.data.sizes):
-        problems.append(f"sizes {c.data.sizes}")
+    for d in c.datasets:
+        if d.sizes is not None and not all(0 < s <= MAX_MESSAGE_BYTES for s in d.sizes):
+            problems.append(f"sizes {d.sizes}")
     if not (np.all(np.isfinite(obs.mean)) and np.all(obs.var > 0) and np.all(np.isfinite(obs.var))):
         problems.append("observations not finite and positive")
     if c.calibration.walkers < 2 * c.parameters.dim or c.calibration.ensembles < 2:

@@ -122,7 +122,7 @@ def test_data_path_pointing_at_a_folder(tmp_path: Path) -> None:
     (tmp_path / "data.csv").mkdir()
     c = parse_campaign(CAMPAIGN, tmp_path)
     with pytest.raises(DataError, match=r"data.csv is a folder: expected a benchmark CSV file"):
-        load_observations(c.data, 4096, 65536)
+        load_observations(c.datasets, (4096, 65536))
 
 
 @pytest.mark.parametrize(
@@ -300,7 +300,7 @@ def test_campaign_file_with_a_good_csv_still_loads(tmp_path: Path) -> None:
         'name = "ok"\nseed = 1\n[simulator]\n[parameters]\npost_header_delay_us = [0.1, 1.5]\n'
         '[data]\npath = "data.csv"\nbenchmark = "pingpong_half_rtt"\nsizes = [1, 1000]\n'
     )
-    obs = load_observations(load_campaign(path).data, 4096, 65536)
+    obs = load_observations(load_campaign(path).datasets, (4096, 65536))
     assert np.all(obs.n_replicas == 4)
 
 
