@@ -46,7 +46,7 @@ from mpiuq.simulator import kernel
 from mpiuq.simulator.codes import BENCHMARKS
 from mpiuq.simulator.engine import (
     Decomposition,
-    require_kernel_regimes,
+    check_regime_slots,
     params_vector,
     program_arrays,
     simulate,
@@ -322,7 +322,7 @@ def evaluate_batch(
             f"array of shape {matrix.shape}",
             f"shape (n_sets, {n_params} + {REGIME_WIDTH} x regimes) (SimParams.as_dict order)",
         )
-    require_kernel_regimes(matrix)
+    check_regime_slots(matrix)
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise SettingError(f"threads={threads!r} is invalid: expected a whole number >= 1")
     n_sets = matrix.shape[0]

@@ -15,7 +15,9 @@ plain ``int`` constants (no enums, no arrays).
 
 from __future__ import annotations
 
-from mpiuq.simulator.parameters import PROTOCOL_NAMES, parameter_names
+from mpiuq.simulator.parameters import parameter_names
+from mpiuq.simulator.regimes import PROTOCOLS
+from mpiuq.simulator.regimes import SLOTS as REGIME_SLOTS
 from mpiuq.simulator.trace import ir as _trace_ir
 from mpiuq.simulator.trace.ir import OpKind
 
@@ -78,6 +80,8 @@ EV_DATA = 4  #: RDMA data arrived at the receiver
 EV_ACK_ISSUE = 5  #: receiver's progress engine posted the acknowledgement: inject it
 EV_ACK = 6  #: acknowledgement reached the sender: the send request is complete
 EV_PKT = 7  #: packet network: inject the next packet of a flow (argument: flow)
+#: stream rendezvous: the sender has copied the payload into the socket (argument: message)
+EV_STREAM_OUT = 8
 EVENT_NAMES: tuple[str, ...] = (
     "rank",
     "header",
@@ -87,6 +91,7 @@ EVENT_NAMES: tuple[str, ...] = (
     "ack_issue",
     "ack",
     "packet",
+    "stream_out",
 )
 #: Bits of an event code holding its kind (room for every kind above).
 EV_BITS = max(1, (len(EVENT_NAMES) - 1).bit_length())
@@ -110,11 +115,14 @@ CAT_STACK = CATEGORIES.index("mpi_stack")
 CAT_SYNC = CATEGORIES.index("sync")
 N_CATEGORIES = len(CATEGORIES)
 
-# --- point-to-point protocols (names: parameters.PROTOCOL_NAMES) ---------------------------
+# --- point-to-point protocols (names: regimes.PROTOCOLS, the protocols of a regime table) ---
 
-PROTO_SMALL = PROTOCOL_NAMES.index("small")  #: mailbox: the message travels with its header
-PROTO_EAGER = PROTOCOL_NAMES.index("eager")  #: eager RDMA get into a pinned buffer, copy-out
-PROTO_RDV = PROTOCOL_NAMES.index("rendezvous")  #: zero-copy rendezvous with acknowledgement
+PROTO_SMALL = PROTOCOLS.index("mailbox")  #: mailbox: the message travels with its header
+PROTO_EAGER = PROTOCOLS.index("eager")  #: eager RDMA get into a pinned buffer, copy-out
+PROTO_RDV = PROTOCOLS.index("rendezvous")  #: zero-copy rendezvous with acknowledgement
+PROTO_STREAM = PROTOCOLS.index("stream")  #: TCP-like byte stream: copies and segments
+#: the stream after a handshake: header, the receiver's go-ahead, then the stream's data
+PROTO_STREAM_RDV = PROTOCOLS.index("stream_rendezvous")
 
 # --- network models, by registry name --------------------------------------------------------
 
@@ -175,3 +183,14 @@ P_SMALL_MAX = _slot("small_max_bytes")
 P_EAGER_MAX = _slot("eager_max_bytes")
 P_PAGE = _slot("page_bytes")
 N_PARAMS = len(PARAMETER_NAMES)
+
+# --- slots of one protocol regime: the regime table follows the scalars in the vector ------
+# (regime k's field f sits at N_PARAMS + k * R_WIDTH + R_<F>; see simulator/regimes.py)
+
+R_MAX_BYTES = REGIME_SLOTS.index("max_bytes")  #: largest message of the regime (inf: last)
+R_PROTOCOL = REGIME_SLOTS.index("protocol")  #: PROTO_* code
+R_LATENCY = REGIME_SLOTS.index("latency_us")  #: extra sender latency per message, us
+R_COPY_BW = REGIME_SLOTS.index("copy_bw_GBps")  #: copy bandwidth, GB/s (0: memory_bw_GBps)
+R_SEGMENT_BYTES = REGIME_SLOTS.index("segment_bytes")  #: stream payload per segment, bytes
+R_SEGMENT_US = REGIME_SLOTS.index("segment_us")  #: stream host cost per segment and side, us
+R_WIDTH = len(REGIME_SLOTS)

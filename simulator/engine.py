@@ -29,12 +29,24 @@ import numpy as np
 import numpy.typing as npt
 
 from mpiuq.simulator import kernel
-from mpiuq.simulator.codes import CATEGORIES, OP_ISEND
-from mpiuq.simulator.errors import DeadlockError
+from mpiuq.simulator.codes import (
+    CATEGORIES,
+    N_PARAMS,
+    OP_ISEND,
+    R_COPY_BW,
+    R_LATENCY,
+    R_MAX_BYTES,
+    R_PROTOCOL,
+    R_SEGMENT_BYTES,
+    R_SEGMENT_US,
+    R_WIDTH,
+)
+from mpiuq.simulator.errors import DeadlockError, ParameterError
 from mpiuq.simulator.networks import TWO_NODE_SWITCH, NetworkModel, network_arrays
 from mpiuq.simulator.parameters import SimParams
 from mpiuq.simulator.program import Op, Program
 from mpiuq.simulator.watch import run_watched
+from mpiuq.simulator.regimes import MAX_REGIMES, PROTOCOLS
 
 __all__ = [
     "CATEGORIES",
@@ -138,45 +150,64 @@ class RunResult:
 
 def params_vector(params: SimParams) -> FloatArray:
     """Parameter vector in the kernel's canonical order (the fields of :class:`SimParams`,
-    then the regime slots)."""
-    vector = np.array([float(v) for v in params.as_dict().values()], dtype=np.float64)
-    require_kernel_regimes(vector[None, :])
-    return vector
+    then the slots of its regime table)."""
+    return np.array([float(v) for v in params.as_dict().values()], dtype=np.float64)
 
 
-def require_kernel_regimes(matrix: FloatArray) -> None:
-    """Refuse regime tables this kernel cannot run (until it reads the regime table).
-
-    This kernel selects the protocol from ``small_max_bytes`` and ``eager_max_bytes``: it
-    runs the default table (mailbox, eager, rendezvous without per-regime costs) and
-    nothing else, so any other table is refused rather than simulated wrongly.
+def check_regime_slots(matrix: FloatArray) -> None:
+    """Check the regime slots of parameter vectors (rows of ``matrix``) before the kernel
+    reads them: 1 to ``MAX_REGIMES`` regimes, known protocol codes, thresholds whole and
+    strictly increasing with an unbounded last regime, per-regime costs finite and >= 0,
+    segment sizes whole and positive. Vectors built by :func:`params_vector` or
+    :func:`~mpiuq.simulator.parameters.params_matrix` always pass; this guards raw matrices.
 
     Raises
     ------
-    SettingError
-        Naming the first unsupported regime slot.
+    ParameterError
+        Naming the first bad slot ``regime<k>_<field>``, its value and what is allowed.
     """
-    from mpiuq.simulator.parameters import parameter_names
-    from mpiuq.simulator.regimes import PROTOCOLS, WIDTH, slot_names
+    tail = matrix[:, N_PARAMS:]
+    n_regimes = tail.shape[1] // R_WIDTH
+    if not 1 <= n_regimes <= MAX_REGIMES or tail.shape[1] % R_WIDTH:
+        raise ParameterError(
+            "matrix",
+            f"{tail.shape[1]} regime slots",
+            f"{R_WIDTH} slots per regime for 1 to {MAX_REGIMES} regimes",
+        )
 
-    n = len(parameter_names())
-    tail = matrix[:, n:]
-    n_regimes = tail.shape[1] // WIDTH
-    names = slot_names(n_regimes)
-    expected = ("mailbox", "eager", "rendezvous")
-    for j, name in enumerate(names):
-        k, slot = divmod(j, WIDTH)
-        col = tail[:, j]
-        ok = n_regimes == 3
-        if slot == 1:
-            ok = ok and bool(np.all(col == PROTOCOLS.index(expected[k])))
-        elif slot in (2, 3, 5):
-            ok = ok and bool(np.all(col == 0.0))
-        if not ok:
-            raise SettingError(
-                f"regime slot {name} = {col[0]:g} is not supported by this kernel yet: "
-                "expected the default table (mailbox, eager, rendezvous, no per-regime costs)"
-            )
+    def refuse(k: int, field: str, value: float, allowed: str) -> None:
+        raise ParameterError(f"regime{k}_{field}", float(value), allowed)
+
+    previous = np.zeros(tail.shape[0])
+    for k in range(n_regimes):
+        col = tail[:, k * R_WIDTH : (k + 1) * R_WIDTH]
+        proto = col[:, R_PROTOCOL]
+        bad = ~np.isin(proto, np.arange(len(PROTOCOLS)))
+        if bad.any():
+            refuse(k, "protocol", proto[bad][0], f"a protocol code 0..{len(PROTOCOLS) - 1}")
+        mx = col[:, R_MAX_BYTES]
+        if k == n_regimes - 1:
+            bad = mx != np.inf
+            allowed = "no bound (inf): the last regime takes every larger size"
+        else:
+            bad = ~np.isfinite(mx) | (mx != np.floor(mx)) | (mx <= previous)
+            allowed = "a whole number of bytes above the previous regime's (increasing)"
+            previous = mx
+        if bad.any():
+            refuse(k, "max_bytes", mx[bad][0], allowed)
+        for field, j in (
+            ("latency_us", R_LATENCY),
+            ("copy_bw_GBps", R_COPY_BW),
+            ("segment_us", R_SEGMENT_US),
+        ):
+            v = col[:, j]
+            bad = ~np.isfinite(v) | (v < 0.0)
+            if bad.any():
+                refuse(k, field, v[bad][0], "a finite number >= 0")
+        seg = col[:, R_SEGMENT_BYTES]
+        bad = ~np.isfinite(seg) | (seg < 1.0) | (seg != np.floor(seg))
+        if bad.any():
+            refuse(k, "segment_bytes", seg[bad][0], "a whole number of bytes >= 1")
 
 
 def program_arrays(program: Program) -> kernel.ProgramArrays:

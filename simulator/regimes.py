@@ -7,7 +7,8 @@ fragment sizes at 2 and 4 KiB, ends its eager range near 12 KiB and stops copyin
 :class:`Regime` says up to which size (inclusive) a protocol is used and with which
 per-regime costs; a stack is an ordered tuple of regimes whose last one is unbounded.
 
-Protocols (:data:`PROTOCOLS`; the kernel's codes are their indices):
+Protocols (:data:`PROTOCOLS`; the kernel's ``PROTO_*`` codes are their indices and each
+has a handler module in :mod:`mpiuq.simulator.kernel.protocols`):
 
 ``mailbox``
     the payload travels with the header; the receiver copies it out (Fig. 1).

@@ -23,6 +23,7 @@ from mpiuq.simulator.kernel.run import endpoint_costs, network_rates
 from mpiuq.simulator.networks import AnalyticNetwork, ComputeOnly, PacketNetwork
 from mpiuq.simulator.parameters import PROTOCOL_NAMES, SimParams
 from mpiuq.simulator.program import Op
+from mpiuq.simulator.regimes import PROTOCOLS, SLOTS
 from mpiuq.simulator.topologies import make_topology
 from mpiuq.simulator.trace.ir import OpKind
 
@@ -32,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: use some of the same short prefixes for their private columns and are checked by
 #: the two rules below instead).
 CODE_NAME = re.compile(
-    r"^(OP|K|T|COL|TPL|TRACE|EV|STAGE|CAT|PROTO|NET|ROUTE|VALIANT|LINK|SLOT|P|O)_[A-Z0-9_]+$"
+    r"^(OP|K|T|COL|TPL|TRACE|EV|STAGE|CAT|PROTO|NET|ROUTE|VALIANT|LINK|SLOT|P|R|O)_[A-Z0-9_]+$"
     r"|^(N_EV|EV_BITS|N_STAGES|N_CATEGORIES|N_PARAMS|OPS_WIDTH|ANY_SOURCE|ANY_TAG|NO_PEER)$"
 )
 #: Everywhere: the names codes.py defines, and a trace kind under a kind-like name.
@@ -186,11 +187,10 @@ def test_views_agree_with_the_codes() -> None:
     trace_kinds = [n for n in dir(codes) if n.startswith("TRACE_")]
     assert len(trace_kinds) == 8
     assert all(getattr(codes, n) == int(OpKind[n.removeprefix("TRACE_")]) for n in trace_kinds)
-    assert [PROTOCOL_NAMES[p] for p in (codes.PROTO_SMALL, codes.PROTO_EAGER, codes.PROTO_RDV)] == [
-        "small",
-        "eager",
-        "rendezvous",
-    ]
+    protocols = (codes.PROTO_SMALL, codes.PROTO_EAGER, codes.PROTO_RDV)
+    assert [PROTOCOL_NAMES[p] for p in protocols] == ["small", "eager", "rendezvous"]
+    every = (*protocols, codes.PROTO_STREAM, codes.PROTO_STREAM_RDV)
+    assert [PROTOCOLS[p] for p in every] == list(PROTOCOLS)
     topo = make_topology("crossbar:nodes=2")
     for model in (AnalyticNetwork(), ComputeOnly(), PacketNetwork(topo)):
         assert codes.NETWORK_MODELS[model.kind] == model.name
@@ -202,10 +202,27 @@ def test_views_agree_with_the_codes() -> None:
 
 
 def test_parameter_slots_follow_simparams() -> None:
-    names = [f.name for f in fields(SimParams)]
+    names = [f.name for f in fields(SimParams) if f.name != "regimes"]
     assert list(codes.PARAMETER_NAMES) == names and len(names) == codes.N_PARAMS
     slots = {n: getattr(codes, n) for n in dir(codes) if n.startswith("P_")}
     assert sorted(slots.values()) == list(range(len(names)))
+    # the regime slots follow the scalars, R_WIDTH per regime, in Regime field order
+    regime_slots = {
+        n: getattr(codes, n) for n in dir(codes) if n.startswith("R_") and n != "R_WIDTH"
+    }
+    assert sorted(regime_slots.values()) == list(range(codes.R_WIDTH)) == list(range(len(SLOTS)))
+    fields_at = {
+        codes.R_MAX_BYTES: "max_bytes",
+        codes.R_PROTOCOL: "protocol",
+        codes.R_LATENCY: "latency_us",
+        codes.R_COPY_BW: "copy_bw_GBps",
+        codes.R_SEGMENT_BYTES: "segment_bytes",
+        codes.R_SEGMENT_US: "segment_us",
+    }
+    assert [fields_at[j] for j in range(codes.R_WIDTH)] == list(SLOTS)
+    vector = list(SimParams().as_dict())
+    assert vector[codes.N_PARAMS + codes.R_WIDTH + codes.R_LATENCY] == "regime1_latency_us"
+    assert vector[codes.N_PARAMS + 2 * codes.R_WIDTH + codes.R_SEGMENT_US] == "regime2_segment_us"
 
 
 @pytest.mark.parametrize("zero_overhead", [False, True])
@@ -230,5 +247,11 @@ def test_kernel_reads_each_parameter_from_its_field(zero_overhead: bool) -> None
     costs = (1 / 5e9, 7e-6, 11e-6, 13e-6, 17e-9)
     expected = (0.0,) * 5 if zero_overhead else costs
     assert tuple(ep)[:5] == pytest.approx(expected)
-    assert tuple(ep)[5:] == (31.0, 23.0, 29.0)
-    assert np.isfinite(tuple(ep)).all()
+    assert ep.page == 31.0 and ep.n_regimes == 3 and ep.scale == (0.0 if zero_overhead else 1.0)
+    table = ep.table.reshape(3, codes.R_WIDTH)
+    assert list(table[:, codes.R_MAX_BYTES]) == [23.0, 29.0, np.inf]
+    assert list(table[:, codes.R_PROTOCOL]) == [
+        codes.PROTO_SMALL,
+        codes.PROTO_EAGER,
+        codes.PROTO_RDV,
+    ]

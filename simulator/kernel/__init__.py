@@ -23,19 +23,19 @@ Python interpreter. Model (the reference paper, section 3.1 and Figs. 1-3):
 Modules: :mod:`.run` (entry points), :mod:`.loop` (the event loop), :mod:`.heap`,
 :mod:`.state` (the bundles), :mod:`.matching` (MPI matching, request slots),
 :mod:`.ranks`, :mod:`.messages`, :mod:`.transfers`, :mod:`.protocols` (mailbox,
-eager, rendezvous). Integer codes come from :mod:`mpiuq.simulator.codes`.
+eager, rendezvous, stream; the regime table lookup). Integer codes come from :mod:`mpiuq.simulator.codes`.
 
 Extending it
 ------------
 * **A protocol**: a module in :mod:`.protocols` with its handlers (send cost, what a
-  match sets, its RDMA steps), a ``PROTO_*`` code in :mod:`mpiuq.simulator.codes`
-  (and its name in ``parameters.PROTOCOL_NAMES``), and one branch in each dispatcher
-  of :mod:`.protocols`; new event kinds go into ``codes.EVENT_NAMES`` (the event-code
-  width follows) and :func:`.loop.event_loop`'s dispatch.
-* **Protocol regimes as data** (an ordered table of size thresholds, each with a
-  protocol and its own costs): the table travels in the :class:`.Endpoint` bundle,
-  :func:`.protocols.select` becomes a lookup that returns the regime, and the
-  handlers read the regime's costs instead of the scalars.
+  match sets, its later steps), a ``PROTO_*`` code in :mod:`mpiuq.simulator.codes`
+  (its name in ``regimes.PROTOCOLS``), and one branch in each dispatcher of
+  :mod:`.protocols`; new event kinds go into ``codes.EVENT_NAMES`` (the event-code
+  width follows) and :func:`.loop.event_loop`'s dispatch (``stream_rendezvous`` added
+  ``EV_STREAM_OUT`` this way).
+* **Protocol regimes as data**: the regime table is the tail of the parameter vector;
+  :class:`.Endpoint` carries it as a view, :func:`.protocols.select` returns a
+  message's regime (:mod:`.protocols.table`) and the handlers read its costs.
 * **A network**: a module in :mod:`mpiuq.simulator.networks` with the frozen
   description and its compiled unit (start a transfer: arrival time, or a flow
   whose packets follow), a ``NET_*`` code, and one branch in

@@ -17,13 +17,19 @@ from mpiuq.simulator.codes import (
     EV_HDR,
     EV_PKT,
     EV_RANK,
+    EV_STREAM_OUT,
     N_EV,
     STAGE_ACK,
-    STAGE_DATA,
     STAGE_GET,
 )
 from mpiuq.simulator.kernel.heap import pop_root, sift_up
-from mpiuq.simulator.kernel.messages import ack_arrived, data_arrived, header_arrived
+from mpiuq.simulator.kernel.messages import (
+    ack_arrived,
+    data_arrived,
+    get_arrived,
+    header_arrived,
+    stream_out,
+)
 from mpiuq.simulator.kernel.ranks import run_rank
 from mpiuq.simulator.kernel.transfers import packet_event, send_stage
 
@@ -65,15 +71,21 @@ def event_loop(prog, net, state, rates, ep, compute_scale):  # type: ignore[no-u
         elif ev == EV_HDR:
             hn, top_live, seq = header_arrived(arg, t, prog, state, ep, hn, top_live, seq)
         elif ev == EV_GET_ISSUE:
-            hn, top_live, seq = send_stage(arg, STAGE_GET, t, net, state, rates, hn, top_live, seq)
+            hn, top_live, seq = send_stage(
+                arg, STAGE_GET, t, net, state, rates, ep, hn, top_live, seq
+            )
         elif ev == EV_GET_ARRIVE:
-            hn, top_live, seq = send_stage(arg, STAGE_DATA, t, net, state, rates, hn, top_live, seq)
+            hn, top_live, seq = get_arrived(arg, t, net, state, rates, ep, hn, top_live, seq)
         elif ev == EV_DATA:
             hn, top_live, seq = data_arrived(arg, t, state, ep, hn, top_live, seq)
         elif ev == EV_ACK_ISSUE:
-            hn, top_live, seq = send_stage(arg, STAGE_ACK, t, net, state, rates, hn, top_live, seq)
+            hn, top_live, seq = send_stage(
+                arg, STAGE_ACK, t, net, state, rates, ep, hn, top_live, seq
+            )
         elif ev == EV_PKT:
             hn, top_live, seq = packet_event(arg, t, net, state, rates, hn, top_live, seq)
+        elif ev == EV_STREAM_OUT:
+            hn, top_live, seq = stream_out(arg, t, net, state, rates, ep, hn, top_live, seq)
         else:  # EV_ACK
             hn, top_live, seq = ack_arrived(arg, t, state, hn, top_live, seq)
         if top_live:

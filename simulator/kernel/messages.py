@@ -1,4 +1,5 @@
-"""Protocol events of a message at its endpoints: header, data and acknowledgement arrival.
+"""Protocol events of a message at its endpoints: header, data and acknowledgement arrival,
+and the stream rendezvous' payload leaving its sender.
 
 The per-protocol decisions are the handlers of :mod:`mpiuq.simulator.kernel.protocols`;
 here the kernel matches, wakes blocked ranks and schedules the follow-up events.
@@ -7,15 +8,27 @@ here the kernel matches, wakes blocked ranks and schedules the follow-up events.
 from __future__ import annotations
 
 from mpiuq.simulator._jit import njit
-from mpiuq.simulator.codes import EV_ACK_ISSUE, EV_GET_ISSUE, EV_RANK, N_EV, PROTO_EAGER, PROTO_RDV
+from mpiuq.simulator.codes import (
+    EV_ACK_ISSUE,
+    EV_GET_ISSUE,
+    EV_RANK,
+    EV_STREAM_OUT,
+    N_EV,
+    PROTO_EAGER,
+    PROTO_RDV,
+    PROTO_STREAM_RDV,
+    STAGE_DATA,
+)
 from mpiuq.simulator.kernel.heap import push
 from mpiuq.simulator.kernel.matching import enqueue, find_posted, release, unlink
 from mpiuq.simulator.kernel.protocols import (
     keeps_slot_after_match,
+    on_get_arrive,
     on_header,
     on_match,
     rendezvous_data,
 )
+from mpiuq.simulator.kernel.transfers import send_stage
 
 
 @njit(inline="always", error_model="numpy")
@@ -78,9 +91,30 @@ def data_arrived(m, t, state, ep, hn, top_live, seq):  # type: ignore[no-untyped
     if q >= 0:
         state.requests.ready[q] = t
         hn, top_live, seq = wake(dst, t, state, hn, top_live, seq)
-    if msgs.proto[m] == PROTO_EAGER:
-        release(state.slots, m)  # the data's reference
+    if msgs.proto[m] in (PROTO_EAGER, PROTO_STREAM_RDV):
+        release(state.slots, m)  # the data's (eager) or matching's (stream rendezvous)
     return hn, top_live, seq
+
+
+@njit(inline="always", error_model="numpy")
+def get_arrived(m, t, net, state, rates, ep, hn, top_live, seq):  # type: ignore[no-untyped-def]
+    """The get request (RDMA) or go-ahead (stream rendezvous) of ``m`` reached its sender
+    at ``t``: the data leave now (the NIC serves an RDMA get), or once the sender has
+    written them into the socket."""
+    out = on_get_arrive(m, t, state, ep)
+    if state.messages.proto[m] == PROTO_STREAM_RDV:
+        hn, top_live = push(state.heap, hn, top_live, out, seq, m * N_EV + EV_STREAM_OUT)
+        return hn, top_live, seq + 1
+    return send_stage(m, STAGE_DATA, t, net, state, rates, ep, hn, top_live, seq)
+
+
+@njit(inline="always", error_model="numpy")
+def stream_out(m, t, net, state, rates, ep, hn, top_live, seq):  # type: ignore[no-untyped-def]
+    """The sender has written stream-rendezvous message ``m`` into the socket at ``t``: its
+    send completes and the data leave."""
+    state.requests.ready[m] = t
+    hn, top_live, seq = wake(state.messages.src[m], t, state, hn, top_live, seq)
+    return send_stage(m, STAGE_DATA, t, net, state, rates, ep, hn, top_live, seq)
 
 
 @njit(inline="always", error_model="numpy")

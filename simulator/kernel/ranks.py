@@ -47,7 +47,14 @@ from mpiuq.simulator.kernel.matching import (
     unlink,
 )
 from mpiuq.simulator.kernel.messages import matched
-from mpiuq.simulator.kernel.protocols import header_bytes, select, send_cost, send_ready, send_refs
+from mpiuq.simulator.kernel.protocols import (
+    header_bytes,
+    protocol_of,
+    select,
+    send_cost,
+    send_ready,
+    send_refs,
+)
 from mpiuq.simulator.kernel.transfers import transfer_event
 
 INF = float("inf")
@@ -89,12 +96,14 @@ def op_isend(r, i, c, t, prog, net, state, rates, ep, hn, top_live, seq):  # typ
     rid = ops[i, COL_REQ]
     nb_ = prog.nbytes[i]
     if ranks.phase[r] == 0:
-        proto = select(nb_, ep)
-        cost = send_cost(proto, nb_, ep)
+        k = select(nb_, ep)
+        proto = protocol_of(k, ep)
+        cost = send_cost(proto, k, nb_, ep)
         # references: the wait, and the protocol (matching, plus the data for eager;
         # the acknowledgement for rendezvous)
         m = new_slot(state.slots, rid, send_refs(proto))
         msgs.proto[m] = proto
+        msgs.regime[m] = k
         ranks.acc[r, CAT_STACK] += cost
         ranks.acc_call[c, CAT_STACK] += cost
         if cost > 0.0:
@@ -116,7 +125,7 @@ def op_isend(r, i, c, t, prog, net, state, rates, ep, hn, top_live, seq):  # typ
     msgs.comm[m] = ops[i, COL_COMM]
     msgs.nbytes[m] = nb_
     msgs.t_send[m] = t
-    wire = header_bytes(proto, nb_)
+    wire = header_bytes(proto, msgs.regime[m], nb_, ep)
     te, tc = transfer_event(t, r, dst, wire, m, STAGE_HDR, net, state, rates)
     hn, top_live = push(state.heap, hn, top_live, te, seq, tc)
     return True, t, hn, top_live, seq + 1

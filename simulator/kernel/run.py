@@ -17,9 +17,9 @@ from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import (
     LINK_INJECTION,
     N_CATEGORIES,
+    N_PARAMS,
     N_STAGES,
     NET_PACKET,
-    P_EAGER_MAX,
     P_HOP_LATENCY,
     P_INJECTION_BW,
     P_LINK_BW,
@@ -29,7 +29,7 @@ from mpiuq.simulator.codes import (
     P_PIN_PER_PAGE,
     P_POST_HEADER,
     P_POST_RDMA,
-    P_SMALL_MAX,
+    R_WIDTH,
 )
 from mpiuq.simulator.kernel.loop import event_loop
 from mpiuq.simulator.kernel.protocols import Endpoint
@@ -53,18 +53,22 @@ class ProgramArrays(NamedTuple):
 
 @njit(inline="always", error_model="numpy")
 def endpoint_costs(params, zero_overhead):  # type: ignore[no-untyped-def]
-    """The MPI-stack costs of a parameter vector (all zero with ``zero_overhead``)."""
+    """The MPI-stack costs and the regime table (a view of the vector's tail) of a
+    parameter vector (all costs zero with ``zero_overhead``)."""
     inv_mem = 1.0 / (params[P_MEMORY_BW] * 1e9)
     d_hdr = params[P_POST_HEADER] * 1e-6
     d_rdma = params[P_POST_RDMA] * 1e-6
     pin_lat = params[P_PIN_LATENCY] * 1e-6
     pin_page = params[P_PIN_PER_PAGE] * 1e-9
+    scale = 1.0
     if zero_overhead:
         inv_mem = 0.0
         d_hdr = 0.0
         d_rdma = 0.0
         pin_lat = 0.0
         pin_page = 0.0
+        scale = 0.0
+    table = params[N_PARAMS:]
     return Endpoint(
         inv_mem,
         d_hdr,
@@ -72,8 +76,9 @@ def endpoint_costs(params, zero_overhead):  # type: ignore[no-untyped-def]
         pin_lat,
         pin_page,
         params[P_PAGE],
-        params[P_SMALL_MAX],
-        params[P_EAGER_MAX],
+        table,
+        table.shape[0] // R_WIDTH,
+        scale,
     )
 
 

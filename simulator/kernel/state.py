@@ -72,6 +72,7 @@ class Messages(NamedTuple):
     comm: I32
     nbytes: I64
     proto: npt.NDArray[np.int8]  #: PROTO_* code
+    regime: npt.NDArray[np.int8]  #: index of its regime in the regime table
     t_send: F64  #: TSend
     match: I64  #: matched receive slot (-1: none yet)
     data_at: F64  #: data arrival
@@ -159,6 +160,7 @@ def new_state(n_ranks, n_requests, n_calls, n_marks, n_nodes, n_links, n_flows, 
         np.empty(n_requests, np.int32),
         np.empty(n_requests, np.int32),
         np.empty(n_requests, np.int64),
+        np.empty(n_requests, np.int8),
         np.empty(n_requests, np.int8),
         np.empty(n_requests, np.float64),
         np.empty(n_requests, np.int64),

@@ -22,7 +22,7 @@ from mpiuq.simulator.codes import (
     STAGE_HDR,
 )
 from mpiuq.simulator.kernel.heap import push
-from mpiuq.simulator.kernel.protocols import HEADER_BYTES
+from mpiuq.simulator.kernel.protocols import HEADER_BYTES, data_bytes
 from mpiuq.simulator.networks.packet import inject_packet
 from mpiuq.simulator.networks.transfer import start_transfer
 
@@ -50,12 +50,13 @@ def transfer_event(t, src, dst, nbytes, m, stage, net, state, rates):  # type: i
 
 
 @njit(inline="always", error_model="numpy")
-def send_stage(m, stage, t, net, state, rates, hn, top_live, seq):  # type: ignore[no-untyped-def]
-    """Start the get request, data or acknowledgement transfer of message ``m`` at ``t``."""
+def send_stage(m, stage, t, net, state, rates, ep, hn, top_live, seq):  # type: ignore[no-untyped-def]
+    """Start the get request (or go-ahead), data or acknowledgement transfer of message
+    ``m`` at ``t``."""
     msgs = state.messages
     if stage == STAGE_DATA:
         te, tc = transfer_event(
-            t, msgs.src[m], msgs.dst[m], msgs.nbytes[m], m, stage, net, state, rates
+            t, msgs.src[m], msgs.dst[m], data_bytes(m, state, ep), m, stage, net, state, rates
         )
     else:  # get request or acknowledgement: receiver -> sender
         te, tc = transfer_event(

@@ -1,7 +1,8 @@
 """The point-to-point protocols: one module of small compiled handlers each, one dispatch.
 
-A message's protocol is chosen from its size when it is sent (:func:`select`) and
-stored with it; the kernel then calls these dispatchers at the protocol's steps:
+A message's protocol regime is chosen from its size when it is sent (:func:`select`,
+a lookup in the regime table: :mod:`.table`) and stored with it; the kernel then calls
+these dispatchers at the protocol's steps:
 
 =====================  ==========================================================
 step                   what a protocol decides
@@ -12,22 +13,34 @@ step                   what a protocol decides
 :func:`header_bytes`   bytes of the first transfer (header, or header + payload)
 :func:`on_header`      work triggered by the header's arrival, before matching
 :func:`on_match`       what the matched receive waits for; when a get is posted
+:func:`on_get_arrive`  the get request (or go-ahead) reached the sender: when the
+                       data leave
+:func:`data_bytes`     bytes of the data transfer
 =====================  ==========================================================
 
 plus the rendezvous-only steps (data arrival, acknowledgement) that the kernel
-calls from its RDMA events. The thresholds are the ``small_max_bytes`` and
-``eager_max_bytes`` parameters today; protocol regimes as data (an ordered table
-of size thresholds, each with a protocol and its own costs) replace :func:`select`
-and the :class:`Endpoint` scalars by a lookup, without touching the handlers'
-callers.
+calls from its RDMA events. Protocols: :mod:`.mailbox`, :mod:`.eager`,
+:mod:`.rendezvous` (the reference paper's) and :mod:`.stream` (TCP-like, without
+pinning or RDMA: ``stream`` and ``stream_rendezvous``). The default regime table
+(mailbox up to ``small_max_bytes``, eager up to ``eager_max_bytes``, rendezvous,
+no per-regime costs) gives the reference model bit for bit.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
+import numpy.typing as npt
+
 from mpiuq.simulator._jit import njit
-from mpiuq.simulator.codes import PROTO_EAGER, PROTO_RDV, PROTO_SMALL
+from mpiuq.simulator.codes import (
+    PROTO_EAGER,
+    PROTO_RDV,
+    PROTO_SMALL,
+    PROTO_STREAM,
+    PROTO_STREAM_RDV,
+)
 from mpiuq.simulator.kernel.protocols.eager import eager_header, eager_match, eager_send_cost
 from mpiuq.simulator.kernel.protocols.mailbox import mailbox_match, mailbox_send_cost
 from mpiuq.simulator.kernel.protocols.rendezvous import (
@@ -35,14 +48,26 @@ from mpiuq.simulator.kernel.protocols.rendezvous import (
     rendezvous_match,
     rendezvous_send_cost,
 )
+from mpiuq.simulator.kernel.protocols.stream import (
+    stream_match,
+    stream_rendezvous_go,
+    stream_rendezvous_match,
+    stream_rendezvous_send_cost,
+    stream_send_cost,
+    stream_wire_bytes,
+)
+from mpiuq.simulator.kernel.protocols.table import protocol_of, regime_of
 
 __all__ = [
     "HEADER_BYTES",
     "Endpoint",
+    "data_bytes",
     "header_bytes",
     "keeps_slot_after_match",
+    "on_get_arrive",
     "on_header",
     "on_match",
+    "protocol_of",
     "rendezvous_data",
     "select",
     "send_cost",
@@ -57,7 +82,7 @@ INF = float("inf")
 
 
 class Endpoint(NamedTuple):
-    """Endpoint (MPI stack) costs under one parameter vector, SI units."""
+    """Endpoint (MPI stack) costs under one parameter vector, SI units, and its regimes."""
 
     inv_mem: float  #: seconds per byte of a memory copy
     d_hdr: float  #: posting a header or acknowledgement, s
@@ -65,51 +90,66 @@ class Endpoint(NamedTuple):
     pin_lat: float  #: pinning latency, s
     pin_page: float  #: pinning per page, s
     page: float  #: page size, bytes
-    small_max: float  #: largest mailbox message, bytes
-    eager_max: float  #: largest eager message, bytes
+    table: npt.NDArray[np.float64]  #: the regime slots (``R_WIDTH`` per regime, see .table)
+    n_regimes: int  #: regimes in ``table``
+    scale: float  #: 1, or 0 on a network without MPI overheads (per-regime costs vanish)
 
 
 @njit(inline="always", error_model="numpy")
 def select(nbytes, ep):  # type: ignore[no-untyped-def]
-    """Protocol of a message of ``nbytes``."""
-    if nbytes <= ep.small_max:
-        return PROTO_SMALL
-    if nbytes <= ep.eager_max:
-        return PROTO_EAGER
-    return PROTO_RDV
+    """Regime index of a message of ``nbytes`` (its protocol: :func:`protocol_of`)."""
+    return regime_of(nbytes, ep)
 
 
 @njit(inline="always", error_model="numpy")
-def send_cost(proto, nbytes, ep):  # type: ignore[no-untyped-def]
-    """CPU seconds the sender spends before the message leaves."""
+def send_cost(proto, k, nbytes, ep):  # type: ignore[no-untyped-def]
+    """CPU seconds the sender spends before the message (of regime ``k``) leaves."""
     if proto == PROTO_SMALL:
-        return mailbox_send_cost(nbytes, ep)
+        return mailbox_send_cost(nbytes, k, ep)
     if proto == PROTO_EAGER:
-        return eager_send_cost(nbytes, ep)
-    return rendezvous_send_cost(nbytes, ep)
+        return eager_send_cost(nbytes, k, ep)
+    if proto == PROTO_RDV:
+        return rendezvous_send_cost(nbytes, k, ep)
+    if proto == PROTO_STREAM:
+        return stream_send_cost(nbytes, k, ep)
+    return stream_rendezvous_send_cost(nbytes, k, ep)
 
 
 @njit(inline="always", error_model="numpy")
 def send_refs(proto):  # type: ignore[no-untyped-def]
     """References on a send's slot: the wait's and matching's, plus the data's (eager)
-    or the acknowledgement's (rendezvous)."""
+    or the acknowledgement's (rendezvous); matching's is kept until the data arrive
+    (stream rendezvous)."""
     return 3 if proto == PROTO_EAGER else 2
 
 
 @njit(inline="always", error_model="numpy")
 def send_ready(proto, t):  # type: ignore[no-untyped-def]
-    """Completion time of a send request whose message leaves at ``t`` (eager sends
-    complete locally; rendezvous waits for the acknowledgement)."""
-    return t if proto != PROTO_RDV else INF
+    """Completion time of a send request whose message leaves at ``t`` (eager and
+    stream sends complete locally; rendezvous sends wait for the acknowledgement or
+    the go-ahead)."""
+    return INF if proto in (PROTO_RDV, PROTO_STREAM_RDV) else t
 
 
 @njit(inline="always", error_model="numpy")
-def header_bytes(proto, nbytes):  # type: ignore[no-untyped-def]
-    """Bytes of a message's first transfer: the header, plus the payload for the mailbox."""
+def header_bytes(proto, k, nbytes, ep):  # type: ignore[no-untyped-def]
+    """Bytes of a message's first transfer: the header, plus the payload for the mailbox
+    (and its segments' framing for a stream)."""
     wire = HEADER_BYTES
     if proto == PROTO_SMALL:
         wire += nbytes
+    elif proto == PROTO_STREAM:
+        wire += stream_wire_bytes(nbytes, k, ep)
     return wire
+
+
+@njit(inline="always", error_model="numpy")
+def data_bytes(m, state, ep):  # type: ignore[no-untyped-def]
+    """Bytes of message ``m``'s data transfer (the payload; a stream's with its framing)."""
+    msgs = state.messages
+    if msgs.proto[m] == PROTO_STREAM_RDV:
+        return stream_wire_bytes(msgs.nbytes[m], msgs.regime[m], ep)
+    return msgs.nbytes[m]
 
 
 @njit(inline="always", error_model="numpy")
@@ -143,10 +183,25 @@ def on_match(m, q, t, state, ep):  # type: ignore[no-untyped-def]
     if p == PROTO_EAGER:
         eager_match(m, q, t, state, ep)
         return -1.0
-    return rendezvous_match(m, q, t, state, ep)
+    if p == PROTO_RDV:
+        return rendezvous_match(m, q, t, state, ep)
+    if p == PROTO_STREAM:
+        stream_match(m, q, t, state, ep)
+        return -1.0
+    return stream_rendezvous_match(m, q, t, state, ep)
+
+
+@njit(inline="always", error_model="numpy")
+def on_get_arrive(m, t, state, ep):  # type: ignore[no-untyped-def]
+    """The get request (RDMA) or go-ahead (stream rendezvous) of ``m`` reached the sender
+    at ``t``: returns when the data leave (``t`` for RDMA: the NIC serves the get)."""
+    if state.messages.proto[m] == PROTO_STREAM_RDV:
+        return stream_rendezvous_go(m, t, state, ep)
+    return t
 
 
 @njit(inline="always", error_model="numpy")
 def keeps_slot_after_match(proto):  # type: ignore[no-untyped-def]
-    """Whether matching keeps its reference on the send's slot (rendezvous: until the ack)."""
-    return proto == PROTO_RDV
+    """Whether matching keeps its reference on the send's slot (rendezvous: until the ack;
+    stream rendezvous: until the data arrive)."""
+    return proto in (PROTO_RDV, PROTO_STREAM_RDV)

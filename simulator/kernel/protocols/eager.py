@@ -1,21 +1,23 @@
 """The eager-RDMA protocol (medium messages, Fig. 2 of the reference paper).
 
-The sender copies the payload into a pinned buffer at memory bandwidth and posts
-the header; its send completes at once. When the header arrives, the receiver's
+The sender copies the payload into a pinned buffer at the regime's copy bandwidth (by
+default the memory bandwidth) and posts the header (plus the regime's latency); its
+send completes at once. When the header arrives, the receiver's
 progress engine posts an RDMA get (``post_rdma_delay``) whatever the state of
 matching; the data then flows sender -> receiver. A matched receive is complete
-once the data is in, and its wait copies the data out at memory bandwidth.
+once the data is in, and its wait copies the data out at the same bandwidth.
 """
 
 from __future__ import annotations
 
 from mpiuq.simulator._jit import njit
+from mpiuq.simulator.kernel.protocols.table import inv_copy, latency_s
 
 
 @njit(inline="always", error_model="numpy")
-def eager_send_cost(nbytes, ep):  # type: ignore[no-untyped-def]
+def eager_send_cost(nbytes, k, ep):  # type: ignore[no-untyped-def]
     """CPU seconds of the sender: copy into the pinned buffer, post the header."""
-    return nbytes * ep.inv_mem + ep.d_hdr
+    return nbytes * inv_copy(k, ep) + ep.d_hdr + latency_s(k, ep)
 
 
 @njit(inline="always", error_model="numpy")
@@ -37,7 +39,7 @@ def eager_match(m, q, t, state, ep):  # type: ignore[no-untyped-def]
     requests = state.requests
     msgs = state.messages
     # the get was posted when the header arrived (Fig. 2); done if the data is in
-    requests.copy_s[q] = msgs.nbytes[m] * ep.inv_mem
+    requests.copy_s[q] = msgs.nbytes[m] * inv_copy(msgs.regime[m], ep)
     requests.stack1_start[q] = msgs.get_start[m]
     requests.stack1_end[q] = msgs.get_end[m]
     if msgs.data_at[m] <= t:

@@ -1,6 +1,6 @@
 """The rendezvous protocol (large messages, zero copy, Fig. 3 of the reference paper).
 
-The sender pins its buffer and posts the header; once matched, the receiver's
+The sender pins its buffer and posts the header (plus the regime's latency); once matched, the receiver's
 progress engine pins the receive buffer and posts an RDMA get; the data flows
 sender -> receiver straight into the user buffer, and the receiver's progress
 engine acknowledges it (``post_header_delay``). The send completes when the
@@ -12,13 +12,15 @@ from __future__ import annotations
 import numpy as np
 
 from mpiuq.simulator._jit import njit
+from mpiuq.simulator.kernel.protocols.table import latency_s
 
 
 @njit(inline="always", error_model="numpy")
-def rendezvous_send_cost(nbytes, ep):  # type: ignore[no-untyped-def]
-    """CPU seconds of the sender: pin the buffer, post the header."""
+def rendezvous_send_cost(nbytes, k, ep):  # type: ignore[no-untyped-def]
+    """CPU seconds of the sender: pin the buffer, post the header (plus regime ``k``'s
+    latency)."""
     pages = np.ceil(nbytes / ep.page)
-    return ep.pin_lat + pages * ep.pin_page + ep.d_hdr
+    return ep.pin_lat + pages * ep.pin_page + ep.d_hdr + latency_s(k, ep)
 
 
 @njit(inline="always", error_model="numpy")

@@ -1,0 +1,95 @@
+"""TCP-like stream protocols: no pinning and no RDMA (Open MPI's TCP BTL, ob1 over TCP).
+
+``stream`` (eager over a socket): the sender writes the message into the socket -- its
+per-message post (``post_header_delay``), the regime's latency, a copy at the regime's
+copy bandwidth and a host cost per segment of ``segment_bytes`` (the TCP maximum segment
+size) -- and its send completes when the message leaves. The message crosses the wire
+with its header and the framing of every segment
+(:data:`~mpiuq.simulator.regimes.SEGMENT_WIRE_BYTES`). The receiver pays the same post,
+copy and per-segment costs when its wait consumes the message (progress happens inside
+MPI calls).
+
+``stream_rendezvous`` (a handshake first): the sender posts a header (post + latency);
+once matched, the receiver posts a go-ahead (``post_header_delay``) that crosses back; on
+its arrival the sender writes the payload into the socket (post, copy, segments; its send
+completes then, event ``EV_STREAM_OUT``), the data cross with their framing, and the
+receiver's wait reads them (post, copy, segments).
+"""
+
+from __future__ import annotations
+
+from mpiuq.simulator._jit import njit
+from mpiuq.simulator.kernel.protocols.table import inv_copy, latency_s, segment_s, segments
+from mpiuq.simulator.regimes import SEGMENT_WIRE_BYTES
+
+
+@njit(inline="always", error_model="numpy")
+def stream_side_cost(nbytes, k, ep):  # type: ignore[no-untyped-def]
+    """CPU seconds of one side writing or reading a message of ``nbytes`` (regime ``k``)."""
+    return ep.d_hdr + nbytes * inv_copy(k, ep) + segments(nbytes, k, ep) * segment_s(k, ep)
+
+
+@njit(inline="always", error_model="numpy")
+def stream_wire_bytes(nbytes, k, ep):  # type: ignore[no-untyped-def]
+    """Bytes on the wire of a payload of ``nbytes``: the payload and its segments' framing."""
+    return nbytes + segments(nbytes, k, ep) * SEGMENT_WIRE_BYTES
+
+
+@njit(inline="always", error_model="numpy")
+def stream_send_cost(nbytes, k, ep):  # type: ignore[no-untyped-def]
+    """CPU seconds of the sender of a ``stream`` message: write it into the socket."""
+    return stream_side_cost(nbytes, k, ep) + latency_s(k, ep)
+
+
+@njit(inline="always", error_model="numpy")
+def stream_match(m, q, t, state, ep):  # type: ignore[no-untyped-def]
+    """Receive ``q`` matched ``stream`` message ``m`` at ``t``: complete; its wait reads it."""
+    msgs = state.messages
+    requests = state.requests
+    requests.copy_s[q] = stream_side_cost(msgs.nbytes[m], msgs.regime[m], ep)
+    requests.ready[q] = t
+
+
+@njit(inline="always", error_model="numpy")
+def stream_rendezvous_send_cost(nbytes, k, ep):  # type: ignore[no-untyped-def]
+    """CPU seconds of the sender before the handshake's header leaves."""
+    return ep.d_hdr + latency_s(k, ep)
+
+
+@njit(inline="always", error_model="numpy")
+def stream_rendezvous_match(m, q, t, state, ep):  # type: ignore[no-untyped-def]
+    """Receive ``q`` matched ``m`` at ``t``: the receiver posts the go-ahead; returns when.
+
+    Both requests see the posting as MPI stack; the sender's sync boundary is the
+    receive's post time (eq. 1); the receive's wait will read the data.
+    """
+    requests = state.requests
+    msgs = state.messages
+    prog_free = state.ranks.prog_free
+    dst = msgs.dst[m]
+    start = max(t, prog_free[dst])
+    end = start + ep.d_hdr
+    prog_free[dst] = end
+    requests.stack1_start[q] = start
+    requests.stack1_end[q] = end
+    requests.stack1_start[m] = start
+    requests.stack1_end[m] = end
+    requests.sync[m] = requests.post_s[q]
+    requests.copy_s[q] = stream_side_cost(msgs.nbytes[m], msgs.regime[m], ep)
+    return end
+
+
+@njit(inline="always", error_model="numpy")
+def stream_rendezvous_go(m, t, state, ep):  # type: ignore[no-untyped-def]
+    """The go-ahead of ``m`` reached its sender at ``t``: the sender writes the payload into
+    the socket; returns when it is written (the data leave and the send completes)."""
+    requests = state.requests
+    msgs = state.messages
+    prog_free = state.ranks.prog_free
+    src = msgs.src[m]
+    start = max(t, prog_free[src])
+    end = start + stream_side_cost(msgs.nbytes[m], msgs.regime[m], ep)
+    prog_free[src] = end
+    requests.stack2_start[m] = start
+    requests.stack2_end[m] = end
+    return end

@@ -1,0 +1,67 @@
+"""The regime table as the compiled handlers read it: a message's regime and its costs.
+
+The table is the tail of the parameter vector (``regime<k>_<field>`` slots, see
+:mod:`mpiuq.simulator.regimes`), carried by the :class:`~.Endpoint` bundle as a view:
+regime ``k``'s field ``R_<F>`` sits at ``k * R_WIDTH + R_<F>``. A message's regime is
+the first whose ``max_bytes`` it does not exceed (the last one is unbounded). Costs come
+back in SI units and are all zero on a network without MPI overheads (``ep.scale = 0``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mpiuq.simulator._jit import njit
+from mpiuq.simulator.codes import (
+    R_COPY_BW,
+    R_LATENCY,
+    R_MAX_BYTES,
+    R_PROTOCOL,
+    R_SEGMENT_BYTES,
+    R_SEGMENT_US,
+    R_WIDTH,
+)
+
+
+@njit(inline="always", error_model="numpy")
+def regime_of(nbytes, ep):  # type: ignore[no-untyped-def]
+    """Index of the regime of a message of ``nbytes``."""
+    last = ep.n_regimes - 1
+    for k in range(last):
+        if nbytes <= ep.table[k * R_WIDTH + R_MAX_BYTES]:
+            return k
+    return last
+
+
+@njit(inline="always", error_model="numpy")
+def protocol_of(k, ep):  # type: ignore[no-untyped-def]
+    """``PROTO_*`` code of regime ``k``."""
+    return int(ep.table[k * R_WIDTH + R_PROTOCOL])
+
+
+@njit(inline="always", error_model="numpy")
+def latency_s(k, ep):  # type: ignore[no-untyped-def]
+    """Extra software latency of the sender per message in regime ``k``, s."""
+    return ep.table[k * R_WIDTH + R_LATENCY] * 1e-6 * ep.scale
+
+
+@njit(inline="always", error_model="numpy")
+def inv_copy(k, ep):  # type: ignore[no-untyped-def]
+    """Seconds per byte of regime ``k``'s copies (its own bandwidth, or the memory's)."""
+    bw = ep.table[k * R_WIDTH + R_COPY_BW]
+    if bw > 0.0:
+        return ep.scale / (bw * 1e9)
+    return ep.inv_mem
+
+
+@njit(inline="always", error_model="numpy")
+def segments(nbytes, k, ep):  # type: ignore[no-untyped-def]
+    """Segments of a stream message of ``nbytes`` in regime ``k`` (a whole number >= 1)."""
+    n = int(np.ceil(nbytes / ep.table[k * R_WIDTH + R_SEGMENT_BYTES]))
+    return n if n > 1 else 1
+
+
+@njit(inline="always", error_model="numpy")
+def segment_s(k, ep):  # type: ignore[no-untyped-def]
+    """Host cost per segment and side in regime ``k``, s."""
+    return ep.table[k * R_WIDTH + R_SEGMENT_US] * 1e-6 * ep.scale
