@@ -255,8 +255,9 @@ def format_table(summary: dict[str, Any]) -> str:
         for row in comp["table"]:
             v = comp["variants"][row["variant"]]
             lines.append(
-                f"  {row['variant']:<16} elpd_loo {row['elpd_loo']:8.2f}  diff {row['elpd_diff']:6.2f}"
-                f" +- {row['dse']:.2f}  p_loo {row['p_loo']:5.1f}  max k {v['max_pareto_k']:.2f}"
+                f"  {row['variant']:<16} elpd_loo {_num(row['elpd_loo'], '8.2f')}  diff "
+                f"{_num(row['elpd_diff'], '6.2f')} +- {_num(row['dse'], '.2f')}  p_loo "
+                f"{_num(row['p_loo'], '5.1f')}  max k {_num(v['max_pareto_k'], '.2f')}"
                 f"  inside 90% {v['n_inside_90']}/{v['n_sizes']}"
             )
     d = summary["discrepancy"]
@@ -304,3 +305,9 @@ class _ProgressBars:
         if self.bar is not None:
             self.bar.close()
             self.bar = None
+
+
+def _num(value: float | None, spec: str) -> str:
+    """``value`` formatted with ``spec``, or ``n/a`` for a value summary.json stores as null
+    (not finite: e.g. a Pareto k-hat of degenerate importance weights)."""
+    return "n/a" if value is None else format(value, spec)
