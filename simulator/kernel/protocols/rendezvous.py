@@ -30,13 +30,19 @@ def rendezvous_match(m, q, t, state, ep):  # type: ignore[no-untyped-def]
     Both requests see the pin-and-post interval as MPI stack; the sender's sync
     boundary is the receive's post time.
     """
-    requests = state.requests
     msgs = state.messages
-    prog_free = state.ranks.prog_free
-    dst = msgs.dst[m]
-    start = max(t, prog_free[dst])
+    start = max(t, state.ranks.prog_free[msgs.dst[m]])
     end = start + ep.pin_lat + np.ceil(msgs.nbytes[m] / ep.page) * ep.pin_page + ep.d_rdma
-    prog_free[dst] = end
+    return handshake_step(m, q, start, end, state)
+
+
+@njit(inline="always", error_model="numpy")
+def handshake_step(m, q, start, end, state):  # type: ignore[no-untyped-def]
+    """The receiver's progress engine answers ``m``'s header (matched by ``q``) from
+    ``start`` to ``end``: both requests see the step as MPI stack and the sender's sync
+    boundary is the receive's post time (eq. 1). Returns ``end``."""
+    requests = state.requests
+    state.ranks.prog_free[state.messages.dst[m]] = end
     requests.stack1_start[q] = start
     requests.stack1_end[q] = end
     requests.stack1_start[m] = start

@@ -19,6 +19,7 @@ receiver's wait reads them (post, copy, segments).
 from __future__ import annotations
 
 from mpiuq.simulator._jit import njit
+from mpiuq.simulator.kernel.protocols.rendezvous import handshake_step
 from mpiuq.simulator.kernel.protocols.table import inv_copy, latency_s, segment_s, segments
 from mpiuq.simulator.regimes import SEGMENT_WIRE_BYTES
 
@@ -63,20 +64,10 @@ def stream_rendezvous_match(m, q, t, state, ep):  # type: ignore[no-untyped-def]
     Both requests see the posting as MPI stack; the sender's sync boundary is the
     receive's post time (eq. 1); the receive's wait will read the data.
     """
-    requests = state.requests
     msgs = state.messages
-    prog_free = state.ranks.prog_free
-    dst = msgs.dst[m]
-    start = max(t, prog_free[dst])
-    end = start + ep.d_hdr
-    prog_free[dst] = end
-    requests.stack1_start[q] = start
-    requests.stack1_end[q] = end
-    requests.stack1_start[m] = start
-    requests.stack1_end[m] = end
-    requests.sync[m] = requests.post_s[q]
-    requests.copy_s[q] = stream_side_cost(msgs.nbytes[m], msgs.regime[m], ep)
-    return end
+    start = max(t, state.ranks.prog_free[msgs.dst[m]])
+    state.requests.copy_s[q] = stream_side_cost(msgs.nbytes[m], msgs.regime[m], ep)
+    return handshake_step(m, q, start, start + ep.d_hdr, state)
 
 
 @njit(inline="always", error_model="numpy")
