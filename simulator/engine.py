@@ -157,7 +157,7 @@ def params_vector(params: SimParams) -> FloatArray:
 def check_regime_slots(matrix: FloatArray) -> None:
     """Check the regime slots of parameter vectors (rows of ``matrix``) before the kernel
     reads them: 1 to ``MAX_REGIMES`` regimes, known protocol codes, thresholds whole and
-    strictly increasing with an unbounded last regime, per-regime costs finite and >= 0,
+    non-decreasing with an unbounded last regime, per-regime costs finite and >= 0,
     segment sizes whole and positive. Vectors built by :func:`params_vector` or
     :func:`~mpiuq.simulator.parameters.params_matrix` always pass; this guards raw matrices.
 
@@ -190,8 +190,10 @@ def check_regime_slots(matrix: FloatArray) -> None:
             bad = mx != np.inf
             allowed = "no bound (inf): the last regime takes every larger size"
         else:
-            bad = ~np.isfinite(mx) | (mx != np.floor(mx)) | (mx <= previous)
-            allowed = "a whole number of bytes above the previous regime's (increasing)"
+            # non-decreasing: the default table of small_max_bytes == eager_max_bytes has an
+            # empty eager regime (never selected)
+            bad = ~np.isfinite(mx) | (mx != np.floor(mx)) | (mx < previous)
+            allowed = "a whole number of bytes, at least the previous regime's (non-decreasing)"
             previous = mx
         if bad.any():
             refuse(k, "max_bytes", mx[bad][0], allowed)

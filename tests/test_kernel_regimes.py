@@ -144,7 +144,7 @@ def test_batch_runs_a_stream_table_like_single_runs() -> None:
             9.0,
             r"regime1_protocol=9(\.0)? is invalid: expected a protocol code 0\.\.4",
         ),
-        ("regime0_max_bytes", 70000.0, r"regime1_max_bytes=.* above the previous regime's"),
+        ("regime0_max_bytes", 70000.0, r"regime1_max_bytes=.* at least the previous regime's"),
         (
             "regime2_max_bytes",
             1e6,
@@ -171,3 +171,13 @@ def test_raw_matrices_with_bad_regime_slots_are_refused(
     row[names.index(slot)] = value
     with pytest.raises(ParameterError, match=match):
         evaluate_batch(BenchmarkSetup("pingpong"), (1,), row[None, :])
+
+
+def test_an_empty_regime_of_equal_thresholds_runs() -> None:
+    """small_max_bytes == eager_max_bytes (no eager range, as in openmpi-ucx-ib.toml): the
+    default table's eager regime is empty and never selected."""
+    p = SimParams(small_max_bytes=8192, eager_max_bytes=8192)
+    got = evaluate_batch(BenchmarkSetup("pingpong"), (8192, 8193), params_vector(p)[None, :])
+    want = simulate_benchmark("pingpong", (8192, 8193), p)
+    np.testing.assert_array_equal(got.time_us[0], want.time_us)
+    assert want.protocols == ("small", "rendezvous")
