@@ -45,8 +45,8 @@ from mpiuq.simulator.errors import DeadlockError, ParameterError
 from mpiuq.simulator.networks import TWO_NODE_SWITCH, NetworkModel, network_arrays
 from mpiuq.simulator.parameters import SimParams
 from mpiuq.simulator.program import Op, Program
-from mpiuq.simulator.watch import run_watched
 from mpiuq.simulator.regimes import MAX_REGIMES, PROTOCOLS
+from mpiuq.simulator.watch import run_watched
 
 __all__ = [
     "CATEGORIES",
