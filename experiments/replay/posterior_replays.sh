@@ -22,3 +22,27 @@ mpiuq whatif $T/ti_nekbone_64r --params $P $W \
 mpiuq whatif $T/otf2_tracer_stencil4d_64r --params $P $W \
     --scenario "$NET" --scenario "$STACK" --scenario 'packet: model=packet' \
     --out results/whatif/otf2_tracer_stencil4d_64r
+
+# Run to run: the same campaign with seed 2, the same replays and what-ifs over its draws,
+# compared interval by interval (results/replay/run_to_run.txt, results/whatif/run_to_run_seed2.txt).
+S=${SCRATCH:-$(mktemp -d)}
+mpiuq campaign run experiments/stampede-ib-seed2.toml --out "$S/stampede-ib-seed2" --quiet --no-plots || true
+P2="$S/stampede-ib-seed2"
+mpiuq replay $T/ti_lulesh_512r --model packet,analytic,compute-only --params $P2 \
+    --compute-scale 0.1 $W --out "$S/replay2/ti_lulesh_512r" > /dev/null
+mpiuq replay $T/ti_nekbone_64r --model packet,analytic,compute-only --params $P2 \
+    $W --out "$S/replay2/ti_nekbone_64r" > /dev/null
+mpiuq replay $T/otf2_tracer_stencil4d_64r --model packet,analytic,compute-only --params $P2 \
+    $W --out "$S/replay2/otf2_tracer_stencil4d_64r" > /dev/null
+: > results/replay/run_to_run.txt
+for t in ti_lulesh_512r ti_nekbone_64r otf2_tracer_stencil4d_64r; do
+    python experiments/replay/compare_calibrations.py results/replay/$t/replay.json \
+        "$S/replay2/$t/replay.json" >> results/replay/run_to_run.txt
+done
+{
+mpiuq whatif $T/otf2_tracer_stencil4d_64r --params $P2 $W \
+    --scenario "$NET" --scenario "$STACK" --scenario 'packet: model=packet'
+mpiuq whatif $T/ti_lulesh_512r --params $P2 --compute-scale 0.1 $W \
+    --scenario "$NET" --scenario "$STACK"
+mpiuq whatif $T/ti_nekbone_64r --params $P2 $W --scenario "$NET" --scenario "$STACK"
+} > results/whatif/run_to_run_seed2.txt
