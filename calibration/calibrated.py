@@ -221,6 +221,7 @@ def load_posterior_draws(path: str | Path, n_draws: int, seed: int = 0) -> Poste
             f"campaign posterior {file} does not exist: expected results/<campaign>/posterior.nc "
             "written by 'mpiuq campaign run'"
         )
+    _check_written_by_its_run(file)
     import xarray as xr
 
     try:
@@ -243,6 +244,31 @@ def load_posterior_draws(path: str | Path, n_draws: int, seed: int = 0) -> Poste
     else:
         pick = np.concatenate([rng.permutation(n), rng.choice(n, size=n_draws - n)])
     return PosteriorDraws(file, names, values[pick], tuple(fixed))
+
+
+def _check_written_by_its_run(file: Path) -> None:
+    """Refuse draws that are not the ones the folder's ``summary.json`` reports.
+
+    A campaign records the SHA-256 of every file it wrote in ``summary.json``; draws
+    changed since (edited, or copied from another run) would be replayed under the other
+    run's summary. Files the summary does not list (older runs) are read as they are.
+    """
+    from mpiuq.calibration.artefacts import file_sha256
+
+    summary = file.parent / "summary.json"
+    try:
+        doc = json.loads(summary.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return  # no summary beside it: a posterior file given on its own
+    run = doc.get("run") if isinstance(doc, dict) else None
+    files = run.get("files") if isinstance(run, dict) else None
+    digest = files.get(file.name) if isinstance(files, dict) else None
+    if isinstance(digest, str) and file_sha256(file) != digest:
+        raise CalibratedParametersError(
+            f"{file} has changed since the run that wrote {summary} (its SHA-256 differs "
+            "from the one the summary records): its draws are not that calibration's; "
+            "re-run the campaign or restore the file"
+        )
 
 
 def _check_range(file: Path, key: str, name: str, value: float) -> None:

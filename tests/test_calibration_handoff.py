@@ -157,6 +157,18 @@ def test_load_posterior_draws_errors(tmp_path: Path) -> None:
         load_posterior_draws(bad, 5)
 
 
+def test_load_posterior_draws_refuses_draws_changed_since_their_run(tmp_path: Path) -> None:
+    from mpiuq.calibration.artefacts import file_sha256
+
+    folder = _posterior_nc(tmp_path)
+    summary = {"run": {"files": {"posterior.nc": file_sha256(folder / "posterior.nc")}}}
+    (folder / "summary.json").write_text(json.dumps(summary))
+    load_posterior_draws(folder, 5)  # the draws the summary records
+    _posterior_nc(folder, n=60)  # another run's draws under the same summary
+    with pytest.raises(CalibratedParametersError, match=r"posterior.nc has changed since the run"):
+        load_posterior_draws(folder, 5)
+
+
 def test_committed_stampede_result_loads() -> None:
     c = load_calibrated(ROOT / "results" / "stampede-ib")
     SimParams.from_mapping(c.values())  # every value is a valid simulator parameter
