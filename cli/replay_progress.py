@@ -63,7 +63,7 @@ def replay_file_with_progress(
     program and the trace's :class:`~mpiuq.simulator.replay.TraceOrigin` (on large
     traces the trace itself is the largest part of the peak memory).
     """
-    from mpiuq.simulator._jit import skip_blas_probe
+    from mpiuq.simulator._numba_startup import skip_blas_probe
     from mpiuq.simulator.replay import TraceOrigin, lower_for_replay, replay_lowered
 
     skip_blas_probe()

@@ -20,7 +20,6 @@ the loops compiled with ``nrt=False`` do not (their callers allocate).
 from __future__ import annotations
 
 import hashlib
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
@@ -29,6 +28,8 @@ from typing import Any, TypeVar
 
 import numba as nb
 from numba.core import event
+
+from mpiuq.simulator._numba_startup import load_lightly
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -85,6 +86,7 @@ def njit(*, nrt: bool = True, **options: Any) -> Callable[[F], F]:
     def decorate(func: F) -> F:
         dispatcher = nb.njit(cache=True, **options)(func)
         _tie_cache_to_sources(dispatcher)
+        load_lightly(dispatcher)
         return dispatcher  # type: ignore[no-any-return]
 
     return decorate
@@ -118,26 +120,3 @@ def on_compile(callback: Callable[[], None]) -> Iterator[None]:
     """
     with event.install_listener("numba:compile", _CompileListener(callback)):
         yield
-
-
-#: The module numba's NumPy support imports to probe for SciPy's BLAS.
-_BLAS_PROBE = "scipy.linalg.cython_blas"
-
-
-def skip_blas_probe() -> None:
-    """Load numba's NumPy implementations without its probe for SciPy's BLAS.
-
-    On its first compilation or cache load in a process, numba imports its NumPy
-    implementations, and with them SciPy's linear algebra to see whether ``np.dot``
-    can call BLAS: 0.15-0.2 s of a command's start-up. The simulator's loops call no
-    BLAS. Without the probe numba's ``np.correlate`` and ``np.convolve`` (the only users
-    of its answer) use its own loops; ``np.dot`` and ``np.linalg`` still find BLAS
-    when compiled. Does nothing once numba's NumPy support or BLAS is loaded.
-    """
-    if "numba.np.arraymath" in sys.modules or _BLAS_PROBE in sys.modules:
-        return
-    sys.modules[_BLAS_PROBE] = None  # type: ignore[assignment]  # the import raises ImportError
-    try:
-        import numba.np.arraymath  # noqa: F401
-    finally:
-        del sys.modules[_BLAS_PROBE]

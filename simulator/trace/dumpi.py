@@ -23,7 +23,7 @@ from mpiuq.simulator.trace.builder import TraceBuilder
 from mpiuq.simulator.trace.child import Progress, run_contained
 from mpiuq.simulator.trace.dumpi_common import mpi_name
 from mpiuq.simulator.trace.dumpi_comms import partial_world, resolve_full, resolve_partial
-from mpiuq.simulator.trace.dumpi_files import find_dumpi_files, find_dumpi_meta
+from mpiuq.simulator.trace.dumpi_files import CLOCKS, find_dumpi_files, find_dumpi_meta
 from mpiuq.simulator.trace.dumpi_lower import Lowering, lower_rank
 from mpiuq.simulator.trace.dumpi_raw import (
     RawCall,
@@ -36,7 +36,6 @@ from mpiuq.simulator.trace.ir import Trace
 
 __all__ = ["CLOCKS", "find_dumpi_files", "find_dumpi_meta", "read_dumpi"]
 
-CLOCKS = ("wall", "cpu", "auto")
 #: auto clock: CPU gaps when (sum of wall gaps) / (sum of CPU gaps) over all ranks exceeds this
 OVERSUBSCRIPTION_RATIO = 2.0
 _VERSION_WARNING = re.compile(

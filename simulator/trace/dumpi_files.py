@@ -16,7 +16,10 @@ from mpiuq.simulator.trace.detect import DUMPI_MAGIC, is_dumpi_meta
 from mpiuq.simulator.trace.errors import TraceFormatError, UnsupportedTraceError
 from mpiuq.simulator.trace.limits import MAX_RANKS
 
-__all__ = ["find_dumpi_files", "find_dumpi_meta", "read_meta"]
+__all__ = ["CLOCKS", "find_dumpi_files", "find_dumpi_meta", "read_meta"]
+
+#: Clocks a DUMPI trace's compute gaps can be taken from (``auto``: see ``read_dumpi``).
+CLOCKS = ("wall", "cpu", "auto")
 
 #: Largest .meta file read (real ones are a few hundred bytes).
 MAX_META_BYTES = 1 << 20

@@ -7,11 +7,11 @@ from pathlib import Path
 
 from mpiuq.simulator.trace.cache import cache_key, default_cache_dir, save_trace
 from mpiuq.simulator.trace.detect import detect_format
-from mpiuq.simulator.trace.dumpi import CLOCKS, find_dumpi_files, find_dumpi_meta, read_dumpi
+from mpiuq.simulator.trace.dumpi_files import CLOCKS
 from mpiuq.simulator.trace.errors import TraceFormatError
 from mpiuq.simulator.trace.h5_reader import load_trace_h5
 from mpiuq.simulator.trace.ir import Trace
-from mpiuq.simulator.trace.otf2_reader import find_otf2_anchor, read_otf2
+from mpiuq.simulator.trace.ti_files import find_ti_files
 
 __all__ = ["FORMATS", "detect_format", "read_trace"]  # detect_format: from .detect
 
@@ -21,13 +21,16 @@ FORMATS = ("dumpi", "otf2", "ti", "hdf5")
 def _trace_files(path: str | Path, fmt: str) -> list[Path]:
     """The files a reader consumes (their sizes and mtimes go into the cache key)."""
     if fmt == "dumpi":
+        from mpiuq.simulator.trace.dumpi_files import find_dumpi_files, find_dumpi_meta
+
         files, _n = find_dumpi_files(path)
         meta = find_dumpi_meta(path)
         return files + ([meta] if meta is not None else [])
     if fmt == "otf2":
+        from mpiuq.simulator.trace.otf2_reader import find_otf2_anchor
+
         anchor = find_otf2_anchor(path)
         return [f for f in anchor.parent.rglob("*") if f.is_file()]
-    from mpiuq.simulator.trace.ti import find_ti_files  # numba: imported for TI traces only
 
     files, _notes = find_ti_files(path)
     p = Path(path)
@@ -96,9 +99,14 @@ def read_trace(
                 return load_trace_h5(entry)
             except TraceFormatError:
                 entry.unlink(missing_ok=True)  # stale or damaged entry: parse again
+    # the readers (compiled parsers, contained C libraries) are imported to parse only
     if fmt == "dumpi":
+        from mpiuq.simulator.trace.dumpi import read_dumpi
+
         trace = read_dumpi(path, clock=clock)
     elif fmt == "otf2":
+        from mpiuq.simulator.trace.otf2_reader import read_otf2
+
         trace = read_otf2(path)
     else:
         from mpiuq.simulator.trace.ti import read_ti

@@ -1,0 +1,98 @@
+"""Start-up of numba in a command: loading cached loops without numba's compiler.
+
+A command whose compiled loops are all in numba's on-disk cache should pay only for
+loading them. numba by default prepares its whole compiler first (all its typing and
+lowering implementations) and probes SciPy's BLAS on its first compilation; both
+cost more than loading the loops. :func:`load_lightly` (applied by
+:func:`mpiuq.simulator._jit.njit` to every compiled loop) loads without the first,
+and :func:`skip_blas_probe` (called by the command line) skips the second.
+
+Nothing here changes compiled code, so this module is not one of the sources the
+caches are tied to (:data:`mpiuq.simulator._jit.COMPILED_SOURCES`).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from numba.core import event
+from numba.core.caching import FunctionCache
+from numba.core.runtime import rtsys
+
+
+class _LightLoadCache(FunctionCache):  # type: ignore[misc]  # numba is untyped
+    """numba's on-disk function cache, loading without initialising the compiler.
+
+    Before it loads a cached loop, numba's cache "refreshes" the target context: it
+    imports all of numba's typing and lowering implementations (NumPy, lists, sets,
+    dictionaries, random numbers...) and installs their registries, which only a
+    compilation uses: 0.1-0.25 s of every command's start-up, longer than loading the
+    loops themselves. Loading and linking a cached loop needs only the runtime's
+    symbols (NRT), which this cache initialises; a compilation (a cache miss) still
+    refreshes the contexts itself before it starts. numba's C helpers and exception
+    symbols are installed when the target context is made, before any load.
+    """
+
+    def load_overload(self, sig: Any, target_context: Any) -> Any:
+        """Load the cached overload of ``sig`` (``None`` if there is none)."""
+        rtsys.initialize(target_context)
+        with self._guard_against_spurious_io_errors():
+            return self._load_overload(sig, target_context)
+
+
+def load_lightly(dispatcher: Any) -> None:
+    """Make ``dispatcher`` load from its on-disk cache with :class:`_LightLoadCache`.
+
+    Leaves numba's own loading in place if its (private) cache class ever changes.
+    """
+    cache = getattr(dispatcher, "_cache", None)
+    if type(cache) is FunctionCache and hasattr(cache, "_guard_against_spurious_io_errors"):
+        cache.__class__ = _LightLoadCache
+
+
+#: The module numba's NumPy support imports to probe for SciPy's BLAS.
+_BLAS_PROBE = "scipy.linalg.cython_blas"
+
+
+def _import_numpy_support_without_probe() -> None:
+    """Import numba's NumPy implementations with SciPy's BLAS hidden (see below)."""
+    if "numba.np.arraymath" in sys.modules or _BLAS_PROBE in sys.modules:
+        return
+    sys.modules[_BLAS_PROBE] = None  # type: ignore[assignment]  # the import raises ImportError
+    try:
+        import numba.np.arraymath  # noqa: F401
+    finally:
+        del sys.modules[_BLAS_PROBE]
+
+
+class _SkipProbeOnCompile(event.Listener):  # type: ignore[misc]  # numba is untyped
+    """Imports numba's NumPy implementations without the BLAS probe before a compilation."""
+
+    def on_start(self, event: event.Event) -> None:
+        _import_numpy_support_without_probe()
+
+    def on_end(self, event: event.Event) -> None:
+        pass
+
+
+_probe_skipper: list[_SkipProbeOnCompile] = []
+
+
+def skip_blas_probe() -> None:
+    """Let numba's NumPy implementations load without its probe for SciPy's BLAS.
+
+    On its first compilation in a process, numba imports its NumPy implementations,
+    and with them SciPy's linear algebra to see whether ``np.dot`` can call BLAS:
+    0.15-0.2 s of a command's start-up. The simulator's loops call no BLAS. After this
+    call, the first compilation in the process imports them with the probe's module
+    hidden, so numba's ``np.correlate`` and ``np.convolve`` (the only users of its
+    answer) use its own loops; ``np.dot`` and ``np.linalg`` still find BLAS when
+    compiled. Loading cached loops imports neither (see :class:`_LightLoadCache`), so
+    nothing is imported here: a run whose loops are all cached pays for neither.
+    Does nothing more once called, or once numba's NumPy support or BLAS is loaded.
+    """
+    if _probe_skipper or "numba.np.arraymath" in sys.modules or _BLAS_PROBE in sys.modules:
+        return
+    _probe_skipper.append(_SkipProbeOnCompile())
+    event.register("numba:compile", _probe_skipper[0])
