@@ -9,6 +9,9 @@ own process, started the way a user starts it:
   loops come from numba's cache (warmed once before timing; a new machine compiles
   them once, which ``--cold-numba`` measures separately);
 * the same command again, **second run**: the parsed trace comes from the cache;
+  in both, mpiuq's modules are byte-compiled beforehand, as ``pip install`` leaves
+  them (an editable install run with ``PYTHONDONTWRITEBYTECODE=1``, as on the shared
+  machine, would otherwise compile every module's source in every run: 0.2-0.7 s);
 * SimGrid 3.32 ``smpirun -replay`` with ``smpireplaymain`` on the same platform (the
   command line of the trace README; files decompressed beforehand, as SimGrid needs).
 
@@ -28,6 +31,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import shutil
@@ -70,6 +74,18 @@ def mpiuq_run(trace: Path, cache_dir: Path, env: dict[str, str]) -> dict[str, fl
     }
 
 
+def compile_bytecode() -> list[str]:
+    """Byte-compile the installed ``mpiuq`` packages (as ``pip install`` does); their folders."""
+    folders = []
+    for name in ("mpiuq", "mpiuq.simulator", "mpiuq.calibration", "mpiuq.surrogate"):
+        spec = importlib.util.find_spec(name)
+        if spec is None or not spec.submodule_search_locations:
+            raise SystemExit(f"{name} is not installed (pip install -e .)")
+        folders += [f for f in spec.submodule_search_locations if f not in folders]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *folders], check=True)
+    return folders
+
+
 def cell(runs: list[dict[str, float]], key: str, fmt: str) -> str:
     values = sorted(r[key] for r in runs)
     return f"{format(values[0], fmt)} ({format(statistics.median(values), fmt)})"
@@ -92,6 +108,7 @@ def main() -> None:
         f"machine: {os.cpu_count()} CPUs, load average {load[0]:.2f} {load[1]:.2f} at start; "
         f"each cell: best of {args.repeat} paired runs (median); wall and CPU in s, peak RSS in MiB"
     )
+    print(f"bytecode: compiled beforehand in {', '.join(compile_bytecode())}")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         if args.cold_numba:
