@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mpiuq.simulator.trace.errors import TraceFormatError, UnsupportedTraceError
-from mpiuq.simulator.trace.ti_files import first_content_line, index_entries, looks_like_ti
+from mpiuq.simulator.trace.errors import UnsupportedTraceError
+from mpiuq.simulator.trace.ti_files import first_content_line, index_lines, looks_like_ti
 
 __all__ = [
     "DUMPI_MAGIC",
@@ -132,7 +132,5 @@ def detect_format(path: str | Path) -> str:
 
 
 def _is_ti_index(path: Path) -> bool:
-    try:
-        return bool(index_entries(path))
-    except TraceFormatError:
-        return True  # an index of TI files with a missing entry: the reader says which
+    """An index of TI files (its later entries, one per rank, are checked by the reader)."""
+    return index_lines(path) is not None

@@ -12,6 +12,7 @@ file.
 
 from __future__ import annotations
 
+import os
 import zlib
 from pathlib import Path
 
@@ -150,12 +151,29 @@ def _resolve_listed(base: Path, entry: str) -> Path | None:
     """Find a file listed in an index (relative paths, possibly with a stale prefix, or .gz)."""
     rel = Path(entry)
     parts = rel.parts
-    for k in range(len(parts)):
-        cand = rel if rel.is_absolute() and k == 0 else base.joinpath(*parts[k:])
-        for c in (cand, cand.with_name(cand.name + ".gz")):
-            if c.is_file():
-                return c
+    root = str(base)
+    for k in range(len(parts)):  # path strings: an index lists a file per rank
+        cand = str(rel) if rel.is_absolute() and k == 0 else os.path.join(root, *parts[k:])
+        for c in (cand, cand + ".gz"):
+            if os.path.isfile(c):
+                return Path(c)
     return None
+
+
+def index_lines(index: Path) -> list[str] | None:
+    """The entries of ``index`` if it looks like an index of TI files, else None.
+
+    An index's first entry names an existing file (its later entries are checked by
+    :func:`index_entries`) and the whole file is UTF-8 text.
+    """
+    first = first_content_line(index)  # decide from the head before reading the whole file
+    if not first or is_action_line(first) or _resolve_listed(index.parent, first) is None:
+        return None
+    try:
+        text = read_text_bytes(index).decode("utf-8")
+    except (TraceFormatError, UnicodeDecodeError):
+        return None
+    return _content_lines(text.splitlines())
 
 
 def index_entries(index: Path) -> list[Path] | None:
@@ -166,14 +184,9 @@ def index_entries(index: Path) -> list[Path] | None:
     TraceFormatError
         If the first entry exists but a later one does not (a damaged index).
     """
-    first = first_content_line(index)  # decide from the head before reading the whole file
-    if not first or is_action_line(first) or _resolve_listed(index.parent, first) is None:
+    lines = index_lines(index)
+    if lines is None:
         return None
-    try:
-        text = read_text_bytes(index).decode("utf-8")
-    except (TraceFormatError, UnicodeDecodeError):
-        return None
-    lines = _content_lines(text.splitlines())
     files = []
     for lineno, ln in enumerate(lines, start=1):
         found = _resolve_listed(index.parent, ln)
