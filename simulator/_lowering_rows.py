@@ -38,9 +38,15 @@ def combine_rows(
     """
     if not combines:
         return np.zeros(0, np.int64), np.zeros(0, np.float64)
-    n_out = row_ptr[coll_ops + 1] - row_ptr[coll_ops]
-    rows, _ = segments(row_ptr[coll_ops], n_out)
-    at, _ = segments((np.cumsum(t_len) - t_len)[tid], n_out)
-    combine = np.concatenate(combines)[at]
-    keep = combine > 0.0
-    return rows[keep], combine[keep]
+    # only the templates' combine steps are visited (a few rows of each schedule)
+    flat = np.concatenate(combines)
+    t_start = np.cumsum(t_len) - t_len
+    hit = np.flatnonzero(flat > 0.0)
+    t_of = np.searchsorted(t_start, hit, side="right") - 1
+    step = hit - t_start[t_of]
+    n_hit = np.bincount(t_of, minlength=t_len.shape[0])
+    pos, call = segments((np.cumsum(n_hit) - n_hit)[tid], n_hit[tid])
+    step = step[pos]
+    first = row_ptr[coll_ops]
+    keep = step < (row_ptr[coll_ops + 1] - first)[call]
+    return (first[call] + step)[keep], flat[hit[pos]][keep]
