@@ -26,10 +26,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
-import numba as nb
 from numba.core import event
 
-from mpiuq.simulator._numba_startup import load_lightly
+from mpiuq.simulator._numba_startup import cached_njit
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -84,10 +83,9 @@ def njit(*, nrt: bool = True, **options: Any) -> Callable[[F], F]:
         options["_nrt"] = False
 
     def decorate(func: F) -> F:
-        dispatcher = nb.njit(cache=True, **options)(func)
+        dispatcher = cached_njit(**options)(func)
         _tie_cache_to_sources(dispatcher)
-        load_lightly(dispatcher)
-        return dispatcher  # type: ignore[no-any-return]
+        return dispatcher
 
     return decorate
 

@@ -14,8 +14,10 @@ caches are tied to (:data:`mpiuq.simulator._jit.COMPILED_SOURCES`).
 from __future__ import annotations
 
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
+import numba as nb
 from numba.core import event
 from numba.core.caching import FunctionCache
 from numba.core.runtime import rtsys
@@ -49,6 +51,23 @@ def load_lightly(dispatcher: Any) -> None:
     cache = getattr(dispatcher, "_cache", None)
     if type(cache) is FunctionCache and hasattr(cache, "_guard_against_spurious_io_errors"):
         cache.__class__ = _LightLoadCache
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def cached_njit(**options: Any) -> Callable[[F], F]:
+    """``numba.njit(cache=True, **options)`` loading from the cache with :func:`load_lightly`.
+
+    For loops whose cache follows numba's own rule (their module's source only).
+    """
+
+    def decorate(func: F) -> F:
+        dispatcher = nb.njit(cache=True, **options)(func)
+        load_lightly(dispatcher)
+        return dispatcher  # type: ignore[no-any-return]
+
+    return decorate
 
 
 #: The module numba's NumPy support imports to probe for SciPy's BLAS.
