@@ -14,11 +14,12 @@ caches are tied to (:data:`mpiuq.simulator._jit.COMPILED_SOURCES`).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import numba as nb
-from numba.core import event
+from numba.core import environment, event
 from numba.core.caching import FunctionCache
 from numba.core.runtime import rtsys
 
@@ -34,13 +35,54 @@ class _LightLoadCache(FunctionCache):  # type: ignore[misc]  # numba is untyped
     symbols (NRT), which this cache initialises; a compilation (a cache miss) still
     refreshes the contexts itself before it starts. numba's C helpers and exception
     symbols are installed when the target context is made, before any load.
+
+    Neither are numba's own implementation modules imported to rebuild the empty
+    environments of the functions inlined from them (see :func:`_environments_lazily`).
     """
 
     def load_overload(self, sig: Any, target_context: Any) -> Any:
         """Load the cached overload of ``sig`` (``None`` if there is none)."""
         rtsys.initialize(target_context)
-        with self._guard_against_spurious_io_errors():
+        with self._guard_against_spurious_io_errors(), _environments_lazily():
             return self._load_overload(sig, target_context)
+
+
+_rebuild_env = environment._rebuild_env
+
+
+def _rebuild_env_lazily(modname: str, consts: list[Any], env_name: str) -> Any:
+    """numba's ``_rebuild_env``, without importing numba's module of an empty environment.
+
+    A cached loop's functions each carry an environment: their module's globals and
+    their constant Python objects. Unpickling one imports its module to find the
+    globals, and the NumPy array functions numba inlines into the loops live in
+    ``numba.np.arrayobj``, whose import (with its own imports) costs 40-60 ms of a
+    command. Compiled (nopython) code reads only an environment's constants, never its
+    globals; so an environment without constants of a numba module not yet imported
+    gets a globals dictionary naming the module only. Any other is rebuilt by numba.
+    """
+    if consts or not modname.startswith("numba.") or modname in sys.modules:
+        return _rebuild_env(modname, consts, env_name)
+    env = environment.lookup_environment(env_name)
+    if env is None:
+        env = environment.Environment({"__name__": modname})
+        env.env_name = env_name
+        environment.Environment._memo[env_name] = env
+    return env
+
+
+@contextmanager
+def _environments_lazily() -> Iterator[None]:
+    """Unpickle environments with :func:`_rebuild_env_lazily` inside the block.
+
+    Cached loops are loaded under numba's compiler lock, so no other thread unpickles
+    environments meanwhile.
+    """
+    environment._rebuild_env = _rebuild_env_lazily
+    try:
+        yield
+    finally:
+        environment._rebuild_env = _rebuild_env
 
 
 def load_lightly(dispatcher: Any) -> None:
