@@ -61,14 +61,14 @@ def sources_digest() -> str:
     return h.hexdigest()
 
 
-def _tie_cache_to_sources(dispatcher: Any) -> None:
-    """Make ``dispatcher``'s on-disk cache expire when any compiled source changes.
+def _tie_cache_to_sources(cache: Any) -> None:
+    """Make a loop's on-disk ``cache`` expire when any compiled source changes.
 
     numba stores a stamp of the function's own file in the cache index and discards
     the index when the stamp differs; the stamp is extended with :func:`sources_digest`.
     Leaves numba's own rule in place if its (private) cache layout ever changes.
     """
-    cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
+    cache_file = getattr(cache, "_cache_file", None)
     stamp = getattr(cache_file, "_source_stamp", None)
     if cache_file is not None and stamp is not None:
         cache_file._source_stamp = (stamp, sources_digest())
@@ -81,13 +81,7 @@ def njit(*, nrt: bool = True, **options: Any) -> Callable[[F], F]:
     """
     if not nrt:
         options["_nrt"] = False
-
-    def decorate(func: F) -> F:
-        dispatcher = cached_njit(**options)(func)
-        _tie_cache_to_sources(dispatcher)
-        return dispatcher
-
-    return decorate
+    return cached_njit(_tie_cache_to_sources, **options)
 
 
 def njit_no_refcount(**options: Any) -> Callable[[F], F]:
