@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -192,6 +194,40 @@ def test_replay_without_the_trace_matches_replay() -> None:
         ("compute-only", 1.0),
     ]
     assert stages[3].events > 0 and stages[1].operations == low.program.n_ops
+
+
+#: numba modules only a compilation needs (its implementations of NumPy functions).
+COMPILER_ONLY = ("numba.np.arraymath", "numba.np.arrayobj", "numba.np.linalg")
+
+
+def test_cached_loops_load_without_preparing_numbas_compiler(tmp_path: Path) -> None:
+    """A replay whose loops are all cached imports none of numba's compiler-only modules,
+    and makes the on-disk caches of the loops it runs only (the first run may compile)."""
+    trace = Path(__file__).resolve().parents[2] / "shared/data/traces/gen_ti_lulesh_8r"
+    if not trace.is_dir():
+        pytest.skip("shared traces not present")
+    code = (
+        "import sys, json, contextlib, io\n"
+        "from mpiuq.main import main\n"
+        "from mpiuq.simulator._jit import on_compile\n"
+        "from mpiuq.simulator.kernel import run\n"
+        "compiled = []\n"
+        "with contextlib.redirect_stdout(io.StringIO()), on_compile(lambda: compiled.append(1)):\n"
+        f"    main(['replay', {str(trace)!r}, '--model', 'analytic', '--quiet'])\n"
+        "caches = [f._cache for f in vars(run).values() if hasattr(f, '_cache')]\n"
+        "made = sum(c._made is not None for c in caches)\n"
+        f"mods = [m for m in {COMPILER_ONLY!r} if m in sys.modules]\n"
+        "print(json.dumps([bool(compiled), mods, made, len(caches)]))\n"
+    )
+    env = {**os.environ, "MPIUQ_CACHE_DIR": str(tmp_path)}
+    for _ in range(2):  # the second run finds every loop in numba's cache
+        proc = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env=env
+        )
+        assert proc.returncode == 0, proc.stderr
+    compiled, mods, made, n_loops = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert not compiled and mods == []
+    assert 0 < made < n_loops  # the event loop's cache, not its inlined helpers'
 
 
 def test_compilation_is_announced_once_and_only_on_a_compile() -> None:
