@@ -18,8 +18,13 @@ __all__ = ["FORMATS", "detect_format", "read_trace"]  # detect_format: from .det
 FORMATS = ("dumpi", "otf2", "ti", "hdf5")
 
 
-def _trace_files(path: str | Path, fmt: str) -> list[Path]:
-    """The files a reader consumes (their sizes and mtimes go into the cache key)."""
+def _trace_files(
+    path: str | Path, fmt: str, located: tuple[list[Path], list[str]] | None = None
+) -> list[Path]:
+    """The files a reader consumes (their sizes and mtimes go into the cache key).
+
+    ``located``: ``find_ti_files(path)`` of a TI trace, if known.
+    """
     if fmt == "dumpi":
         from mpiuq.simulator.trace.dumpi_files import find_dumpi_files, find_dumpi_meta
 
@@ -32,7 +37,7 @@ def _trace_files(path: str | Path, fmt: str) -> list[Path]:
         anchor = find_otf2_anchor(path)
         return [f for f in anchor.parent.rglob("*") if f.is_file()]
 
-    files, _notes = find_ti_files(path)
+    files, _notes = find_ti_files(path) if located is None else located
     p = Path(path)
     return files + ([p] if p.is_file() and p not in files else [])
 
@@ -90,10 +95,11 @@ def read_trace(
         options["flop_rate"] = float(flop_rate)
     elif fmt == "dumpi":
         options["clock"] = clock
+    located = find_ti_files(path) if fmt == "ti" else None  # for the key and the reader
     entry: Path | None = None
     if use_cache:
         directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-        entry = directory / f"{cache_key(path, options, _trace_files(path, fmt))}.h5"
+        entry = directory / f"{cache_key(path, options, _trace_files(path, fmt, located))}.h5"
         if entry.is_file():
             try:
                 return load_trace_h5(entry)
@@ -111,7 +117,7 @@ def read_trace(
     else:
         from mpiuq.simulator.trace.ti import read_ti
 
-        trace = read_ti(path, flop_rate=flop_rate)
+        trace = read_ti(path, flop_rate=flop_rate, located=located)
     if entry is not None:
         with contextlib.suppress(OSError):  # a read-only cache must not prevent reading
             save_trace(trace, entry, compress=False)

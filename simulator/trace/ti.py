@@ -102,7 +102,12 @@ _MPI_NAME = {
 }
 
 
-def read_ti(path: str | Path, *, flop_rate: float = 1e9) -> Trace:
+def read_ti(
+    path: str | Path,
+    *,
+    flop_rate: float = 1e9,
+    located: tuple[list[Path], list[str]] | None = None,
+) -> Trace:
     """Read a SimGrid time-independent trace.
 
     Parameters
@@ -112,6 +117,9 @@ def read_ti(path: str | Path, *, flop_rate: float = 1e9) -> Trace:
     flop_rate : float
         Host speed in flop/s used to turn ``compute`` flops into seconds (default
         1 Gflop/s, the speed the shared TI traces were recorded at).
+    located : tuple, optional
+        ``find_ti_files(path)`` when the caller has it already (an index of many rank
+        files is then resolved once).
 
     Returns
     -------
@@ -128,7 +136,7 @@ def read_ti(path: str | Path, *, flop_rate: float = 1e9) -> Trace:
     """
     if not (flop_rate > 0.0 and np.isfinite(flop_rate)):
         raise ValueError(f"flop_rate={flop_rate!r} is invalid: expected a finite rate > 0 flop/s")
-    files, notes = find_ti_files(path)
+    files, notes = find_ti_files(path) if located is None else located
     texts = [read_text_bytes(f) for f in files]
     n_lines, top, msg = _scan(texts, files, flop_rate)
     n_ranks = top + 1
