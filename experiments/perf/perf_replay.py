@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import importlib.util
 import json
 import os
 import resource
@@ -158,6 +159,18 @@ def uncached_parse_child(trace_dir: Path) -> dict[str, float]:
     cmd = [sys.executable, __file__, "--parse-one", str(trace_dir)]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return dict(json.loads(out.strip().splitlines()[-1]))
+
+
+def compile_bytecode() -> list[str]:
+    """Byte-compile the installed ``mpiuq`` packages (as ``pip install`` does); their folders."""
+    folders = []
+    for name in ("mpiuq", "mpiuq.simulator", "mpiuq.calibration", "mpiuq.surrogate"):
+        spec = importlib.util.find_spec(name)
+        if spec is None or not spec.submodule_search_locations:
+            raise SystemExit(f"{name} is not installed (pip install -e .)")
+        folders += [f for f in spec.submodule_search_locations if f not in folders]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *folders], check=True)
+    return folders
 
 
 _WRAPPER = (

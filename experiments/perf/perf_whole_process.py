@@ -31,7 +31,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import shutil
@@ -43,7 +42,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from perf_replay import _WRAPPER, DATA, index_of, simgrid
+from perf_replay import _WRAPPER, DATA, compile_bytecode, index_of, simgrid
 
 DEFAULT = ("ti_lulesh_512r", "ti_nas_mg_A_256r", "ti_nekbone_64r", "ti_comd_256r")
 
@@ -72,18 +71,6 @@ def mpiuq_run(trace: Path, cache_dir: Path, env: dict[str, str]) -> dict[str, fl
         "maxrss_MiB": usage["maxrss_KiB"] / 1024,
         "simulated": float(sim[0].split()[1]) if sim else float("nan"),
     }
-
-
-def compile_bytecode() -> list[str]:
-    """Byte-compile the installed ``mpiuq`` packages (as ``pip install`` does); their folders."""
-    folders = []
-    for name in ("mpiuq", "mpiuq.simulator", "mpiuq.calibration", "mpiuq.surrogate"):
-        spec = importlib.util.find_spec(name)
-        if spec is None or not spec.submodule_search_locations:
-            raise SystemExit(f"{name} is not installed (pip install -e .)")
-        folders += [f for f in spec.submodule_search_locations if f not in folders]
-    subprocess.run([sys.executable, "-m", "compileall", "-q", *folders], check=True)
-    return folders
 
 
 def cell(runs: list[dict[str, float]], key: str, fmt: str) -> str:
