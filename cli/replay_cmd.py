@@ -195,10 +195,12 @@ def read_replay_trace(args: argparse.Namespace) -> Trace:
 
 def run(args: argparse.Namespace) -> int:
     """Handler of ``mpiuq replay``."""
+    from mpiuq.simulator._numba_import import import_numba
     from mpiuq.simulator.trace.detect import detect_format
 
     sets = parameter_sets(args)
     detect_format(args.trace)  # a missing or unknown trace is refused before numba loads
+    import_numba()
     setup = replay_setup(args)
     if sets.is_draws:
         from mpiuq.replay_draws_cmd import run_draws

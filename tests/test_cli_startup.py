@@ -230,6 +230,25 @@ def test_cached_loops_load_without_preparing_numbas_compiler(tmp_path: Path) -> 
     assert 0 < made < n_loops  # the event loop's cache, not its inlined helpers'
 
 
+def test_numba_is_imported_without_scipy_or_yaml_which_stay_importable(tmp_path: Path) -> None:
+    code = (
+        "import sys, json\n"
+        "from mpiuq.simulator._numba_import import import_numba\n"
+        "import_numba()\n"
+        "seen = [m for m in ('numba', 'scipy', 'yaml') if m in sys.modules]\n"
+        "import scipy, yaml\n"
+        "print(json.dumps(seen))\n"
+    )
+    for config, expected in ((False, ["numba"]), (True, ["numba", "yaml"])):
+        if config:  # numba's settings file: PyYAML is imported to read it
+            (tmp_path / ".numba_config.yaml").write_text("DEBUG_CACHE: 0\n")
+        proc = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout.strip().splitlines()[-1]) == expected
+
+
 def test_compilation_is_announced_once_and_only_on_a_compile() -> None:
     import numba
 
