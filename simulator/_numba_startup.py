@@ -2,10 +2,12 @@
 
 A command whose compiled loops are all in numba's on-disk cache should pay only for
 loading them. numba by default prepares its whole compiler first (all its typing and
-lowering implementations) and probes SciPy's BLAS on its first compilation; both
-cost more than loading the loops. :func:`cached_njit` (on which
-:func:`mpiuq.simulator._jit.njit` builds) loads without the first,
-and :func:`skip_blas_probe` (called by the command line) skips the second.
+lowering implementations), compiles its runtime's functions with LLVM in every
+process, imports its own implementation modules to rebuild the environments of the
+functions it inlined, and probes SciPy's BLAS on its first compilation; each costs
+more than loading a loop. :func:`cached_njit` (on which
+:func:`mpiuq.simulator._jit.njit` builds) loads without the first three, and
+:func:`skip_blas_probe` (called by the command line) skips the last.
 
 Nothing here changes compiled code, so this module is not one of the sources the
 caches are tied to (:data:`mpiuq.simulator._jit.COMPILED_SOURCES`).
@@ -13,15 +15,21 @@ caches are tied to (:data:`mpiuq.simulator._jit.COMPILED_SOURCES`).
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import os
+import pickle
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+import llvmlite.binding as ll
 import numba as nb
-from numba.core import environment, event
+from numba.core import config, environment, event
 from numba.core.caching import FunctionCache
-from numba.core.runtime import rtsys
+from numba.core.runtime import _nrt_python, nrtdynmod, rtsys  # type: ignore[attr-defined]
 
 
 class _LightLoadCache(FunctionCache):  # type: ignore[misc]  # numba is untyped
@@ -32,7 +40,7 @@ class _LightLoadCache(FunctionCache):  # type: ignore[misc]  # numba is untyped
     dictionaries, random numbers...) and installs their registries, which only a
     compilation uses: 0.1-0.25 s of every command's start-up, longer than loading the
     loops themselves. Loading and linking a cached loop needs only the runtime's
-    symbols (NRT), which this cache initialises; a compilation (a cache miss) still
+    symbols (NRT), which this cache initialises (:func:`initialize_runtime`); a compilation (a cache miss) still
     refreshes the contexts itself before it starts. numba's C helpers and exception
     symbols are installed when the target context is made, before any load.
 
@@ -42,9 +50,64 @@ class _LightLoadCache(FunctionCache):  # type: ignore[misc]  # numba is untyped
 
     def load_overload(self, sig: Any, target_context: Any) -> Any:
         """Load the cached overload of ``sig`` (``None`` if there is none)."""
-        rtsys.initialize(target_context)
+        initialize_runtime(target_context, self._cache_path)
         with self._guard_against_spurious_io_errors(), _environments_lazily():
             return self._load_overload(sig, target_context)
+
+
+def _runtime_file(target_context: Any, folder: str) -> str:
+    """Where numba's runtime functions compiled for this numba and CPU are kept."""
+    key = repr((nb.__version__, ll.llvm_version_info, target_context.codegen().magic_tuple()))
+    return os.path.join(folder, f"mpiuq-nrt-{hashlib.sha256(key.encode()).hexdigest()[:20]}.nbo")
+
+
+def _compile_runtime(target_context: Any, path: str) -> Any:
+    """numba's runtime functions compiled (as ``nrtdynmod.compile_nrt_functions``) and
+    their object code written to ``path`` (if it can be)."""
+    module, library = nrtdynmod.create_nrt_module(target_context)
+    library.enable_object_caching()
+    library.add_ir_module(module)
+    library.finalize()
+    with contextlib.suppress(OSError):  # a read-only cache: compiled again next time
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+        with os.fdopen(fd, "wb") as fh:
+            pickle.dump(library.serialize_using_object_code(), fh)
+        os.replace(tmp, path)
+    return library
+
+
+def initialize_runtime(target_context: Any, folder: str) -> None:
+    """``rtsys.initialize(target_context)``, its compiled part kept as object code.
+
+    numba's runtime (NRT) has a few functions that LLVM compiles in every process
+    before the first loop runs (20-60 ms of a command's start-up). They are compiled
+    once per numba version and CPU and kept in ``folder`` (a loop's cache folder), as
+    numba keeps the loops; the runtime's C functions are registered as numba does.
+    Falls back to ``rtsys.initialize`` if numba's (private) runtime layout changes.
+    Call with numba's compiler lock held (cache loads hold it).
+    """
+    if rtsys._init:
+        return
+    if not hasattr(type(rtsys), "library") or not hasattr(nrtdynmod, "create_nrt_module"):
+        rtsys.initialize(target_context)
+        return
+    if config.NRT_STATS:  # type: ignore[attr-defined]
+        _nrt_python.memsys_enable_stats()
+    for name, address in _nrt_python.c_helpers.items():
+        ll.add_symbol(name if name.startswith("_") else f"NRT_{name}", address)
+    path = _runtime_file(target_context, folder)
+    library = None
+    if os.path.isfile(path):
+        try:
+            with open(path, "rb") as fh:
+                library = target_context.codegen().unserialize_library(pickle.load(fh))
+        except Exception:  # damaged or foreign: compiled again below
+            library = None
+    if library is None:
+        library = _compile_runtime(target_context, path)
+    rtsys._library = library
+    rtsys._init = True
 
 
 _rebuild_env = environment._rebuild_env

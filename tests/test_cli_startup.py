@@ -201,8 +201,9 @@ COMPILER_ONLY = ("numba.np.arraymath", "numba.np.arrayobj", "numba.np.linalg")
 
 
 def test_cached_loops_load_without_preparing_numbas_compiler(tmp_path: Path) -> None:
-    """A replay whose loops are all cached imports none of numba's compiler-only modules,
-    and makes the on-disk caches of the loops it runs only (the first run may compile)."""
+    """A replay whose loops are all cached compiles nothing (numba's runtime included),
+    imports none of numba's compiler-only modules, and makes the on-disk caches of the
+    loops it runs only (the first run may compile)."""
     trace = Path(__file__).resolve().parents[2] / "shared/data/traces/gen_ti_lulesh_8r"
     if not trace.is_dir():
         pytest.skip("shared traces not present")
@@ -211,7 +212,10 @@ def test_cached_loops_load_without_preparing_numbas_compiler(tmp_path: Path) -> 
         "from mpiuq.main import main\n"
         "from mpiuq.simulator._jit import on_compile\n"
         "from mpiuq.simulator.kernel import run\n"
+        "import numba.core.runtime.nrtdynmod as nrt\n"
         "compiled = []\n"
+        "make_runtime = nrt.create_nrt_module\n"
+        "nrt.create_nrt_module = lambda ctx: compiled.append(1) or make_runtime(ctx)\n"
         "with contextlib.redirect_stdout(io.StringIO()), on_compile(lambda: compiled.append(1)):\n"
         f"    main(['replay', {str(trace)!r}, '--model', 'analytic', '--quiet'])\n"
         "caches = [f._cache for f in vars(run).values() if hasattr(f, '_cache')]\n"
