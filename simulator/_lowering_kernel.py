@@ -115,8 +115,14 @@ def _row(out, at, kind, peer, tag, comm, nbytes, req, count, seconds):  # type: 
     ops[at, codes.COL_COMM] = comm
     ops[at, codes.COL_REQ] = req
     ops[at, codes.COL_COUNT] = count
-    o_nbytes[at] = nbytes
-    o_seconds[at] = seconds
+    # the value a row's kind reads is written last: the lowering's nbytes and seconds
+    # are two views of one column (see Program)
+    if kind == OP_COMPUTE:
+        o_nbytes[at] = nbytes
+        o_seconds[at] = seconds
+    else:
+        o_seconds[at] = seconds
+        o_nbytes[at] = nbytes
 
 
 @njit_no_refcount()
@@ -154,7 +160,9 @@ def emit_program(  # type: ignore[no-untyped-def]
     coll_comm_base
         Engine communicator id offset of collective traffic.
     out
-        Output ``(ops, nbytes, seconds)`` of the program (see ``Program``).
+        Output ``(ops, nbytes, seconds)`` of the program (see ``Program``); ``nbytes`` and
+        ``seconds`` may be two views of one column (a ``COMPUTE`` row keeps its seconds,
+        any other row its bytes).
     wait_list
         Output wait list; the user wait-all entries are already in place.
     """

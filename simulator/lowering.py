@@ -360,12 +360,11 @@ def lower_trace(trace: Trace, options: LoweringOptions | None = None) -> Lowered
     wait_list = np.empty(n_wl, dtype=np.int64)
     wait_list[: user_wl.shape[0]] = user_wl
     empty_rows = np.zeros((0, 5), dtype=np.int64)
-    # NumPy allocates (huge pages where the kernel offers them); the loop fills every entry
-    out = (
-        np.empty((total, OPS_WIDTH), dtype=np.int32),
-        np.empty(total, dtype=np.int64),
-        np.empty(total, dtype=np.float64),
-    )
+    # NumPy allocates (huge pages where the kernel offers them); the loop fills every entry.
+    # One 8-byte column holds the bytes of ISEND/IRECV rows and the seconds of COMPUTE
+    # rows, seen as int64 and as float64 (see Program): 40 bytes per row instead of 48
+    value = np.empty(total, dtype=np.int64)
+    out = (np.empty((total, OPS_WIDTH), dtype=np.int32), value, value.view(np.float64))
     emit_program(
         (
             kind,

@@ -8,7 +8,11 @@ before this stage, blocking calls are an ``ISEND``/``IRECV`` followed by a
 per operation (kind, peer, tag, comm, req, count, call), so that an operation is
 one cache line away (ranks interleave in time, so separate columns would cost
 seven distant reads per operation). Message sizes and compute seconds are two
-more arrays; the integer columns are views of the table.
+more arrays; the integer columns are views of the table. A row reads at most one of
+them (``ISEND``/``IRECV`` their bytes, ``COMPUTE`` its seconds), so they may be two
+views, as int64 and as float64, of one 8-byte column (the lowering's programs): 40
+bytes per row instead of 48, and a row's entry in the column it does not read is then
+the other's bits.
 
 Every operation carries a ``call`` index naming the MPI function it came from
 (``call_names``), so the engine can report where each rank's time went per call.
@@ -78,9 +82,10 @@ class Program:
         (see :class:`Op`; the columns are also the properties of those names). ``peer``
         is a world rank or ``ANY_SOURCE``; ``call`` indexes ``call_names``.
     nbytes
-        ``int64 (n_ops,)`` message sizes in bytes.
+        ``int64 (n_ops,)`` message sizes in bytes (read on ``ISEND``/``IRECV`` rows).
     seconds
-        ``float64 (n_ops,)`` durations of ``COMPUTE`` operations in seconds.
+        ``float64 (n_ops,)`` durations of ``COMPUTE`` operations in seconds (read on
+        ``COMPUTE`` rows); may share its memory with ``nbytes`` (see the module's text).
     wait_list
         Request ids referenced by ``WAITALL`` operations.
     n_requests
