@@ -294,8 +294,7 @@ def simulate(
             ],
             float(end.max()) if end.size else 0.0,
         )
-    sends = np.flatnonzero(program.kind == OP_ISEND)
-    unmatched = sends[match[program.req[sends]] < 0]
+    unmatched = unmatched_sends(program, match)
     rank_of = np.searchsorted(program.rank_ptr, unmatched, side="right") - 1
     return RunResult(
         end_s=end,
@@ -304,12 +303,33 @@ def simulate(
         call_names=program.call_names,
         marks_s=marks,
         n_events=int(n_events),
-        matched_recv=match,
+        matched_recv=match.astype(np.int64),  # the kernel keeps int32
         unmatched_sends=tuple(
             (int(r), int(i - program.rank_ptr[r])) for r, i in zip(rank_of, unmatched, strict=True)
         ),
         link_bytes=link_bytes,
     )
+
+
+#: Program rows :func:`unmatched_sends` looks at in one array operation.
+UNMATCHED_BLOCK_ROWS = 1 << 22
+
+
+def unmatched_sends(
+    program: Program, matched: npt.NDArray[np.integer[Any]]
+) -> npt.NDArray[np.int64]:
+    """Rows of the ``ISEND`` operations whose request ``matched`` says no receive matched.
+
+    In blocks of :data:`UNMATCHED_BLOCK_ROWS` rows, so that the scratch arrays stay
+    small next to a program of tens of millions of rows.
+    """
+    found = []
+    kind, req = program.kind, program.req
+    for lo in range(0, program.n_ops, UNMATCHED_BLOCK_ROWS):
+        hi = min(lo + UNMATCHED_BLOCK_ROWS, program.n_ops)
+        sends = np.flatnonzero(kind[lo:hi] == OP_ISEND)
+        found.append(sends[matched[req[lo:hi][sends]] < 0] + lo)
+    return np.concatenate(found) if found else np.zeros(0, np.int64)
 
 
 def describe_op(program: Program, i: int) -> str:

@@ -103,7 +103,7 @@ def run_program(program, params, net, compute_scale, state):  # type: ignore[no-
     marks : float64 (n_marks,)
     n_events : int
     pc : int64 (n_ranks,)             next operation of each rank (== end when finished)
-    matched : int64 (n_requests,)     matched receive request of each send (-1 if none)
+    matched : int32 (n_requests,)     matched receive request of each send (-1 if none)
     link_bytes : float64 (n_links,)   bytes carried by each link (packet network)
     """
     rates = network_rates(params, net.hops)
