@@ -13,6 +13,7 @@ reference paper; with error bars for draws).
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,9 +41,26 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_replay_options(p)
     add_posterior_arguments(p)
     add_param_argument(p)
+    p.add_argument(
+        "--threads",
+        type=bounded_number(1, 1024, integer=True),
+        default=None,
+        help="models run at once, in threads of this process (default: one per usable "
+        "core, at most one per model; each holds its own simulation state); same results",
+    )
     p.add_argument("--out", type=Path, default=None, help="write replay.json and decomposition.png")
     p.add_argument("--json", action="store_true", help="print the JSON instead of the table")
     p.set_defaults(handler=run)
+
+
+def model_threads(args: argparse.Namespace) -> int:
+    """Threads of a point replay: ``--threads``, else one per usable core."""
+    if args.threads is not None:
+        return int(args.threads)
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except AttributeError:  # not on Linux
+        return max(os.cpu_count() or 1, 1)
 
 
 def add_replay_options(p: argparse.ArgumentParser, models: str = "analytic,compute-only") -> None:
@@ -213,6 +231,7 @@ def run(args: argparse.Namespace) -> int:
         args.trace,
         sets.sets[0],
         setup,
+        threads=model_threads(args),
         flop_rate=args.flop_rate,
         clock=args.clock,
     )

@@ -55,9 +55,17 @@ def replay_reporter(progress: Progress) -> Callable[[ReplayProgress], None]:
 
 
 def replay_file_with_progress(
-    progress: Progress, path: Path, params: SimParams, setup: ReplaySetup, **read_options: Any
+    progress: Progress,
+    path: Path,
+    params: SimParams,
+    setup: ReplaySetup,
+    threads: int = 1,
+    **read_options: Any,
 ) -> ReplayResult:
     """Read, lower and replay the trace at ``path``, with progress lines.
+
+    ``threads``: how many models may run at once (see
+    :func:`~mpiuq.simulator.replay.replay_lowered`).
 
     The trace is let go once lowered, so the simulation holds only the lowered
     program and the trace's :class:`~mpiuq.simulator.replay.TraceOrigin` (on large
@@ -73,4 +81,12 @@ def replay_file_with_progress(
         low, lowering_s = lower_for_replay(trace, params, setup, report)
         origin = TraceOrigin.of(trace)
         del trace
-        return replay_lowered(origin, low, params, setup, on_progress=report, lowering_s=lowering_s)
+        return replay_lowered(
+            origin,
+            low,
+            params,
+            setup,
+            on_progress=report,
+            lowering_s=lowering_s,
+            threads=threads,
+        )

@@ -42,6 +42,7 @@ from mpiuq.simulator.lowering import Lowered, LoweringOptions, lower_trace
 from mpiuq.simulator.networks import NETWORK_MODELS, NetworkModel, PacketNetwork, network_by_name
 from mpiuq.simulator.parameters import SimParams
 from mpiuq.simulator.trace.ir import Trace
+from mpiuq.simulator.watch import one_at_a_time, run_concurrently
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -355,6 +356,7 @@ def replay(
     node_of_rank: npt.NDArray[np.int64] | None = None,
     lowered: Lowered | None = None,
     on_progress: Callable[[ReplayProgress], None] | None = None,
+    threads: int = 1,
 ) -> ReplayResult:
     """Replay ``trace`` under every network model of ``setup``.
 
@@ -377,6 +379,9 @@ def replay(
         Receives a :class:`ReplayProgress` when lowering starts and ends, and for each
         model when its run starts, about twice a second while it runs and when it
         ends (with its events); the results do not depend on it.
+    threads
+        How many models may run at once, in threads of this process (default 1: one
+        after the other; see :func:`replay_lowered`); the results do not depend on it.
 
     Returns
     -------
@@ -405,6 +410,7 @@ def replay(
         node_of_rank=node_of_rank,
         on_progress=on_progress,
         lowering_s=lowering_s,
+        threads=threads,
     )
 
 
@@ -438,19 +444,32 @@ def replay_lowered(
     node_of_rank: npt.NDArray[np.int64] | None = None,
     on_progress: Callable[[ReplayProgress], None] | None = None,
     lowering_s: float = 0.0,
+    threads: int = 1,
 ) -> ReplayResult:
     """:func:`replay` of a trace already lowered, knowing only its :class:`TraceOrigin`.
 
     The arguments are those of :func:`replay`; ``lowering_s`` is reported in the result.
+    ``threads`` > 1 runs up to that many models at once in threads of this process (the
+    compiled kernel releases the GIL; each model has its own state and only reads the
+    program), the costliest models first (``packet``, then ``analytic``); the results,
+    and their order, are those of running them one after the other (the default), and
+    ``on_progress`` is then called from those threads, one call at a time. Each model
+    running at once holds its own kernel state (about 8 B per program request and the
+    live messages).
     """
+    if threads < 1:
+        raise SettingError(f"threads={threads!r} is invalid: expected at least 1")
     report = on_progress if on_progress is not None else _ignore
     factory, nodes = network_and_nodes(setup, origin.n_ranks)
     if network_factory is not None:
         factory = network_factory
     if node_of_rank is not None:
         nodes = node_of_rank
-    runs = []
-    for name in setup.models:
+    at_once = min(threads, len(setup.models))
+    if at_once > 1:
+        report = one_at_a_time(report)
+
+    def run_model(name: str) -> ModelReplay:
         network = factory(name)
         t1 = time.perf_counter()
         report(ReplayProgress(name, 0.0, 0.0))
@@ -466,10 +485,24 @@ def replay_lowered(
             hot = tuple(
                 hottest_links(run.link_bytes, network.topology, params, run.simulated_time_s, top=5)
             )
-        runs.append(_model_replay(name, run, wall, low, origin, hot))
+        return _model_replay(name, run, wall, low, origin, hot)
+
+    if at_once == 1:
+        runs = [run_model(name) for name in setup.models]
+    else:
+        runs = run_concurrently(run_model, setup.models, at_once, first=_cost_rank)
     return ReplayResult(
         **replay_facts(origin, low, lowering_s), params=params, setup=setup, models=tuple(runs)
     )
+
+
+#: Models in the order :func:`replay_lowered` starts them when it runs several at once
+#: (the costliest first, so that the cheap ones fill the other threads); others last.
+COST_ORDER = ("packet", "analytic", "compute-only")
+
+
+def _cost_rank(name: str) -> int:
+    return COST_ORDER.index(name) if name in COST_ORDER else len(COST_ORDER)
 
 
 def replay_facts(trace: Trace | TraceOrigin, low: Lowered, lowering_s: float) -> dict[str, Any]:

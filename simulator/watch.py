@@ -1,19 +1,22 @@
-"""Run a compiled loop that releases the GIL in a worker thread and report its progress.
+"""Run compiled loops that release the GIL in worker threads and report their progress.
 
 The event loop (``nogil=True``) runs for minutes on large traces as one compiled call.
 :func:`run_watched` runs such a call in a thread while the calling thread samples how
 far it got (e.g. the ranks' program counters) and hands the fraction to a callback.
 The call's arguments and results are the same as without a watcher, so results are
-bit-identical; only the caller's thread waits differently.
+bit-identical; only the caller's thread waits differently. :func:`run_concurrently`
+runs several such calls at once (e.g. one replay per network model).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 T = TypeVar("T")
+A = TypeVar("A")
 
 #: Seconds between two samples of a watched call's progress.
 POLL_INTERVAL_S = 0.5
@@ -64,3 +67,28 @@ def run_watched(
         raise failure[0]
     on_progress(1.0)
     return outcome[0]
+
+
+def run_concurrently(
+    call: Callable[[A], T], items: Sequence[A], threads: int, first: Callable[[A], int]
+) -> list[T]:
+    """``[call(x) for x in items]``, on ``threads`` threads, started in ``first(x)`` order.
+
+    An exception is raised for the first item in ``items`` order whose call failed, as
+    the sequential loop would, once every started call has ended.
+    """
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="mpiuq-run") as pool:
+        order = sorted(range(len(items)), key=lambda j: first(items[j]))
+        futures = {j: pool.submit(call, items[j]) for j in order}
+        return [futures[j].result() for j in range(len(items))]
+
+
+def one_at_a_time(callback: Callable[[A], None]) -> Callable[[A], None]:
+    """``callback`` behind a lock, for reports coming from several threads."""
+    lock = threading.Lock()
+
+    def serialized(value: A) -> None:
+        with lock:
+            callback(value)
+
+    return serialized
