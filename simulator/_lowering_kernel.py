@@ -56,7 +56,8 @@ def plan_rows(  # type: ignore[no-untyped-def]
         The trace's request count (fresh ids follow) and the number of wait-list
         entries the user wait-alls keep (fresh entries follow).
     plan
-        ``(out_ptr (n + 1,), req_base, wl_base, slot)`` to fill: first row (and end),
+        ``(out_ptr (n + 1,), req_base, wl_base, slot)`` to fill (int64 ``out_ptr``; the
+        others may be int32, when the returned totals fit): first row (and end),
         first fresh request and wait-list entry of each operation, and its index
         among the collectives (collectives) or wait-alls (``WAITALL``), else -1.
 

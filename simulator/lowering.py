@@ -67,7 +67,7 @@ from mpiuq.simulator.collectives import (
     schedule,
     validate_algorithms,
 )
-from mpiuq.simulator.errors import SettingError
+from mpiuq.simulator.errors import ProgramError, SettingError
 from mpiuq.simulator.program import Op, Program
 from mpiuq.simulator.trace.ir import UNKNOWN_PEER, OpKind, Trace
 
@@ -338,12 +338,9 @@ def lower_trace(trace: Trace, options: LoweringOptions | None = None) -> Lowered
     t_len = np.array([t.rows.shape[0] for t in tmpl], dtype=np.int64)
     w_len = np.array([t.wait_list.shape[0] for t in tmpl], dtype=np.int64)
 
-    plan = (
-        np.empty(n + 1, dtype=np.int64),
-        np.empty(n, dtype=np.int64),
-        np.empty(n, dtype=np.int64),
-        np.empty(n, dtype=np.int64),
-    )
+    # the row map (int64); first fresh request, wait-list entry and slot of each trace
+    # operation int32, as in the engine's table (12 B per operation less while writing)
+    plan = (np.empty(n + 1, dtype=np.int64), *(np.empty(n, dtype=np.int32) for _ in range(3)))
     total, n_requests, n_wl = plan_rows(
         kind,
         trace.seconds,
@@ -357,6 +354,11 @@ def lower_trace(trace: Trace, options: LoweringOptions | None = None) -> Lowered
         user_wl.shape[0],
         plan,
     )
+    if max(n_requests, n_wl) > np.iinfo(np.int32).max:  # checked before any row is written
+        raise ProgramError(
+            f"trace {trace.source} lowers to {n_requests} requests and {n_wl} wait-list "
+            f"entries: the engine's limit is {np.iinfo(np.int32).max}"
+        )
     wait_list = np.empty(n_wl, dtype=np.int64)
     wait_list[: user_wl.shape[0]] = user_wl
     empty_rows = np.zeros((0, 5), dtype=np.int64)
