@@ -340,7 +340,12 @@ def lower_trace(trace: Trace, options: LoweringOptions | None = None) -> Lowered
 
     # the row map (int64); first fresh request, wait-list entry and slot of each trace
     # operation int32, as in the engine's table (12 B per operation less while writing)
-    plan = (np.empty(n + 1, dtype=np.int64), *(np.empty(n, dtype=np.int32) for _ in range(3)))
+    plan = (
+        np.empty(n + 1, np.int64),
+        np.empty(n, np.int32),
+        np.empty(n, np.int32),
+        np.empty(n, np.int32),
+    )
     total, n_requests, n_wl = plan_rows(
         kind,
         trace.seconds,
