@@ -7,7 +7,9 @@ links per switch, minimal routing) with the packet, analytic and compute-only
 models. Prints, per model: engine events, seconds, events per second, simulated
 time, the decomposition, and the peak resident memory of the process so far; then
 how much of the network time is congestion (packet minus analytic) and the
-hottest links.
+hottest links. In one process, with the motif synthesised in memory; the issue-15
+case as a user runs it (two ``mpiuq`` commands, timed and measured per stage) is
+``perf_scale_cli.py``.
 
 Usage::
 
