@@ -183,3 +183,13 @@ def test_cli_threads_give_the_same_replay(
     with pytest.raises(SystemExit):
         main(["replay", str(path), "--threads", "0"])
     assert "--threads: 0 is out of range" in capsys.readouterr().err
+
+
+def test_cli_threads_default_to_the_usable_cores() -> None:
+    import argparse
+    import os
+
+    from mpiuq.replay_cmd import model_threads
+
+    assert model_threads(argparse.Namespace(threads=3)) == 3
+    assert model_threads(argparse.Namespace(threads=None)) == len(os.sched_getaffinity(0))
