@@ -234,3 +234,39 @@ def emit_program(  # type: ignore[no-untyped-def]
             w0 = w_first[tp]
             for r in range(w_len[tp]):
                 wait_list[wb + r] = w_pool[w0 + r] + rb
+
+
+@njit_no_refcount()
+def combine_steps(row_ptr, coll_ops, tid, t_first, pool, rows, nbytes):  # type: ignore[no-untyped-def]
+    """Count the reductions' combine steps, and write them while ``rows`` has room.
+
+    Parameters
+    ----------
+    row_ptr
+        Program rows of each trace operation.
+    coll_ops, tid
+        Trace operation of each collective call and its schedule template.
+    t_first, pool
+        First entry of each template in ``pool``: the bytes each of its rows combines
+        (> 0 only on combine steps).
+    rows, nbytes
+        Output: program row and combined bytes of each step, in collective order
+        (written up to their length; pass empty arrays to count only).
+
+    Returns
+    -------
+    The number of combine steps.
+    """
+    n = 0
+    for j in range(coll_ops.shape[0]):
+        op = coll_ops[j]
+        first = row_ptr[op]
+        src = t_first[tid[j]]
+        for r in range(row_ptr[op + 1] - first):
+            cb = pool[src + r]
+            if cb > 0.0:
+                if n < rows.shape[0]:
+                    rows[n] = first + r
+                    nbytes[n] = cb
+                n += 1
+    return n

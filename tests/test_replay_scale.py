@@ -16,7 +16,7 @@ from shared_data import TRACES, needs_traces
 from mpiuq.main import main
 from mpiuq.simulator import engine
 from mpiuq.simulator.engine import simulate
-from mpiuq.simulator.lowering import lower_trace
+from mpiuq.simulator.lowering import Lowered, LoweringOptions, lower_trace
 from mpiuq.simulator.motifs import MotifSpec, synthesize
 from mpiuq.simulator.networks import network_by_name
 from mpiuq.simulator.parameters import SimParams
@@ -193,3 +193,35 @@ def test_cli_threads_default_to_the_usable_cores() -> None:
 
     assert model_threads(argparse.Namespace(threads=3)) == 3
     assert model_threads(argparse.Namespace(threads=None)) == len(os.sched_getaffinity(0))
+
+
+def collective_compute_rows(low: Lowered, trace: Trace) -> np.ndarray:
+    """The COMPUTE rows that collectives lower to, in row order."""
+    from mpiuq.simulator._lowering_rows import segments
+
+    coll_ops = np.flatnonzero(trace.kind >= OpKind.BARRIER)
+    n_out = low.row_ptr[coll_ops + 1] - low.row_ptr[coll_ops]
+    rows, _ = segments(low.row_ptr[coll_ops], n_out)
+    return rows[low.program.kind[rows] == Op.COMPUTE]
+
+
+@pytest.mark.parametrize("alg", ["recursive_doubling", "ring", "reduce_bcast"])
+def test_combine_rows_are_the_reductions_compute_rows(alg: str) -> None:
+    b = TraceBuilder("test", "<hand>", 6)
+    ar, red = b.call_id("MPI_Allreduce"), b.call_id("MPI_Reduce")
+    sub = b.add_comm([5, 1, 3, 0])  # a sub-communicator, not in world order
+    for r in range(6):
+        b.add_compute(r, 1e-6)
+        b.add(r, OpKind.ALLREDUCE, ar, bytes_send=1 << 16, bytes_recv=1 << 16)
+        if r in (5, 1, 3, 0):
+            b.add(r, OpKind.ALLREDUCE, ar, comm=sub, bytes_send=4096, bytes_recv=4096)
+            b.add(r, OpKind.REDUCE, red, comm=sub, peer=3, bytes_send=800, bytes_recv=800)
+    trace = b.build()
+    opts = LoweringOptions(reduce_rate_Bps=2e9, algorithms=(("allreduce", alg),))
+    low = lower_trace(trace, opts)
+    assert low.reduce_rows.dtype == np.int64 and low.reduce_rows.size > 0
+    assert np.all(np.diff(low.reduce_rows) > 0)  # in row order, each once
+    prog = low.program
+    # independent reference: the template COMPUTE rows inside collectives, in row order
+    assert np.array_equal(low.reduce_rows, collective_compute_rows(low, trace))
+    assert np.array_equal(prog.seconds[low.reduce_rows], low.reduce_bytes / 2e9)
