@@ -38,6 +38,17 @@ N_PROBLEMS = 11
 
 
 @njit()
+def _first_creation(rank_ptr, ops, q):  # type: ignore[no-untyped-def]
+    """The first ``ISEND``/``IRECV`` (ranks in order) that creates request ``q``."""
+    for r in range(rank_ptr.shape[0] - 1):
+        for i in range(rank_ptr[r], rank_ptr[r + 1]):
+            k = ops[i, codes.COL_KIND]
+            if k in (OP_ISEND, OP_IRECV) and ops[i, codes.COL_REQ] == q:
+                return i
+    return -1
+
+
+@njit()
 def first_problems(  # type: ignore[no-untyped-def]
     rank_ptr, ops, nbytes, seconds, wait_list, n_requests, n_marks, n_calls
 ):
@@ -56,7 +67,6 @@ def first_problems(  # type: ignore[no-untyped-def]
     bad_mark = bad_call = -1
     bad_req_id = -1
     owner = np.full(n_requests, -1, np.int32)
-    first_op = np.empty(n_requests, np.int64)
     dup = n_requests
     for r in range(n_ranks):
         for i in range(rank_ptr[r], rank_ptr[r + 1]):
@@ -74,7 +84,6 @@ def first_problems(  # type: ignore[no-untyped-def]
                         bad_req_id = q
                 elif owner[q] < 0:
                     owner[q] = r
-                    first_op[q] = i
                 elif q < dup:
                     dup = q
             elif k == OP_COMPUTE:
@@ -104,8 +113,8 @@ def first_problems(  # type: ignore[no-untyped-def]
     found[BAD_LIST, 0] = bad_list
     found[BAD_MARK, 0] = bad_mark
     found[BAD_CALL, 0] = bad_call
-    if dup < n_requests:
-        found[DUP_REQ, 0] = first_op[dup]
+    if dup < n_requests:  # its first creation: found again, not stored per request
+        found[DUP_REQ, 0] = _first_creation(rank_ptr, ops, dup)
         found[DUP_REQ, 1] = dup
     if bad_req >= 0 or bad_list >= 0:
         return found  # the wait checks below need valid ids and lists
