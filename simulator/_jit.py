@@ -7,7 +7,9 @@ into the loops that call them, and whose integer codes are frozen into them: wit
 the stock rule, editing ``kernel/protocols.py`` or ``codes.py`` would leave the
 event loop's cached machine code in use, silently stale. :func:`njit` ties every
 cache to a digest of all :data:`COMPILED_SOURCES`, so any change there recompiles
-every compiled loop (once; about 30 s).
+every compiled loop (once; about 30 s). The TI parser's loops, which inline each
+other's functions across ``trace/ti_*.py`` and freeze the operation codes, are tied
+the same way to :data:`PARSER_SOURCES` (:func:`parser_njit`).
 
 **No reference counting.** Inside a compiled function, passing an array to an
 inlined helper or unpacking a tuple of arrays updates the array's reference count
@@ -22,7 +24,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -44,34 +46,55 @@ COMPILED_SOURCES: tuple[str, ...] = (
     "codes.py",
     "parameters.py",
     "trace/ir.py",
-    "kernel/*.py",
+    "kernel/**/*.py",
     "networks/*.py",
     "topologies/routing.py",
 )
 
 
-@lru_cache(maxsize=1)
-def sources_digest() -> str:
-    """SHA-256 of the contents of every file of :data:`COMPILED_SOURCES`, in name order."""
+#: Source files compiled into the TI parser's loops (``trace/ti_*.py`` inline each
+#: other's functions; the operation codes are frozen into them).
+PARSER_SOURCES: tuple[str, ...] = ("codes.py", "trace/ir.py", "trace/ti_*.py")
+
+
+@cache
+def digest_of(patterns: tuple[str, ...], root: Path = _HERE) -> str:
+    """SHA-256 of the contents of every file matching ``patterns`` under ``root``
+    (by default the ``simulator`` folder), in name order."""
     h = hashlib.sha256()
-    for pattern in COMPILED_SOURCES:
-        for path in sorted(_HERE.glob(pattern)):
-            h.update(path.name.encode())
+    for pattern in patterns:
+        for path in sorted(root.glob(pattern)):
+            h.update(str(path.relative_to(root)).encode())
             h.update(path.read_bytes())
     return h.hexdigest()
 
 
-def _tie_cache_to_sources(cache: Any) -> None:
-    """Make a loop's on-disk ``cache`` expire when any compiled source changes.
+def sources_digest() -> str:
+    """SHA-256 of the contents of every file of :data:`COMPILED_SOURCES`, in name order."""
+    return digest_of(COMPILED_SOURCES)
+
+
+def tie_cache(cache: Any, digest: str) -> None:
+    """Make a loop's on-disk ``cache`` expire when ``digest`` (of its sources) changes.
 
     numba stores a stamp of the function's own file in the cache index and discards
-    the index when the stamp differs; the stamp is extended with :func:`sources_digest`.
+    the index when the stamp differs; the stamp is extended with ``digest``.
     Leaves numba's own rule in place if its (private) cache layout ever changes.
     """
     cache_file = getattr(cache, "_cache_file", None)
     stamp = getattr(cache_file, "_source_stamp", None)
     if cache_file is not None and stamp is not None:
-        cache_file._source_stamp = (stamp, sources_digest())
+        cache_file._source_stamp = (stamp, digest)
+
+
+def _tie_cache_to_sources(cache: Any) -> None:
+    """:func:`tie_cache` to :data:`COMPILED_SOURCES`."""
+    tie_cache(cache, sources_digest())
+
+
+def _tie_cache_to_parser_sources(cache: Any) -> None:
+    """:func:`tie_cache` to :data:`PARSER_SOURCES`."""
+    tie_cache(cache, digest_of(PARSER_SOURCES))
 
 
 def njit(*, nrt: bool = True, **options: Any) -> Callable[[F], F]:
@@ -82,6 +105,12 @@ def njit(*, nrt: bool = True, **options: Any) -> Callable[[F], F]:
     if not nrt:
         options["_nrt"] = False
     return cached_njit(_tie_cache_to_sources, **options)
+
+
+def parser_njit(**options: Any) -> Callable[[F], F]:
+    """``numba.njit(cache=True, **options)`` for the TI parser's loops, the cache tied to
+    every file of :data:`PARSER_SOURCES` (not to the kernel's sources)."""
+    return cached_njit(_tie_cache_to_parser_sources, **options)
 
 
 def njit_no_refcount(**options: Any) -> Callable[[F], F]:

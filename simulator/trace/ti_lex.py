@@ -21,7 +21,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from mpiuq.simulator._numba_startup import cached_njit
+from mpiuq.simulator._jit import parser_njit
 
 __all__ = [
     "ACTIONS",
@@ -112,7 +112,7 @@ BYTE_CLASS[[32, 9, 13, 11, 12]] = 1
 BYTE_CLASS[10] = 2
 
 
-@cached_njit()
+@parser_njit()
 def tokenize(
     buf: np.ndarray, start: int, end: int, TK: np.ndarray, cls: np.ndarray
 ) -> tuple[int, int]:
@@ -162,7 +162,7 @@ def tokenize(
     return n, p
 
 
-@cached_njit()
+@parser_njit()
 def lookup_action(buf: np.ndarray, s: int, e: int, names: np.ndarray, slots: np.ndarray) -> int:
     """Code of the action name ``buf[s:e]`` (ASCII case-insensitive), 0 if unknown."""
     n = e - s
@@ -188,14 +188,14 @@ def lookup_action(buf: np.ndarray, s: int, e: int, names: np.ndarray, slots: np.
     return 0
 
 
-@cached_njit()
+@parser_njit()
 def _float_slow(buf: np.ndarray, s: int, e: int) -> float:
     with numba.objmode(value="float64"):
         value = float(bytes(buf[s:e]).decode("ascii"))
     return value
 
 
-@cached_njit()
+@parser_njit()
 def parse_float(buf: np.ndarray, s: int, e: int) -> tuple[int, float]:
     """``(NUM_OK, value)`` for a decimal number in ``buf[s:e]``, ``(NUM_BAD, 0.0)`` otherwise.
 
@@ -270,7 +270,7 @@ def parse_float(buf: np.ndarray, s: int, e: int) -> tuple[int, float]:
     return 0, -value if neg else value
 
 
-@cached_njit()
+@parser_njit()
 def parse_int(buf: np.ndarray, s: int, e: int) -> tuple[int, int]:
     """``(status, value)`` of an integer count written as an integer or an integral float.
 
