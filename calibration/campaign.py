@@ -15,7 +15,6 @@ count.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -51,6 +50,7 @@ from mpiuq.calibration.sampler import SamplerProgress, SamplerSettings
 from mpiuq.calibration.summaries import find_map
 from mpiuq.simulator.benchmarks import BenchmarkModel
 from mpiuq.simulator.parameters import UNITS
+from mpiuq.simulator.watch import usable_cores
 from mpiuq.surrogate.box import ParameterBox
 from mpiuq.surrogate.design_run import load_design_outputs, run_design
 from mpiuq.surrogate.designs import sparse_grid_design
@@ -130,7 +130,7 @@ def threads_per_call(executor: Executor | None) -> int:
     """Simulator threads of one design chunk: every CPU of this process when the design
     runs in process, one inside worker processes (which already use the CPUs)."""
     if executor is None or isinstance(executor, InProcessExecutor):
-        return max(1, len(os.sched_getaffinity(0)))
+        return usable_cores()
     return 1
 
 

@@ -13,7 +13,6 @@ reference paper; with error bars for draws).
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -55,12 +54,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def model_threads(args: argparse.Namespace) -> int:
     """Threads of a point replay: ``--threads``, else one per usable core."""
-    if args.threads is not None:
-        return int(args.threads)
-    try:
-        return max(len(os.sched_getaffinity(0)), 1)
-    except AttributeError:  # not on Linux
-        return max(os.cpu_count() or 1, 1)
+    from mpiuq.simulator.watch import usable_cores
+
+    return int(args.threads) if args.threads is not None else usable_cores()
 
 
 def add_replay_options(p: argparse.ArgumentParser, models: str = "analytic,compute-only") -> None:

@@ -10,6 +10,7 @@ runs several such calls at once (e.g. one replay per network model).
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -92,3 +93,11 @@ def one_at_a_time(callback: Callable[[A], None]) -> Callable[[A], None]:
             callback(value)
 
     return serialized
+
+
+def usable_cores() -> int:
+    """CPUs this process may run on (its affinity set where the OS has one), at least 1."""
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except AttributeError:  # no affinity sets on this OS
+        return max(os.cpu_count() or 1, 1)

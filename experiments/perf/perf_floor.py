@@ -32,7 +32,6 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -41,6 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from perf_replay import _WRAPPER, DATA, compile_bytecode, simgrid
+from perf_whole_process import cell
 
 ISSUE_TRACES = ("ti_lulesh_512r", "ti_nas_mg_A_256r", "ti_nekbone_64r", "ti_comd_256r")
 TINY = "halo3d, 8 ranks x 1 iteration"
@@ -57,11 +57,6 @@ def measure(cmd: list[str], env: dict[str, str]) -> dict[str, float]:
         raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr[-600:]}")
     usage = json.loads(proc.stdout.strip().splitlines()[-1])
     return {"wall_s": wall, "cpu_s": usage["cpu_s"], "maxrss_MiB": usage["maxrss_KiB"] / 1024}
-
-
-def cell(runs: list[dict[str, float]], key: str, fmt: str) -> str:
-    values = sorted(r[key] for r in runs)
-    return f"{format(values[0], fmt)} ({format(statistics.median(values), fmt)})"
 
 
 def main() -> None:
