@@ -16,6 +16,7 @@ from shared_data import TRACES, needs_traces
 from mpiuq.main import main
 from mpiuq.simulator import engine
 from mpiuq.simulator.engine import simulate
+from mpiuq.simulator.errors import ProgramError
 from mpiuq.simulator.lowering import Lowered, LoweringOptions, lower_trace
 from mpiuq.simulator.motifs import MotifSpec, synthesize
 from mpiuq.simulator.networks import network_by_name
@@ -225,3 +226,26 @@ def test_combine_rows_are_the_reductions_compute_rows(alg: str) -> None:
     # independent reference: the template COMPUTE rows inside collectives, in row order
     assert np.array_equal(low.reduce_rows, collective_compute_rows(low, trace))
     assert np.array_equal(prog.seconds[low.reduce_rows], low.reduce_bytes / 2e9)
+
+
+def test_lowering_beyond_the_engines_int32_ids_is_refused_before_writing_rows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Request ids and wait-list entries are int32 in the kernel: a trace lowering to more
+    is refused, naming the trace and the limit (a real one would need > 2^31 requests)."""
+    import mpiuq.simulator.lowering as lowering
+
+    real_plan_rows = lowering.plan_rows
+
+    def plan_rows_of_a_huge_trace(*args: object) -> tuple[int, int, int]:
+        total, _n_requests, n_wl = real_plan_rows(*args)
+        return total, 2**31, n_wl
+
+    def emit_must_not_run(*args: object) -> None:
+        raise AssertionError("rows written before the limit was checked")
+
+    monkeypatch.setattr(lowering, "plan_rows", plan_rows_of_a_huge_trace)
+    monkeypatch.setattr(lowering, "emit_program", emit_must_not_run)
+    trace = synthesize(MotifSpec("halo3d", 8, 1))
+    with pytest.raises(ProgramError, match=r"2147483648 requests .* limit is 2147483647"):
+        lower_trace(trace)
