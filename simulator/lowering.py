@@ -261,7 +261,15 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _check_replayable(trace: Trace) -> None:
+def _check_replayable(
+    trace: Trace, empty: npt.NDArray[np.bool_] | None = None, op_offset: int = 0
+) -> None:
+    """Raise :class:`UnreplayableTraceError` if ``trace`` cannot be replayed as a whole.
+
+    ``empty`` (default: from ``trace.rank_ptr``) marks the ranks without operations in
+    the whole trace, and ``op_offset`` is added to operation indices in messages: the
+    block lowering checks a block of ranks at a time.
+    """
     p2p = np.isin(
         trace.kind,
         np.array([OpKind.SEND, OpKind.RECV, OpKind.ISEND, OpKind.IRECV, OpKind.SENDRECV], np.int8),
@@ -272,10 +280,11 @@ def _check_replayable(trace: Trace) -> None:
         raise UnreplayableTraceError(
             f"trace {trace.source} cannot be replayed as a whole: {int(bad.sum())} point-to-point "
             f"operation(s) have a peer the trace cannot name (UNKNOWN_PEER; a partial trace that "
-            f"records only some ranks), the first at operation {first} "
+            f"records only some ranks), the first at operation {first + op_offset} "
             f"({trace.call_names[int(trace.call[first])]}); replay needs every rank's stream"
         )
-    empty = np.diff(trace.rank_ptr) == 0
+    if empty is None:
+        empty = np.diff(trace.rank_ptr) == 0
     if not empty.any() or empty.all():
         return
     peers = np.concatenate([trace.peer[p2p], trace.peer2[p2p & (trace.peer2 >= 0)]])

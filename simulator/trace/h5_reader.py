@@ -14,6 +14,9 @@ and the dataset or attribute.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +27,7 @@ from mpiuq.simulator.trace.errors import TraceFormatError
 from mpiuq.simulator.trace.ir import AUX_COLUMNS, OP_COLUMNS, Trace
 from mpiuq.simulator.trace.limits import MAX_LINES, MAX_RANKS
 
-__all__ = ["FORMAT_VERSION", "load_trace_h5"]
+__all__ = ["FORMAT_VERSION", "TraceHeader", "load_trace_h5", "open_trace_h5", "read_column"]
 
 #: Bump when a reader or the representation changes meaning (invalidates caches).
 FORMAT_VERSION = 1
@@ -115,7 +118,28 @@ def _column(dataset: h5py.Dataset, path: Path, dtype: np.dtype) -> np.ndarray:
     return np.asarray(np.memmap(path, dtype=dtype, mode="c", offset=offset, shape=dataset.shape))
 
 
-def _load(f: h5py.File, p: Path) -> Trace:
+@dataclass(frozen=True)
+class TraceHeader:
+    """The attributes and the checked (unread) datasets of an mpiuq trace file.
+
+    ``datasets`` maps every column of :data:`OP_COLUMNS` and :data:`AUX_COLUMNS` to
+    its dataset (checked for kind, rank, dtype kind, length and stored size; the
+    values are not read). Read blocks of them with :func:`read_column`.
+    """
+
+    path: Path
+    format: str
+    source: str
+    n_ranks: int
+    n_requests: int
+    call_names: tuple[str, ...]
+    unsupported: dict[str, int]
+    notes: tuple[str, ...]
+    n_ops: int
+    datasets: dict[str, h5py.Dataset]
+
+
+def _header(f: h5py.File, p: Path) -> TraceHeader:
     version = _attr_int(f, "format_version", 0, 1 << 30)
     if version != FORMAT_VERSION:
         raise TraceFormatError(
@@ -135,10 +159,8 @@ def _load(f: h5py.File, p: Path) -> Trace:
     sets["rank_ptr"] = _dataset(f, "rank_ptr", AUX_COLUMNS["rank_ptr"], n_ranks + 1)
     for name in ("wait_reqs", "vcounts", "comm_ptr", "comm_members"):
         sets[name] = _dataset(f, name, AUX_COLUMNS[name], None)
-    arrays = {
-        name: _column(ds, p, {**OP_COLUMNS, **AUX_COLUMNS}[name]) for name, ds in sets.items()
-    }
-    return Trace(
+    return TraceHeader(
+        path=p,
         format=_attr_str(f, "format"),
         source=_attr_str(f, "source"),
         n_ranks=n_ranks,
@@ -146,8 +168,82 @@ def _load(f: h5py.File, p: Path) -> Trace:
         call_names=tuple(call_names),
         unsupported={str(k): int(v) for k, v in unsupported.items()},
         notes=tuple(notes),
+        n_ops=int(n_ops),
+        datasets=sets,
+    )
+
+
+def _load(f: h5py.File, p: Path) -> Trace:
+    head = _header(f, p)
+    columns = {**OP_COLUMNS, **AUX_COLUMNS}
+    arrays = {name: _column(ds, p, columns[name]) for name, ds in head.datasets.items()}
+    return Trace(
+        format=head.format,
+        source=head.source,
+        n_ranks=head.n_ranks,
+        n_requests=head.n_requests,
+        call_names=head.call_names,
+        unsupported=head.unsupported,
+        notes=head.notes,
         **arrays,
     )
+
+
+@contextmanager
+def _named(p: Path) -> Iterator[None]:
+    """Turn any problem reading ``p`` into a :class:`TraceFormatError` naming it."""
+    try:
+        yield
+    except TraceFormatError:
+        raise
+    except _Bad as exc:
+        raise TraceFormatError(f"not a valid mpiuq trace file: {exc}", file=str(p)) from None
+    except (OSError, KeyError, ValueError, TypeError, AttributeError, RuntimeError) as exc:
+        raise TraceFormatError(
+            f"not a readable mpiuq trace HDF5 file ({type(exc).__name__}: {exc})", file=str(p)
+        ) from exc
+
+
+@contextmanager
+def open_trace_h5(path: str | Path) -> Iterator[TraceHeader]:
+    """Open a trace file for reading column blocks (:func:`read_column`); nothing large is read.
+
+    Raises
+    ------
+    TraceFormatError
+        If the file is not a readable trace file of this :data:`FORMAT_VERSION`,
+        naming the file and the bad attribute or dataset.
+    """
+    p = Path(path)
+    with _named(p):
+        f = h5py.File(p, "r")
+    try:
+        with _named(p):
+            head = _header(f, p)
+        yield head
+    finally:
+        f.close()
+
+
+def read_column(head: TraceHeader, name: str, start: int, stop: int) -> np.ndarray:
+    """Entries ``[start, stop)`` of column ``name`` as its :class:`Trace` dtype (read, not mapped).
+
+    Raises
+    ------
+    TraceFormatError
+        If the data cannot be read (damaged file) or does not fit the column's dtype.
+    """
+    dtype = {**OP_COLUMNS, **AUX_COLUMNS}[name]
+    with _named(head.path):
+        data = np.asarray(head.datasets[name][start:stop])
+        if data.dtype != dtype:
+            if not np.can_cast(data.dtype, dtype, casting="same_kind"):
+                raise _Bad(f"dataset {name!r} has dtype {data.dtype}, expected {dtype}")
+            converted = data.astype(dtype)
+            if data.dtype.kind in "iu" and not np.array_equal(converted, data):
+                raise _Bad(f"dataset {name!r} holds values beyond {dtype}")
+            data = converted
+    return data
 
 
 def load_trace_h5(path: str | Path) -> Trace:
@@ -160,17 +256,8 @@ def load_trace_h5(path: str | Path) -> Trace:
         naming the file and the bad attribute or dataset.
     """
     p = Path(path)
-    try:
-        with h5py.File(p, "r") as f:
-            trace = _load(f, p)
-    except TraceFormatError:
-        raise
-    except _Bad as exc:
-        raise TraceFormatError(f"not a valid mpiuq trace file: {exc}", file=str(p)) from None
-    except (OSError, KeyError, ValueError, TypeError, AttributeError, RuntimeError) as exc:
-        raise TraceFormatError(
-            f"not a readable mpiuq trace HDF5 file ({type(exc).__name__}: {exc})", file=str(p)
-        ) from exc
+    with _named(p), h5py.File(p, "r") as f:
+        trace = _load(f, p)
     try:
         trace.validate()
     except TraceFormatError as exc:  # name this file, not the trace it was read from

@@ -345,6 +345,13 @@ class Trace:
         def fail(msg: str, record: int | None = None) -> None:
             raise TraceFormatError(msg, file=self.source, record=record)
 
+        self._validate_values(fail)
+        self._validate_requests(fail)
+        self._validate_pools(fail)
+        self._validate_comms(fail)
+
+    def _validate_values(self, fail: _Fail) -> None:
+        """Column dtypes and lengths, ``rank_ptr`` and each column's value range."""
         n = self.n_ops
         for name, dt in OP_COLUMNS.items():
             col = getattr(self, name)
@@ -405,9 +412,6 @@ class Trace:
             fail(
                 f"seconds={float(self.seconds[bad[0]])} outside 0..{MAX_OP_SECONDS:g}", int(bad[0])
             )
-        self._validate_requests(fail)
-        self._validate_pools(fail)
-        self._validate_comms(fail)
 
     def _validate_requests(self, fail: _Fail) -> None:
         kind = self.kind

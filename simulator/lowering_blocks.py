@@ -1,0 +1,543 @@
+"""Lowering of a trace file in blocks of ranks, straight into a program file.
+
+:func:`lower_trace_blocks` reads the columns of an mpiuq HDF5 trace file
+(:func:`~mpiuq.simulator.trace.cache.save_trace`, ``mpiuq trace synth``) one block
+of consecutive ranks at a time, lowers each block with the machinery of
+:func:`~mpiuq.simulator.lowering.lower_trace` and appends its rows to a
+:mod:`program file <mpiuq.simulator.program_file>`. The file holds exactly what
+``lower_trace`` of the whole trace returns (the same rows, values, wait list, row
+map, request count, combine rows and collective counts, byte for byte).
+
+Why this is exact: the lowering numbers everything in trace order, and a trace's
+operations are stored rank after rank. Fresh requests (of blocking calls and
+collective rounds) follow the trace's requests in that order, so a block's first
+fresh request is the count of the blocks before it. The wait list holds first the
+entries the user wait-alls keep (in trace order), then the fresh entries: a cheap
+first pass over the ``kind``, ``nonblocking``, ``count`` (and, when the trace has
+nonblocking collectives, ``request`` and ``wait_reqs``) columns finds how many user
+entries each block keeps, so each block knows where both its parts start. Each block
+is lowered with its wait-list entries numbered from 0 (user entries first), checked
+(:meth:`Program.validate` on the block), then its wait-all rows are moved to their
+global offsets.
+
+Memory: one block of trace columns and one block of program rows, plus arrays of
+``n_ranks`` entries and 3 bytes per trace request (which requests belong to
+nonblocking collectives, which are posted, which completed), independent of the
+number of operations otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from mpiuq.simulator._lowering_kernel import emit_program, plan_rows
+from mpiuq.simulator._lowering_rows import combine_rows, segments
+from mpiuq.simulator.codes import COL_KIND, COL_REQ, OP_WAITALL, OPS_WIDTH
+from mpiuq.simulator.errors import ProgramError, SettingError
+from mpiuq.simulator.lowering import (
+    COLL_COMM_BASE,
+    COLLECTIVE_NAMES,
+    LoweringOptions,
+    _check_replayable,
+    _collector_paused,
+    _expand_collectives,
+)
+from mpiuq.simulator.program import Program
+from mpiuq.simulator.program_file import ProgramFileWriter, TraceFacts
+from mpiuq.simulator.trace.errors import TraceFormatError
+from mpiuq.simulator.trace.h5_reader import TraceHeader, open_trace_h5, read_column
+from mpiuq.simulator.trace.ir import OP_COLUMNS, V_KINDS, OpKind, Trace
+
+__all__ = ["DEFAULT_BLOCK_OPS", "BlockLowering", "lower_trace_blocks"]
+
+IntArray = npt.NDArray[np.int64]
+
+#: Trace operations per block when ``ranks_per_block`` is not given (about 150 MB of
+#: trace columns and 170 MB of program rows per block).
+DEFAULT_BLOCK_OPS = 2_000_000
+_INT32_MAX = int(np.iinfo(np.int32).max)
+_V_KINDS = np.array(sorted(int(k) for k in V_KINDS), dtype=np.int8)
+
+
+@dataclass
+class BlockLowering:
+    """What :func:`lower_trace_blocks` wrote.
+
+    Attributes
+    ----------
+    path
+        The program file.
+    n_blocks, ranks_per_block
+        How the ranks were split.
+    n_ops, n_requests, n_wait
+        Program rows, requests and wait-list entries.
+    """
+
+    path: Path
+    n_blocks: int
+    ranks_per_block: int
+    n_ops: int
+    n_requests: int
+    n_wait: int
+    collectives: dict[str, int] = field(default_factory=dict)
+
+
+def _ranks_per_block(value: object, n_ranks: int, n_ops: int) -> int:
+    if value is None:
+        per_rank = max(1.0, n_ops / n_ranks)
+        return max(1, min(n_ranks, int(DEFAULT_BLOCK_OPS // per_rank)))
+    ok = isinstance(value, int | np.integer) and not isinstance(value, bool) and value >= 1
+    if not ok:
+        raise SettingError(f"ranks_per_block={value!r} is invalid: expected a whole number >= 1")
+    return int(value)  # type: ignore[call-overload]
+
+
+def _blocks(n_ranks: int, per: int) -> list[tuple[int, int]]:
+    return [(r, min(r + per, n_ranks)) for r in range(0, n_ranks, per)]
+
+
+def _fail(head: TraceHeader, message: str, record: int | None = None) -> TraceFormatError:
+    return TraceFormatError(message, file=str(head.path), record=record)
+
+
+def _user_wait_counts(
+    head: TraceHeader, blocks: list[tuple[int, int]], rank_ptr: IntArray
+) -> tuple[npt.NDArray[np.bool_], IntArray, int]:
+    """First pass: nonblocking-collective requests and the user wait-list entries per block.
+
+    Returns ``(is_nbc, kept, n_nbc)``: per trace request whether a nonblocking
+    collective posts it, per block how many wait-list entries its user wait-alls keep,
+    and the number of nonblocking collective calls.
+    """
+    n_req = head.n_requests
+    is_nbc = np.zeros(n_req, dtype=np.bool_)
+    n_wait_reqs = int(head.datasets["wait_reqs"].shape[0])
+    kept = np.zeros(len(blocks), dtype=np.int64)
+    n_nbc = 0
+    nbc_blocks = []
+    for b, (r0, r1) in enumerate(blocks):
+        a, z = int(rank_ptr[r0]), int(rank_ptr[r1])
+        kind = read_column(head, "kind", a, z)
+        nbc = read_column(head, "nonblocking", a, z) & (kind >= OpKind.BARRIER)
+        wa = np.flatnonzero(kind == OpKind.WAITALL)
+        count = read_column(head, "count", a, z)[wa]
+        bad = np.flatnonzero(count < 0)
+        if bad.size:
+            raise _fail(head, f"count={int(count[bad[0]])} is negative", a + int(wa[bad[0]]))
+        kept[b] = int(count.sum())
+        if nbc.any():
+            ids = read_column(head, "request", a, z)[nbc]
+            bad = np.flatnonzero((ids < 0) | (ids >= n_req))
+            if bad.size:
+                raise _fail(head, f"request ids of posts must lie in 0..{n_req - 1}")
+            is_nbc[ids] = True
+            n_nbc += int(nbc.sum())
+            nbc_blocks.append(b)
+    if n_nbc:  # waits on them are dropped: count the entries the user wait-alls keep
+        for b, (r0, r1) in enumerate(blocks):
+            a, z = int(rank_ptr[r0]), int(rank_ptr[r1])
+            kind = read_column(head, "kind", a, z)
+            wa = np.flatnonzero(kind == OpKind.WAITALL)
+            if not wa.size:
+                continue
+            start = read_column(head, "request", a, z)[wa]
+            count = read_column(head, "count", a, z)[wa]
+            lo, hi = _pool_range(head, start, count, n_wait_reqs, a + wa, "WAITALL", "wait_reqs")
+            pool = read_column(head, "wait_reqs", lo, hi)
+            pos, _ = segments(start - lo, count)
+            ids = pool[pos]
+            bad = np.flatnonzero((ids < 0) | (ids >= n_req))
+            if bad.size:
+                raise _fail(head, f"wait_reqs ids must lie in 0..{n_req - 1}")
+            kept[b] = int((~is_nbc[ids]).sum())
+    return is_nbc, kept, n_nbc
+
+
+def _pool_range(
+    head: TraceHeader,
+    start: IntArray,
+    count: IntArray,
+    size: int,
+    ops: IntArray,
+    what: str,
+    pool: str,
+) -> tuple[int, int]:
+    """The range of pool ``pool`` (of ``size`` entries) the ranges ``start, count`` cover."""
+    if not start.size:
+        return 0, 0
+    bad = np.flatnonzero((start < 0) | (count < 0) | (start + count > size))
+    if bad.size:
+        raise _fail(head, f"{what} range outside {pool}", int(ops[bad[0]]))
+    return int(start.min()), int((start + count).max())
+
+
+@dataclass
+class _Requests:
+    """Global request checks of :meth:`Trace._validate_requests`, block by block."""
+
+    n_requests: int
+    posted: npt.NDArray[np.bool_]
+    completed: npt.NDArray[np.bool_]
+    n_posted: int = 0
+
+    @classmethod
+    def new(cls, n_requests: int) -> _Requests:
+        return cls(n_requests, np.zeros(n_requests, np.bool_), np.zeros(n_requests, np.bool_))
+
+    def check(self, head: TraceHeader, block: Trace, a: int, done_pool: IntArray) -> None:
+        n_req = self.n_requests
+        kind = block.kind
+        posts = (kind == OpKind.ISEND) | (kind == OpKind.IRECV) | block.nonblocking
+        ids = block.request[posts]
+        if ids.size and (ids.min() < 0 or ids.max() >= n_req):
+            raise _fail(head, f"request ids of posts must lie in 0..{n_req - 1}")
+        if ids.size and (self.posted[ids].any() or np.unique(ids).size != ids.size):
+            raise _fail(head, "a request id is posted twice")
+        self.posted[ids] = True
+        self.n_posted += int(ids.size)
+        others = ~posts & (kind != OpKind.WAIT) & (kind != OpKind.WAITALL)
+        bad = np.flatnonzero(others & (block.request != -1))
+        if bad.size:
+            raise _fail(
+                head, "request must be -1 for operations that neither post nor wait", a + bad[0]
+            )
+        waits = block.request[kind == OpKind.WAIT]
+        if waits.size and (waits.min() < 0 or waits.max() >= n_req):
+            raise _fail(head, f"WAIT request ids must lie in 0..{n_req - 1}")
+        if done_pool.size and (done_pool.min() < 0 or done_pool.max() >= n_req):
+            raise _fail(head, f"wait_reqs ids must lie in 0..{n_req - 1}")
+        done = np.concatenate([waits, done_pool])
+        if done.size and (self.completed[done].any() or np.unique(done).size != done.size):
+            raise _fail(head, "a request is completed more than once")
+        self.completed[done] = True
+
+    def finish(self, head: TraceHeader) -> None:
+        if self.n_posted != self.n_requests:
+            raise _fail(head, f"n_requests={self.n_requests} but {self.n_posted} requests are posted")
+
+
+def _read_block(
+    head: TraceHeader,
+    r0: int,
+    r1: int,
+    rank_ptr: IntArray,
+    comm_ptr: IntArray,
+    comm_members: npt.NDArray[np.int32],
+) -> tuple[Trace, IntArray]:
+    """The trace of ranks ``[r0, r1)`` (other ranks empty; pools cut to the block's ranges).
+
+    Returns the block trace (WAITALL ``request`` and ``vcounts_offset`` rebased to its
+    pools) and the wait-list pool entries its wait-alls list.
+    """
+    a, z = int(rank_ptr[r0]), int(rank_ptr[r1])
+    cols = {name: read_column(head, name, a, z) for name in OP_COLUMNS}
+    kind = cols["kind"]
+    wa = np.flatnonzero(kind == OpKind.WAITALL)
+    start, count = cols["request"][wa], cols["count"][wa]
+    n_wr = int(head.datasets["wait_reqs"].shape[0])
+    lo, hi = _pool_range(head, start, count, n_wr, a + wa, "WAITALL", "wait_reqs")
+    wait_reqs = read_column(head, "wait_reqs", lo, hi)
+    cols["request"][wa] -= lo
+    v = np.flatnonzero(np.isin(kind, _V_KINDS))
+    vo, vc = cols["vcounts_offset"][v], cols["count"][v]
+    n_vc = int(head.datasets["vcounts"].shape[0])
+    vlo, vhi = _pool_range(head, vo, vc, n_vc, a + v, "v-collective", "vcounts")
+    vcounts = read_column(head, "vcounts", vlo, vhi)
+    cols["vcounts_offset"][v] -= vlo
+    block_ptr = np.clip(rank_ptr - a, 0, z - a)
+    trace = Trace(
+        format=head.format,
+        source=str(head.path),
+        n_ranks=head.n_ranks,
+        rank_ptr=block_ptr,
+        wait_reqs=wait_reqs,
+        vcounts=vcounts,
+        comm_ptr=comm_ptr,
+        comm_members=comm_members,
+        call_names=head.call_names,
+        n_requests=head.n_requests,
+        unsupported=head.unsupported,
+        notes=head.notes,
+        **cols,
+    )
+    pos, _ = segments(start - lo, count)
+    return trace, wait_reqs[pos]
+
+
+def _validate_block(
+    head: TraceHeader, block: Trace, a: int, requests: _Requests, done_pool: IntArray
+) -> None:
+    """:meth:`Trace.validate` of a block, operation indices global, requests across blocks."""
+
+    def fail(msg: str, record: int | None = None) -> None:
+        raise _fail(head, msg, None if record is None else a + record)
+
+    block._validate_values(fail)
+    block._validate_pools(fail)
+    requests.check(head, block, a, done_pool)
+
+
+@dataclass
+class _Totals:
+    """Running totals carried from block to block."""
+
+    rows: int
+    requests: int
+    fresh_wait: int
+    user_wait: int
+    collectives: dict[str, int] = field(default_factory=dict)
+    algorithms: dict[str, set[str]] = field(default_factory=dict)
+    reduce_rows: list[IntArray] = field(default_factory=list)
+    reduce_bytes: list[npt.NDArray[np.float64]] = field(default_factory=list)
+
+
+def _lower_block(
+    block: Trace,
+    b_range: tuple[int, int],
+    is_nbc: npt.NDArray[np.bool_],
+    n_user_wait: int,
+    totals: _Totals,
+    opts: LoweringOptions,
+    writer: ProgramFileWriter,
+    prog_rank_ptr: IntArray,
+) -> None:
+    """Lower one block (as :func:`lower_trace`), check it and append it to ``writer``."""
+    r0, r1 = b_range
+    kind = block.kind
+    n = block.n_ops
+    wa = np.flatnonzero(kind == OpKind.WAITALL)
+    pos, seg = segments(block.request[wa], block.count[wa])
+    ids = block.wait_reqs[pos]
+    keep = ~is_nbc[ids]
+    user_wl = ids[keep]
+    wa_count = np.bincount(seg[keep], minlength=wa.shape[0]).astype(np.int64)
+    wa_off = np.cumsum(wa_count) - wa_count  # local: this block's user entries from 0
+    del pos, seg, ids, keep
+
+    coll_ops = np.flatnonzero(kind >= OpKind.BARRIER)
+    with _collector_paused():
+        expanded, used, counted = _expand_collectives(block, coll_ops, opts)
+    tmpl = expanded.templates
+    t_len = np.array([t.rows.shape[0] for t in tmpl], dtype=np.int64)
+    w_len = np.array([t.wait_list.shape[0] for t in tmpl], dtype=np.int64)
+    plan = (
+        np.empty(n + 1, np.int64),
+        np.empty(n, np.int32),
+        np.empty(n, np.int32),
+        np.empty(n, np.int32),
+    )
+    n_user = user_wl.shape[0]
+    rows, req_end, wl_end = plan_rows(
+        kind,
+        block.seconds,
+        block.request,
+        is_nbc,
+        t_len,
+        np.array([t.n_req for t in tmpl], dtype=np.int64),
+        w_len,
+        expanded.tid,
+        totals.requests,
+        n_user,
+        plan,
+    )
+    fresh = wl_end - n_user
+    if max(req_end, n_user_wait + totals.fresh_wait + fresh) > _INT32_MAX:
+        raise ProgramError(
+            f"trace {block.source} lowers to more than {req_end} requests or "
+            f"{n_user_wait + totals.fresh_wait + fresh} wait-list entries (by rank {r1 - 1}): "
+            f"the engine's limit is {_INT32_MAX}"
+        )
+    wait_list = np.empty(wl_end, dtype=np.int64)
+    wait_list[:n_user] = user_wl
+    del user_wl
+    value = np.empty(rows, dtype=np.int64)
+    out = (np.empty((rows, OPS_WIDTH), dtype=np.int32), value, value.view(np.float64))
+    empty_rows = np.zeros((0, 5), dtype=np.int64)
+    emit_program(
+        (
+            kind,
+            block.call,
+            block.peer,
+            block.peer2,
+            block.tag,
+            block.tag2,
+            block.comm,
+            block.bytes_send,
+            block.bytes_recv,
+            block.request,
+            block.seconds,
+        ),
+        plan,
+        (expanded.tid, expanded.comm, expanded.tag, expanded.op_s, wa_off, wa_count),
+        (
+            np.cumsum(t_len) - t_len,
+            np.concatenate([t.rows for t in tmpl]) if tmpl else empty_rows,
+            np.concatenate([t.combine for t in tmpl]) if tmpl else np.zeros(0),
+            np.cumsum(w_len) - w_len,
+            w_len,
+            np.concatenate([t.wait_list for t in tmpl]) if tmpl else np.zeros(0, np.int64),
+        ),
+        block.comm_members,
+        block.comm_ptr,
+        (float(opts.compute_scale), float(opts.reduce_rate_Bps)),
+        COLL_COMM_BASE,
+        out,
+        wait_list,
+    )
+    row_ptr = plan[0]
+    del plan
+    # the block's program, checked with its local wait list (other ranks empty)
+    local_ptr = row_ptr[block.rank_ptr]
+    program = Program(
+        n_ranks=block.n_ranks,
+        rank_ptr=local_ptr,
+        ops=out[0],
+        nbytes=out[1],
+        seconds=out[2],
+        wait_list=wait_list,
+        n_requests=req_end,
+        n_marks=0,
+        call_names=tuple(block.call_names),
+    )
+    program.validate()
+    # wait-all rows to the global wait list: user lists after the earlier blocks' user
+    # entries, fresh lists after all user entries and the earlier blocks' fresh entries
+    ops = out[0]
+    is_wa = ops[:, COL_KIND] == OP_WAITALL
+    user_rows = row_ptr[wa]
+    is_wa[user_rows] = False
+    ops[user_rows, COL_REQ] += totals.user_wait
+    ops[is_wa, COL_REQ] += n_user_wait + totals.fresh_wait - n_user
+    writer.append_rows(ops, value)
+    writer.append_row_ptr(row_ptr[:n] + totals.rows)
+    writer.write_wait_list(totals.user_wait, wait_list[:n_user])
+    writer.write_wait_list(n_user_wait + totals.fresh_wait, wait_list[n_user:])
+    prog_rank_ptr[r0 : r1 + 1] = local_ptr[r0 : r1 + 1] + totals.rows
+    red_rows, red_bytes = combine_rows(
+        row_ptr, coll_ops, expanded.tid, [t.combine for t in tmpl], t_len
+    )
+    totals.reduce_rows.append(red_rows + totals.rows)
+    totals.reduce_bytes.append(red_bytes)
+    for name, c in counted.items():
+        totals.collectives[name] = totals.collectives.get(name, 0) + c
+    for name, algs in used.items():
+        totals.algorithms.setdefault(name, set()).update(algs)
+    totals.rows += rows
+    totals.requests = req_end
+    totals.fresh_wait += fresh
+    totals.user_wait += n_user
+
+
+def lower_trace_blocks(
+    h5_path: str | Path,
+    options: LoweringOptions | None,
+    out_path: str | Path,
+    ranks_per_block: int | None = None,
+) -> BlockLowering:
+    """Lower the trace file ``h5_path`` block of ranks by block into the program file ``out_path``.
+
+    The program file holds what :func:`~mpiuq.simulator.lowering.lower_trace` of the
+    whole trace returns, byte for byte (see the module docstring).
+
+    Parameters
+    ----------
+    h5_path
+        An mpiuq HDF5 trace file (:func:`~mpiuq.simulator.trace.cache.save_trace`).
+    options
+        Reduction rate, compute scale and collective algorithms (None: defaults).
+    out_path
+        Program file directory to write (``NAME.mpiuqprog``; replaced if present).
+    ranks_per_block
+        Consecutive ranks lowered together (>= 1); None: about
+        :data:`DEFAULT_BLOCK_OPS` trace operations per block.
+
+    Raises
+    ------
+    SettingError
+        If ``ranks_per_block`` is not a whole number >= 1.
+    TraceFormatError
+        If the file is not a valid trace file (naming it, and the operation at fault).
+    UnreplayableTraceError, CollectiveError, ProgramError
+        As :func:`~mpiuq.simulator.lowering.lower_trace`, naming the trace file.
+    """
+    opts = LoweringOptions() if options is None else options
+    if ranks_per_block is not None:
+        _ranks_per_block(ranks_per_block, 1, 1)  # before the file is opened
+    with open_trace_h5(h5_path) as head:
+        rank_ptr = read_column(head, "rank_ptr", 0, head.n_ranks + 1)
+        n = head.n_ops
+        if rank_ptr[0] != 0 or rank_ptr[-1] != n or np.any(np.diff(rank_ptr) < 0):
+            raise _fail(
+                head,
+                f"rank_ptr must be non-decreasing from 0 to {n} with {head.n_ranks + 1} entries",
+            )
+        comm_ptr = read_column(head, "comm_ptr", 0, int(head.datasets["comm_ptr"].shape[0]))
+        comm_members = read_column(
+            head, "comm_members", 0, int(head.datasets["comm_members"].shape[0])
+        )
+        per = _ranks_per_block(ranks_per_block, head.n_ranks, n)
+        blocks = _blocks(head.n_ranks, per)
+        is_nbc, kept, n_nbc = _user_wait_counts(head, blocks, rank_ptr)
+        n_user_wait = int(kept.sum())
+        empty = np.diff(rank_ptr) == 0
+        requests = _Requests.new(head.n_requests)
+        totals = _Totals(rows=0, requests=head.n_requests, fresh_wait=0, user_wait=0)
+        prog_rank_ptr = np.zeros(head.n_ranks + 1, dtype=np.int64)
+        facts = TraceFacts(head.source, head.format, n, dict(head.unsupported), head.notes)
+        with ProgramFileWriter(
+            out_path, n_ranks=head.n_ranks, call_names=head.call_names, facts=facts
+        ) as writer:
+            for b, (r0, r1) in enumerate(blocks):
+                block, done_pool = _read_block(head, r0, r1, rank_ptr, comm_ptr, comm_members)
+                a = int(rank_ptr[r0])
+                _validate_block(head, block, a, requests, done_pool)
+                if b == 0:
+                    fail = _fail_at(head)
+                    block._validate_comms(fail)
+                _check_replayable(block, empty, op_offset=a)
+                _lower_block(
+                    block, (r0, r1), is_nbc, n_user_wait, totals, opts, writer, prog_rank_ptr
+                )
+                if totals.user_wait != int(kept[: b + 1].sum()):  # pragma: no cover - invariant
+                    raise RuntimeError("block lowering: user wait-list counts disagree")
+                del block, done_pool
+            requests.finish(head)
+            writer.append_row_ptr(np.array([totals.rows], dtype=np.int64))
+            path = writer.finish(
+                rank_ptr=prog_rank_ptr,
+                n_requests=totals.requests,
+                n_wait=n_user_wait + totals.fresh_wait,
+                collectives={
+                    k: totals.collectives[k] for k in COLLECTIVE_NAMES.values() if k in totals.collectives
+                },
+                algorithms={k: sorted(v) for k, v in totals.algorithms.items()},
+                nonblocking_collectives=n_nbc,
+                reduce_rows=_cat(totals.reduce_rows, np.int64),
+                reduce_bytes=_cat(totals.reduce_bytes, np.float64),
+            )
+    return BlockLowering(
+        path=path,
+        n_blocks=len(blocks),
+        ranks_per_block=per,
+        n_ops=totals.rows,
+        n_requests=totals.requests,
+        n_wait=n_user_wait + totals.fresh_wait,
+        collectives=dict(totals.collectives),
+    )
+
+
+def _fail_at(head: TraceHeader) -> Callable[[str, int | None], None]:
+    def fail(msg: str, record: int | None = None) -> None:
+        raise _fail(head, msg, record)
+
+    return fail
+
+
+def _cat(parts: list[npt.NDArray[np.generic]], dtype: type) -> npt.NDArray[np.generic]:
+    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
+
