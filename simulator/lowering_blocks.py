@@ -218,7 +218,9 @@ class _Requests:
 
     def finish(self, head: TraceHeader) -> None:
         if self.n_posted != self.n_requests:
-            raise _fail(head, f"n_requests={self.n_requests} but {self.n_posted} requests are posted")
+            raise _fail(
+                head, f"n_requests={self.n_requests} but {self.n_posted} requests are posted"
+            )
 
 
 def _read_block(
@@ -500,9 +502,14 @@ def lower_trace_blocks(
                     fail = _fail_at(head)
                     block._validate_comms(fail)
                 _check_replayable(block, empty, op_offset=a)
-                _lower_block(
-                    block, (r0, r1), is_nbc, n_user_wait, totals, opts, writer, prog_rank_ptr
-                )
+                try:
+                    _lower_block(
+                        block, (r0, r1), is_nbc, n_user_wait, totals, opts, writer, prog_rank_ptr
+                    )
+                except ProgramError as exc:  # name the trace file, keep the rank and operation
+                    named = ProgramError(f"trace file {head.path}: {exc}")
+                    named.rank, named.op_index = exc.rank, exc.op_index
+                    raise named from exc
                 if totals.user_wait != int(kept[: b + 1].sum()):  # pragma: no cover - invariant
                     raise RuntimeError("block lowering: user wait-list counts disagree")
                 del block, done_pool
@@ -513,7 +520,9 @@ def lower_trace_blocks(
                 n_requests=totals.requests,
                 n_wait=n_user_wait + totals.fresh_wait,
                 collectives={
-                    k: totals.collectives[k] for k in COLLECTIVE_NAMES.values() if k in totals.collectives
+                    k: totals.collectives[k]
+                    for k in COLLECTIVE_NAMES.values()
+                    if k in totals.collectives
                 },
                 algorithms={k: sorted(v) for k, v in totals.algorithms.items()},
                 nonblocking_collectives=n_nbc,
@@ -540,4 +549,3 @@ def _fail_at(head: TraceHeader) -> Callable[[str, int | None], None]:
 
 def _cat(parts: list[npt.NDArray[np.generic]], dtype: type) -> npt.NDArray[np.generic]:
     return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
-
