@@ -28,7 +28,6 @@ number of operations otherwise.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -482,6 +481,10 @@ def lower_trace_blocks(
         comm_members = read_column(
             head, "comm_members", 0, int(head.datasets["comm_members"].shape[0])
         )
+
+        def fail(msg: str, record: int | None = None) -> None:
+            raise _fail(head, msg, record)
+
         per = _ranks_per_block(ranks_per_block, head.n_ranks, n)
         blocks = _blocks(head.n_ranks, per)
         is_nbc, kept, n_nbc = _user_wait_counts(head, blocks, rank_ptr)
@@ -499,7 +502,6 @@ def lower_trace_blocks(
                 a = int(rank_ptr[r0])
                 _validate_block(head, block, a, requests, done_pool)
                 if b == 0:
-                    fail = _fail_at(head)
                     block._validate_comms(fail)
                 _check_replayable(block, empty, op_offset=a)
                 try:
@@ -526,8 +528,8 @@ def lower_trace_blocks(
                 },
                 algorithms={k: sorted(v) for k, v in totals.algorithms.items()},
                 nonblocking_collectives=n_nbc,
-                reduce_rows=_cat(totals.reduce_rows, np.int64),
-                reduce_bytes=_cat(totals.reduce_bytes, np.float64),
+                reduce_rows=np.concatenate([np.zeros(0, np.int64), *totals.reduce_rows]),
+                reduce_bytes=np.concatenate([np.zeros(0), *totals.reduce_bytes]),
             )
     return BlockLowering(
         path=path,
@@ -538,14 +540,3 @@ def lower_trace_blocks(
         n_wait=n_user_wait + totals.fresh_wait,
         collectives=dict(totals.collectives),
     )
-
-
-def _fail_at(head: TraceHeader) -> Callable[[str, int | None], None]:
-    def fail(msg: str, record: int | None = None) -> None:
-        raise _fail(head, msg, record)
-
-    return fail
-
-
-def _cat(parts: list[npt.NDArray[np.generic]], dtype: type) -> npt.NDArray[np.generic]:
-    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)

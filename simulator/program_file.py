@@ -183,15 +183,19 @@ class ProgramFileWriter:
             raise ValueError(f"ops must be int32 of shape (k, {OPS_WIDTH}), got {ops.shape}")
         if value.dtype.itemsize != 8 or value.shape != (k,):
             raise ValueError(f"value must be an 8-byte column of shape ({k},), got {value.shape}")
-        self._ops.write(memoryview(np.ascontiguousarray(ops, dtype=_little(np.int32))).cast("B"))
+        if k == 0:
+            return  # (a memoryview of an empty table cannot be cast to bytes)
+        self._ops.write(np.ascontiguousarray(ops, dtype=_little(np.int32)).data.cast("B"))
         raw = np.ascontiguousarray(value).view(np.int64)
-        self._value.write(memoryview(np.ascontiguousarray(raw, dtype=_little(np.int64))).cast("B"))
+        self._value.write(np.ascontiguousarray(raw, dtype=_little(np.int64)).data.cast("B"))
         self.n_ops += k
 
     def append_row_ptr(self, row_ptr: IntArray) -> None:
         """Append entries of the trace-operation -> program-row map (global rows)."""
         arr = np.ascontiguousarray(row_ptr, dtype=_little(np.int64))
-        self._row_ptr.write(memoryview(arr).cast("B"))
+        if arr.shape[0] == 0:
+            return
+        self._row_ptr.write(arr.data.cast("B"))
         self.n_row_ptr += arr.shape[0]
 
     def write_wait_list(self, start: int, entries: npt.NDArray[np.integer[Any]]) -> None:
@@ -201,7 +205,7 @@ class ProgramFileWriter:
         if int(entries.min()) < 0 or int(entries.max()) > INT32_MAX:
             raise ValueError("wait-list entries must be request ids in the int32 range")
         data = np.ascontiguousarray(entries, dtype=_little(np.int32))
-        _pwrite_all(self._wait_fd, memoryview(data).cast("B"), 4 * int(start))
+        _pwrite_all(self._wait_fd, data.data.cast("B"), 4 * int(start))
         self.n_wait_written += data.shape[0]
 
     def finish(
@@ -522,7 +526,7 @@ class ProgramFile:
         self.close()
 
     def _pread_into(self, name: str, out: npt.NDArray[Any], offset: int) -> None:
-        view = memoryview(out).cast("B")
+        view = out.data.cast("B")
         fd = self._fds.get(name)
         if fd is None:
             raise ProgramFileError(self.path, name, "is closed")

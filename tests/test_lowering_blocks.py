@@ -108,6 +108,16 @@ def test_mixed_trace_block_lowering_is_byte_identical(tmp_path: Path) -> None:
     assert lower_trace(load_trace_h5(tmp_path / "t.h5")).nonblocking_collectives == 5
 
 
+def test_ranks_without_operations_make_empty_blocks(tmp_path: Path) -> None:
+    b = TraceBuilder("test", "<hand>", 4)
+    send, recv = b.call_id("MPI_Send"), b.call_id("MPI_Recv")
+    b.add(0, OpKind.SEND, send, peer=1, bytes_send=8)
+    b.add(1, OpKind.RECV, recv, peer=0, bytes_recv=8)
+    b.add_compute(3, 1e-6)  # rank 2 has no operation at all
+    save_trace(b.build(), tmp_path / "t.h5")
+    check_blocks(tmp_path / "t.h5", tmp_path)
+
+
 SHARED = [
     "ti_minife_16r/minife_16r.txt",  # any-source receives, partial wait-alls
     "otf2_sstmac_mpi_coverage_10r",  # collective kinds, sub-communicators, I-collectives
