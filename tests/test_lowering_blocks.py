@@ -161,7 +161,7 @@ def test_truncated_trace_file_is_refused_naming_it(halo_h5: Path, tmp_path: Path
     assert not list(tmp_path.glob("p.mpiuqprog*"))  # nothing left behind
 
 
-def test_request_posted_twice_across_blocks_is_refused(halo_h5: Path, tmp_path: Path) -> None:
+def test_request_posted_twice_is_refused_across_and_within_blocks(halo_h5: Path, tmp_path: Path) -> None:
     with h5py.File(halo_h5, "r+") as f:
         kind, req, rp = f["kind"][...], f["request"][...], f["rank_ptr"][...]
         isend = np.flatnonzero(kind == OpKind.ISEND)
@@ -170,8 +170,9 @@ def test_request_posted_twice_across_blocks_is_refused(halo_h5: Path, tmp_path: 
         f["request"][...] = req
     with pytest.raises(TraceFormatError, match="posted twice"):
         load_trace_h5(halo_h5)  # the in-memory reader refuses it too
-    with pytest.raises(TraceFormatError, match=r"halo\.h5.*posted twice"):
-        lower_trace_blocks(halo_h5, None, tmp_path / "p.mpiuqprog", ranks_per_block=2)
+    for per in (2, 8):  # in two blocks, in one
+        with pytest.raises(TraceFormatError, match=r"halo\.h5.*posted twice"):
+            lower_trace_blocks(halo_h5, None, tmp_path / "p.mpiuqprog", ranks_per_block=per)
 
 
 def test_foreign_wait_fails_the_block_check_naming_the_file(tmp_path: Path) -> None:
