@@ -173,6 +173,7 @@ def test_request_posted_twice_is_refused_across_and_within_blocks(halo_h5: Path,
     for per in (2, 8):  # in two blocks, in one
         with pytest.raises(TraceFormatError, match=r"halo\.h5.*posted twice"):
             lower_trace_blocks(halo_h5, None, tmp_path / "p.mpiuqprog", ranks_per_block=per)
+        assert not list(tmp_path.glob("p.mpiuqprog*"))  # the partial file was deleted
 
 
 def test_foreign_wait_fails_the_block_check_naming_the_file(tmp_path: Path) -> None:
