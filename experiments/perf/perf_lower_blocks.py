@@ -3,7 +3,10 @@
 Each way runs as its own whole process (a fresh interpreter, as a user meets it):
 
 * ``memory``: ``lower_trace(load_trace_h5(TRACE))`` (what ``mpiuq replay`` does today);
-* ``blocks``: ``lower_trace_blocks(TRACE, None, SCRATCH/halo.mpiuqprog, ranks_per_block=B)``.
+* ``blocks``: ``lower_trace_blocks(TRACE, None, SCRATCH/halo.mpiuqprog, ranks_per_block=B)``;
+* ``compare`` (optional, after ``blocks``): the in-memory lowering again, compared with
+  the program file row chunk by row chunk (byte-identity at scale; its memory is the
+  in-memory lowering's).
 
 The parent prints, per child, its wall time, CPU time (user + system) and peak
 resident memory (``ru_maxrss`` of the child from ``wait4``), and the load average
@@ -17,7 +20,7 @@ exists, it is synthesised first with::
 Usage::
 
     python experiments/perf/perf_lower_blocks.py [--scratch DIR] [--ranks 16384]
-        [--iterations 40] [--ranks-per-block B] [--ways memory,blocks] [--keep]
+        [--iterations 40] [--ranks-per-block B] [--ways memory,blocks,compare] [--keep]
 """
 
 from __future__ import annotations
@@ -31,9 +34,52 @@ import time
 from pathlib import Path
 
 
+def _compare(trace: Path, out: Path) -> None:
+    """Check that the program file ``out`` holds ``lower_trace`` of ``trace``, byte for byte."""
+    import numpy as np
+
+    from mpiuq.simulator.lowering import lower_trace
+    from mpiuq.simulator.program_file import ProgramFile
+    from mpiuq.simulator.trace.cache import load_trace_h5
+
+    low = lower_trace(load_trace_h5(trace))
+    prog = low.program
+    same: dict[str, bool] = {}
+    with ProgramFile.open(out) as pf:
+        sizes = (pf.n_ops, pf.n_requests, pf.n_wait, pf.n_marks)
+        same["sizes"] = sizes == (prog.n_ops, prog.n_requests, prog.wait_list.shape[0], 0)
+        same["rank_ptr"] = np.array_equal(pf.rank_ptr, prog.rank_ptr)
+        same["wait_list"] = np.array_equal(pf.wait_list, prog.wait_list)
+        chunk = 1 << 22
+        ops = np.empty((chunk, prog.ops.shape[1]), np.int32)
+        value = np.empty(chunk, np.int64)
+        rows = True
+        for s in range(0, prog.n_ops, chunk):
+            e = min(s + chunk, prog.n_ops)
+            pf.read_rows(s, e, ops, value)
+            rows &= ops[: e - s].tobytes() == prog.ops[s:e].tobytes()
+            rows &= value[: e - s].tobytes() == prog.nbytes[s:e].tobytes()
+        same["rows"] = bool(rows)
+        same["row_ptr"] = np.array_equal(pf.read_row_ptr(0, pf.n_trace_ops + 1), low.row_ptr)
+        red_rows = np.load(out / "reduce_rows.npy")
+        red_bytes = np.load(out / "reduce_bytes.npy")
+        same["reduce"] = red_rows.tobytes() == low.reduce_rows.tobytes()
+        same["reduce"] &= red_bytes.tobytes() == low.reduce_bytes.tobytes()
+        same["counts"] = (pf.collectives, pf.algorithms, pf.nonblocking_collectives) == (
+            low.collectives,
+            low.algorithms,
+            low.nonblocking_collectives,
+        )
+    print(f"compare: {same}")
+    print(f"compare: byte-identical to lower_trace: {all(same.values())}")
+
+
 def _child(way: str, trace: Path, out: Path, per: int | None) -> None:
     """Run one lowering in this process and print what it produced."""
     t0 = time.perf_counter()
+    if way == "compare":
+        _compare(trace, out)
+        return
     if way == "memory":
         from mpiuq.simulator.lowering import lower_trace
         from mpiuq.simulator.trace.cache import load_trace_h5
@@ -71,9 +117,14 @@ def main() -> None:
     ap.add_argument("--ranks", type=int, default=16384)
     ap.add_argument("--iterations", type=int, default=40)
     ap.add_argument("--ranks-per-block", type=int, default=None)
-    ap.add_argument("--ways", default="memory,blocks")
+    ap.add_argument(
+        "--ways",
+        default="memory,blocks",
+        help="comma-separated: memory, blocks, compare (compare: after blocks, check the "
+        "program file against lower_trace byte for byte; needs the in-memory lowering's memory)",
+    )
     ap.add_argument("--keep", action="store_true", help="keep the program file")
-    ap.add_argument("--child", choices=("memory", "blocks"), help=argparse.SUPPRESS)
+    ap.add_argument("--child", choices=("memory", "blocks", "compare"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     trace = args.scratch / f"halo3d_{args.ranks}r_{args.iterations}i.h5"
     out = args.scratch / "halo.mpiuqprog"
@@ -104,8 +155,8 @@ def main() -> None:
         if way == "blocks" and out.exists():
             size = sum(f.stat().st_size for f in out.iterdir())
             print(f"program file {out}: {size / 1e9:.2f} GB")
-            if not args.keep:
-                shutil.rmtree(out)
+    if out.exists() and not args.keep:
+        shutil.rmtree(out)
     print(f"load average after: {os.getloadavg()}")
 
 
