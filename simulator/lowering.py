@@ -261,15 +261,8 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _check_replayable(
-    trace: Trace, empty: npt.NDArray[np.bool_] | None = None, op_offset: int = 0
-) -> None:
-    """Raise :class:`UnreplayableTraceError` if ``trace`` cannot be replayed as a whole.
-
-    ``empty`` (default: from ``trace.rank_ptr``) marks the ranks without operations in
-    the whole trace, and ``op_offset`` is added to operation indices in messages: the
-    block lowering checks a block of ranks at a time.
-    """
+def _check_replayable(trace: Trace, empty: np.ndarray | None = None, op_offset: int = 0) -> None:
+    """Refuse partial traces (block lowering: ``empty`` ranks of the whole trace, first op)."""
     p2p = np.isin(
         trace.kind,
         np.array([OpKind.SEND, OpKind.RECV, OpKind.ISEND, OpKind.IRECV, OpKind.SENDRECV], np.int8),
@@ -283,8 +276,7 @@ def _check_replayable(
             f"records only some ranks), the first at operation {first + op_offset} "
             f"({trace.call_names[int(trace.call[first])]}); replay needs every rank's stream"
         )
-    if empty is None:
-        empty = np.diff(trace.rank_ptr) == 0
+    empty = np.diff(trace.rank_ptr) == 0 if empty is None else empty
     if not empty.any() or empty.all():
         return
     peers = np.concatenate([trace.peer[p2p], trace.peer2[p2p & (trace.peer2 >= 0)]])

@@ -37,7 +37,6 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import numpy as np
@@ -167,12 +166,7 @@ class ProgramFileWriter:
     def __enter__(self) -> ProgramFileWriter:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, exc_type: object, *_: object) -> None:
         if exc_type is not None:
             self.abort()
 
@@ -334,6 +328,8 @@ def write_program_file(lowered: Lowered, facts: TraceFacts, path: str | Path) ->
 
 
 _META_INT = ("n_ranks", "n_ops", "n_requests", "n_marks", "n_wait", "n_trace_ops")
+_META_KEYS: tuple[str, ...] = ("version", *_META_INT, "call_names", "collectives", "algorithms")
+_META_KEYS += ("nonblocking_collectives", "source", "format", "unsupported", "notes")
 
 
 def _meta(path: Path) -> dict[str, Any]:
@@ -347,19 +343,7 @@ def _meta(path: Path) -> dict[str, Any]:
         raise ProgramFileError(file, "meta.json", f"is not readable JSON ({exc})") from None
     if not isinstance(meta, dict):
         raise ProgramFileError(file, "meta.json", f"holds {type(meta).__name__}, expected object")
-    keys = (
-        "version",
-        *_META_INT,
-        "call_names",
-        "collectives",
-        "algorithms",
-        "nonblocking_collectives",
-        "source",
-        "format",
-        "unsupported",
-        "notes",
-    )
-    for key in keys:
+    for key in _META_KEYS:
         if key not in meta:
             raise ProgramFileError(file, key, "is missing")
     if meta["version"] != FORMAT_VERSION:
@@ -517,12 +501,7 @@ class ProgramFile:
     def __enter__(self) -> ProgramFile:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *_: object) -> None:
         self.close()
 
     def _pread_into(self, name: str, out: npt.NDArray[Any], offset: int) -> None:
