@@ -47,11 +47,15 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-from mpiuq.simulator._lowering_kernel import emit_program, plan_rows
-from mpiuq.simulator._lowering_rows import combine_rows, segments
+from mpiuq.simulator._lowering_rows import (
+    combine_rows,
+    plan_layout,
+    template_lengths,
+    user_wait_lists,
+    write_rows,
+)
 from mpiuq.simulator.codes import (
     NO_PEER,
-    OPS_WIDTH,
     TPL_BYTES,
     TPL_COUNT,
     TPL_KIND,
@@ -316,48 +320,20 @@ def lower_trace(trace: Trace, options: LoweringOptions | None = None) -> Lowered
     opts = LoweringOptions() if options is None else options
     _check_replayable(trace)
     kind = trace.kind
-    n = trace.n_ops
 
     # requests of nonblocking collectives: their waits become no-ops
     is_nbc = np.zeros(trace.n_requests, dtype=np.bool_)
     nbc_ops = trace.nonblocking & (kind >= OpKind.BARRIER)
     is_nbc[trace.request[nbc_ops]] = True
-    wa = np.flatnonzero(kind == OpKind.WAITALL)
-    pos, seg = segments(trace.request[wa], trace.count[wa])
-    ids = trace.wait_reqs[pos]
-    keep = ~is_nbc[ids]
-    user_wl = ids[keep]
-    wa_count = np.bincount(seg[keep], minlength=wa.shape[0]).astype(np.int64)
-    wa_off = np.cumsum(wa_count) - wa_count
-    del pos, seg, ids, keep  # one entry per listed request each
+    user_wl, wa_off, wa_count = user_wait_lists(trace, is_nbc)
 
     # ---- collectives: expand with cached per-rank templates
     coll_ops = np.flatnonzero(kind >= OpKind.BARRIER)
     with _collector_paused():
         expanded, used, counted = _expand_collectives(trace, coll_ops, opts)
     tmpl = expanded.templates
-    t_len = np.array([t.rows.shape[0] for t in tmpl], dtype=np.int64)
-    w_len = np.array([t.wait_list.shape[0] for t in tmpl], dtype=np.int64)
-
-    # the row map (int64); each operation's first fresh request, wait-list entry, slot (int32)
-    plan = (
-        np.empty(n + 1, np.int64),
-        np.empty(n, np.int32),
-        np.empty(n, np.int32),
-        np.empty(n, np.int32),
-    )
-    total, n_requests, n_wl = plan_rows(
-        kind,
-        trace.seconds,
-        trace.request,
-        is_nbc,
-        t_len,
-        np.array([t.n_req for t in tmpl], dtype=np.int64),
-        w_len,
-        expanded.tid,
-        trace.n_requests,
-        user_wl.shape[0],
-        plan,
+    plan, total, n_requests, n_wl = plan_layout(
+        trace, is_nbc, tmpl, expanded.tid, trace.n_requests, user_wl.shape[0]
     )
     if max(n_requests, n_wl) > np.iinfo(np.int32).max:  # checked before any row is written
         raise ProgramError(
@@ -367,52 +343,18 @@ def lower_trace(trace: Trace, options: LoweringOptions | None = None) -> Lowered
     wait_list = np.empty(n_wl, dtype=np.int64)
     wait_list[: user_wl.shape[0]] = user_wl
     del user_wl  # in the wait list now: 8 B per entry less while the rows are written
-    empty_rows = np.zeros((0, 5), dtype=np.int64)
-    # NumPy allocates (huge pages where the kernel offers them); the loop fills every entry.
-    # One 8-byte column holds the bytes of ISEND/IRECV rows and the seconds of COMPUTE
-    # rows, seen as int64 and as float64 (see Program): 40 bytes per row instead of 48
-    value = np.empty(total, dtype=np.int64)
-    out = (np.empty((total, OPS_WIDTH), dtype=np.int32), value, value.view(np.float64))
-    emit_program(
-        (
-            kind,
-            trace.call,
-            trace.peer,
-            trace.peer2,
-            trace.tag,
-            trace.tag2,
-            trace.comm,
-            trace.bytes_send,
-            trace.bytes_recv,
-            trace.request,
-            trace.seconds,
-        ),
-        plan,
-        (expanded.tid, expanded.comm, expanded.tag, expanded.op_s, wa_off, wa_count),
-        (
-            np.cumsum(t_len) - t_len,
-            np.concatenate([t.rows for t in tmpl]) if tmpl else empty_rows,
-            np.concatenate([t.combine for t in tmpl]) if tmpl else np.zeros(0),
-            np.cumsum(w_len) - w_len,
-            w_len,
-            np.concatenate([t.wait_list for t in tmpl]) if tmpl else np.zeros(0, np.int64),
-        ),
-        trace.comm_members,
-        trace.comm_ptr,
-        (float(opts.compute_scale), float(opts.reduce_rate_Bps)),
-        COLL_COMM_BASE,
-        out,
-        wait_list,
-    )
+    coll = (expanded.tid, expanded.comm, expanded.tag, expanded.op_s, wa_off, wa_count)
+    rates = (opts.compute_scale, opts.reduce_rate_Bps, COLL_COMM_BASE)
+    ops, value = write_rows(trace, plan, total, coll, tmpl, rates, wait_list)
     row_ptr = plan[0]
     del plan  # the plan's other columns (12 B per trace operation) go first
 
     program = Program(
         n_ranks=trace.n_ranks,
         rank_ptr=row_ptr[trace.rank_ptr],
-        ops=out[0],
-        nbytes=out[1],
-        seconds=out[2],
+        ops=ops,
+        nbytes=value,
+        seconds=value.view(np.float64),
         wait_list=wait_list,
         n_requests=n_requests,
         n_marks=0,
@@ -420,7 +362,7 @@ def lower_trace(trace: Trace, options: LoweringOptions | None = None) -> Lowered
     )
     program.validate()
     reduce_rows, reduce_bytes = combine_rows(
-        row_ptr, coll_ops, expanded.tid, [t.combine for t in tmpl], t_len
+        row_ptr, coll_ops, expanded.tid, [t.combine for t in tmpl], template_lengths(tmpl)[0]
     )
     return Lowered(
         program=program,

@@ -34,9 +34,15 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from mpiuq.simulator._lowering_kernel import emit_program, plan_rows
-from mpiuq.simulator._lowering_rows import combine_rows, segments
-from mpiuq.simulator.codes import COL_KIND, COL_REQ, OP_WAITALL, OPS_WIDTH
+from mpiuq.simulator._lowering_rows import (
+    combine_rows,
+    plan_layout,
+    segments,
+    template_lengths,
+    user_wait_lists,
+    write_rows,
+)
+from mpiuq.simulator.codes import COL_KIND, COL_REQ, OP_WAITALL
 from mpiuq.simulator.errors import ProgramError, SettingError
 from mpiuq.simulator.lowering import (
     COLL_COMM_BASE,
@@ -321,40 +327,15 @@ def _lower_block(
     r0, r1 = b_range
     kind = block.kind
     n = block.n_ops
+    user_wl, wa_off, wa_count = user_wait_lists(block, is_nbc)  # this block's, from 0
     wa = np.flatnonzero(kind == OpKind.WAITALL)
-    pos, seg = segments(block.request[wa], block.count[wa])
-    ids = block.wait_reqs[pos]
-    keep = ~is_nbc[ids]
-    user_wl = ids[keep]
-    wa_count = np.bincount(seg[keep], minlength=wa.shape[0]).astype(np.int64)
-    wa_off = np.cumsum(wa_count) - wa_count  # local: this block's user entries from 0
-    del pos, seg, ids, keep
-
     coll_ops = np.flatnonzero(kind >= OpKind.BARRIER)
     with _collector_paused():
         expanded, used, counted = _expand_collectives(block, coll_ops, opts)
     tmpl = expanded.templates
-    t_len = np.array([t.rows.shape[0] for t in tmpl], dtype=np.int64)
-    w_len = np.array([t.wait_list.shape[0] for t in tmpl], dtype=np.int64)
-    plan = (
-        np.empty(n + 1, np.int64),
-        np.empty(n, np.int32),
-        np.empty(n, np.int32),
-        np.empty(n, np.int32),
-    )
     n_user = user_wl.shape[0]
-    rows, req_end, wl_end = plan_rows(
-        kind,
-        block.seconds,
-        block.request,
-        is_nbc,
-        t_len,
-        np.array([t.n_req for t in tmpl], dtype=np.int64),
-        w_len,
-        expanded.tid,
-        totals.requests,
-        n_user,
-        plan,
+    plan, rows, req_end, wl_end = plan_layout(
+        block, is_nbc, tmpl, expanded.tid, totals.requests, n_user
     )
     fresh = wl_end - n_user
     if max(req_end, n_user_wait + totals.fresh_wait + fresh) > _INT32_MAX:
@@ -366,40 +347,9 @@ def _lower_block(
     wait_list = np.empty(wl_end, dtype=np.int64)
     wait_list[:n_user] = user_wl
     del user_wl
-    value = np.empty(rows, dtype=np.int64)
-    out = (np.empty((rows, OPS_WIDTH), dtype=np.int32), value, value.view(np.float64))
-    empty_rows = np.zeros((0, 5), dtype=np.int64)
-    emit_program(
-        (
-            kind,
-            block.call,
-            block.peer,
-            block.peer2,
-            block.tag,
-            block.tag2,
-            block.comm,
-            block.bytes_send,
-            block.bytes_recv,
-            block.request,
-            block.seconds,
-        ),
-        plan,
-        (expanded.tid, expanded.comm, expanded.tag, expanded.op_s, wa_off, wa_count),
-        (
-            np.cumsum(t_len) - t_len,
-            np.concatenate([t.rows for t in tmpl]) if tmpl else empty_rows,
-            np.concatenate([t.combine for t in tmpl]) if tmpl else np.zeros(0),
-            np.cumsum(w_len) - w_len,
-            w_len,
-            np.concatenate([t.wait_list for t in tmpl]) if tmpl else np.zeros(0, np.int64),
-        ),
-        block.comm_members,
-        block.comm_ptr,
-        (float(opts.compute_scale), float(opts.reduce_rate_Bps)),
-        COLL_COMM_BASE,
-        out,
-        wait_list,
-    )
+    coll = (expanded.tid, expanded.comm, expanded.tag, expanded.op_s, wa_off, wa_count)
+    rates = (opts.compute_scale, opts.reduce_rate_Bps, COLL_COMM_BASE)
+    ops, value = write_rows(block, plan, rows, coll, tmpl, rates, wait_list)
     row_ptr = plan[0]
     del plan
     # the block's program, checked with its local wait list (other ranks empty)
@@ -407,9 +357,9 @@ def _lower_block(
     program = Program(
         n_ranks=block.n_ranks,
         rank_ptr=local_ptr,
-        ops=out[0],
-        nbytes=out[1],
-        seconds=out[2],
+        ops=ops,
+        nbytes=value,
+        seconds=value.view(np.float64),
         wait_list=wait_list,
         n_requests=req_end,
         n_marks=0,
@@ -418,7 +368,6 @@ def _lower_block(
     program.validate()
     # wait-all rows to the global wait list: user lists after the earlier blocks' user
     # entries, fresh lists after all user entries and the earlier blocks' fresh entries
-    ops = out[0]
     is_wa = ops[:, COL_KIND] == OP_WAITALL
     user_rows = row_ptr[wa]
     is_wa[user_rows] = False
@@ -430,7 +379,7 @@ def _lower_block(
     writer.write_wait_list(n_user_wait + totals.fresh_wait, wait_list[n_user:])
     prog_rank_ptr[r0 : r1 + 1] = local_ptr[r0 : r1 + 1] + totals.rows
     red_rows, red_bytes = combine_rows(
-        row_ptr, coll_ops, expanded.tid, [t.combine for t in tmpl], t_len
+        row_ptr, coll_ops, expanded.tid, [t.combine for t in tmpl], template_lengths(tmpl)[0]
     )
     totals.reduce_rows.append(red_rows + totals.rows)
     totals.reduce_bytes.append(red_bytes)

@@ -105,17 +105,20 @@ def _column(dataset: h5py.Dataset, path: Path, dtype: np.dtype) -> np.ndarray:
     """
     offset = dataset.id.get_offset() if dataset.chunks is None else None
     if offset is None or dataset.dtype != dtype or dataset.size == 0:
-        data = dataset[...]
-        if data.dtype != dtype and not np.can_cast(data.dtype, dtype, casting="same_kind"):
-            raise _Bad(f"dataset {dataset.name!r} has dtype {data.dtype}, expected {dtype}")
-        out = np.asarray(data)
-        if out.dtype != dtype:
-            converted = out.astype(dtype)
-            if out.dtype.kind in "iu" and not np.array_equal(converted, out):
-                raise _Bad(f"dataset {dataset.name!r} holds values beyond {dtype}")
-            out = converted
-        return out
+        return _as_dtype(np.asarray(dataset[...]), dtype, dataset.name)
     return np.asarray(np.memmap(path, dtype=dtype, mode="c", offset=offset, shape=dataset.shape))
+
+
+def _as_dtype(data: np.ndarray, dtype: np.dtype, name: str) -> np.ndarray:
+    """``data`` as ``dtype`` (a same-kind cast that keeps every integer's value)."""
+    if data.dtype == dtype:
+        return data
+    if not np.can_cast(data.dtype, dtype, casting="same_kind"):
+        raise _Bad(f"dataset {name!r} has dtype {data.dtype}, expected {dtype}")
+    converted = data.astype(dtype)
+    if data.dtype.kind in "iu" and not np.array_equal(converted, data):
+        raise _Bad(f"dataset {name!r} holds values beyond {dtype}")
+    return converted
 
 
 @dataclass(frozen=True)
@@ -233,17 +236,9 @@ def read_column(head: TraceHeader, name: str, start: int, stop: int) -> np.ndarr
     TraceFormatError
         If the data cannot be read (damaged file) or does not fit the column's dtype.
     """
-    dtype = {**OP_COLUMNS, **AUX_COLUMNS}[name]
+    dataset = head.datasets[name]
     with _named(head.path):
-        data = np.asarray(head.datasets[name][start:stop])
-        if data.dtype != dtype:
-            if not np.can_cast(data.dtype, dtype, casting="same_kind"):
-                raise _Bad(f"dataset {name!r} has dtype {data.dtype}, expected {dtype}")
-            converted = data.astype(dtype)
-            if data.dtype.kind in "iu" and not np.array_equal(converted, data):
-                raise _Bad(f"dataset {name!r} holds values beyond {dtype}")
-            data = converted
-    return data
+        return _as_dtype(np.asarray(dataset[start:stop]), {**OP_COLUMNS, **AUX_COLUMNS}[name], name)
 
 
 def load_trace_h5(path: str | Path) -> Trace:
