@@ -43,11 +43,13 @@ from mpiuq.simulator._lowering_rows import (
     write_rows,
 )
 from mpiuq.simulator.codes import COL_KIND, COL_REQ, OP_WAITALL
+from mpiuq.simulator.collectives import CollectiveError
 from mpiuq.simulator.errors import ProgramError, SettingError
 from mpiuq.simulator.lowering import (
     COLL_COMM_BASE,
     COLLECTIVE_NAMES,
     LoweringOptions,
+    UnreplayableTraceError,
     _check_replayable,
     _collector_paused,
     _expand_collectives,
@@ -471,6 +473,11 @@ def lower_trace_blocks(
                     named = ProgramError(f"trace file {head.path}: {exc}")
                     named.rank, named.op_index = exc.rank, exc.op_index
                     raise named from exc
+                except (CollectiveError, UnreplayableTraceError) as exc:  # block-local indices
+                    raise type(exc)(
+                        f"{exc} (trace file {head.path}, block of ranks {r0}..{r1 - 1}: its "
+                        f"operation indices count from trace operation {a})"
+                    ) from exc
                 if totals.user_wait != int(kept[: b + 1].sum()):  # pragma: no cover - invariant
                     raise RuntimeError("block lowering: user wait-list counts disagree")
                 del block, done_pool

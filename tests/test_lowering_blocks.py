@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from shared_data import TRACES, needs_traces
 
+from mpiuq.simulator.collectives import CollectiveError
 from mpiuq.simulator.errors import ProgramError, SettingError
 from mpiuq.simulator.lowering import Lowered, LoweringOptions, UnreplayableTraceError, lower_trace
 from mpiuq.simulator.lowering_blocks import lower_trace_blocks
@@ -161,7 +162,9 @@ def test_truncated_trace_file_is_refused_naming_it(halo_h5: Path, tmp_path: Path
     assert not list(tmp_path.glob("p.mpiuqprog*"))  # nothing left behind
 
 
-def test_request_posted_twice_is_refused_across_and_within_blocks(halo_h5: Path, tmp_path: Path) -> None:
+def test_request_posted_twice_is_refused_across_and_within_blocks(
+    halo_h5: Path, tmp_path: Path
+) -> None:
     with h5py.File(halo_h5, "r+") as f:
         kind, req, rp = f["kind"][...], f["request"][...], f["rank_ptr"][...]
         isend = np.flatnonzero(kind == OpKind.ISEND)
@@ -202,6 +205,24 @@ def test_unknown_peer_is_unreplayable_naming_the_file(halo_h5: Path, tmp_path: P
         f["peer"][...] = peer
     with pytest.raises(UnreplayableTraceError, match=rf"halo\.h5.*at operation {i} "):
         lower_trace_blocks(halo_h5, None, tmp_path / "p.mpiuqprog", ranks_per_block=3)
+
+
+def test_collective_outside_its_communicator_names_the_block(tmp_path: Path) -> None:
+    b = TraceBuilder("test", "<hand>", 4)
+    bcast = b.call_id("MPI_Bcast")
+    sub = b.add_comm([0, 1])
+    for r in range(4):
+        b.add_compute(r, 1e-6)
+        b.add(r, OpKind.BCAST, bcast, comm=sub, peer=0, bytes_send=8)
+    save_trace(b.build(), tmp_path / "t.h5")  # ranks 2 and 3 are not members
+    with pytest.raises(CollectiveError, match=r"rank 2 calls bcast \(operation 5\)"):
+        lower_trace(load_trace_h5(tmp_path / "t.h5"))
+    with pytest.raises(
+        CollectiveError,
+        match=r"rank 2 calls bcast \(operation 1\).*t\.h5, block of ranks 2\.\.3: its "
+        r"operation indices count from trace operation 4",
+    ):
+        lower_trace_blocks(tmp_path / "t.h5", None, tmp_path / "p.mpiuqprog", ranks_per_block=2)
 
 
 # ---- program file format --------------------------------------------------------------
