@@ -342,7 +342,7 @@ def _lower_block(
     fresh = wl_end - n_user
     if max(req_end, n_user_wait + totals.fresh_wait + fresh) > _INT32_MAX:
         raise ProgramError(
-            f"trace {block.source} lowers to more than {req_end} requests or "
+            f"trace {block.source} lowers to at least {req_end} requests or "
             f"{n_user_wait + totals.fresh_wait + fresh} wait-list entries (by rank {r1 - 1}): "
             f"the engine's limit is {_INT32_MAX}"
         )

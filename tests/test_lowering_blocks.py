@@ -225,6 +225,27 @@ def test_collective_outside_its_communicator_names_the_block(tmp_path: Path) -> 
         lower_trace_blocks(tmp_path / "t.h5", None, tmp_path / "p.mpiuqprog", ranks_per_block=2)
 
 
+def test_lowering_beyond_int32_ids_is_refused_before_writing_rows(
+    halo_h5: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import mpiuq.simulator._lowering_rows as rows
+
+    real_plan_rows = rows.plan_rows
+
+    def plan_rows_of_a_huge_trace(*args: object) -> tuple[int, int, int]:
+        total, _n_requests, n_wl = real_plan_rows(*args)
+        return total, 2**31, n_wl
+
+    def emit_must_not_run(*args: object) -> None:
+        raise AssertionError("rows written before the limit was checked")
+
+    monkeypatch.setattr(rows, "plan_rows", plan_rows_of_a_huge_trace)
+    monkeypatch.setattr(rows, "emit_program", emit_must_not_run)
+    with pytest.raises(ProgramError, match=r"halo\.h5 lowers to at least 2147483648 requests"):
+        lower_trace_blocks(halo_h5, None, tmp_path / "p.mpiuqprog", ranks_per_block=3)
+    assert not list(tmp_path.glob("p.mpiuqprog*"))
+
+
 # ---- program file format --------------------------------------------------------------
 
 

@@ -233,7 +233,7 @@ def test_lowering_beyond_the_engines_int32_ids_is_refused_before_writing_rows(
 ) -> None:
     """Request ids and wait-list entries are int32 in the kernel: a trace lowering to more
     is refused, naming the trace and the limit (a real one would need > 2^31 requests)."""
-    import mpiuq.simulator.lowering as lowering
+    import mpiuq.simulator._lowering_rows as lowering  # the row planner and writer
 
     real_plan_rows = lowering.plan_rows
 
