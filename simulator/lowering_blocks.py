@@ -21,9 +21,10 @@ is lowered with its wait-list entries numbered from 0 (user entries first), chec
 global offsets.
 
 Memory: one block of trace columns and one block of program rows, plus arrays of
-``n_ranks`` entries and 3 bytes per trace request (which requests belong to
-nonblocking collectives, which are posted, which completed), independent of the
-number of operations otherwise.
+``n_ranks`` entries, 1 byte and 2 bits per trace request (whether a nonblocking
+collective posts it; whether it is posted, completed: the trace's request checks
+across blocks) and, while a block is checked, :meth:`Program.validate`'s 4 bytes per
+program request; independent of the number of operations otherwise.
 """
 
 from __future__ import annotations
@@ -185,19 +186,35 @@ def _pool_range(
     return int(start.min()), int((start + count).max())
 
 
+class _Bits:
+    """A set of request ids, one bit per id (1/8 byte per trace request)."""
+
+    def __init__(self, n: int) -> None:
+        self.words = np.zeros((n + 7) // 8, dtype=np.uint8)
+        self.count = 0
+
+    def has_any(self, ids: IntArray) -> bool:
+        """Whether any of ``ids`` is in the set."""
+        return bool(np.any((self.words[ids >> 3] >> (ids & 7)) & 1))
+
+    def add(self, ids: IntArray) -> bool:
+        """Add ``ids`` (none in the set yet); False if one of them repeats."""
+        np.bitwise_or.at(self.words, ids >> 3, np.left_shift(1, ids & 7).astype(np.uint8))
+        self.count += int(ids.size)
+        return int(np.bitwise_count(self.words).sum()) == self.count
+
+
 @dataclass
 class _Requests:
     """Global request checks of :meth:`Trace._validate_requests`, block by block."""
 
     n_requests: int
-    posted: npt.NDArray[np.bool_]
-    completed: npt.NDArray[np.bool_]
-    n_posted: int = 0
-    n_completed: int = 0
+    posted: _Bits
+    completed: _Bits
 
     @classmethod
     def new(cls, n_requests: int) -> _Requests:
-        return cls(n_requests, np.zeros(n_requests, np.bool_), np.zeros(n_requests, np.bool_))
+        return cls(n_requests, _Bits(n_requests), _Bits(n_requests))
 
     def check(self, head: TraceHeader, block: Trace, a: int, done_pool: IntArray) -> None:
         n_req = self.n_requests
@@ -208,11 +225,7 @@ class _Requests:
             raise _fail(head, f"request ids of posts must lie in 0..{n_req - 1}")
         # no id posted before, and as many set now as posted: no repeat (np.unique took
         # 60 s of the issue-15 trace's 96)
-        if ids.size and self.posted[ids].any():
-            raise _fail(head, "a request id is posted twice")
-        self.posted[ids] = True
-        self.n_posted += int(ids.size)
-        if np.count_nonzero(self.posted) != self.n_posted:
+        if self.posted.has_any(ids) or not self.posted.add(ids):
             raise _fail(head, "a request id is posted twice")
         others = ~posts & (kind != OpKind.WAIT) & (kind != OpKind.WAITALL)
         bad = np.flatnonzero(others & (block.request != -1))
@@ -226,17 +239,13 @@ class _Requests:
         if done_pool.size and (done_pool.min() < 0 or done_pool.max() >= n_req):
             raise _fail(head, f"wait_reqs ids must lie in 0..{n_req - 1}")
         done = np.concatenate([waits, done_pool])
-        if done.size and self.completed[done].any():
-            raise _fail(head, "a request is completed more than once")
-        self.completed[done] = True
-        self.n_completed += int(done.size)
-        if np.count_nonzero(self.completed) != self.n_completed:
+        if self.completed.has_any(done) or not self.completed.add(done):
             raise _fail(head, "a request is completed more than once")
 
     def finish(self, head: TraceHeader) -> None:
-        if self.n_posted != self.n_requests:
+        if self.posted.count != self.n_requests:
             raise _fail(
-                head, f"n_requests={self.n_requests} but {self.n_posted} requests are posted"
+                head, f"n_requests={self.n_requests} but {self.posted.count} requests are posted"
             )
 
 
