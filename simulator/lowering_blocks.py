@@ -68,7 +68,7 @@ IntArray = npt.NDArray[np.int64]
 #: Trace operations per block when ``ranks_per_block`` is not given (about 72 MB of
 #: trace columns and 80 MB of program rows per block of halo3d). Issue 15's trace
 #: (35.4 M operations, 16,384 ranks) peaked at 1.21 GiB with 2 M per block, 1.03 GiB
-#: with 1 M, in the same time (42 s).
+#: with 1 M, in the same time (42 s; 0.97 GiB since the request sets are bits).
 DEFAULT_BLOCK_OPS = 1_000_000
 _INT32_MAX = int(np.iinfo(np.int32).max)
 _V_KINDS = np.array(sorted(int(k) for k in V_KINDS), dtype=np.int8)
