@@ -31,6 +31,12 @@ import numpy.typing as npt
 from mpiuq.simulator import kernel
 from mpiuq.simulator.codes import (
     CATEGORIES,
+    COL_CALL,
+    COL_COUNT,
+    COL_KIND,
+    COL_PEER,
+    COL_REQ,
+    COL_TAG,
     N_PARAMS,
     OP_ISEND,
     R_COPY_BW,
@@ -45,6 +51,7 @@ from mpiuq.simulator.errors import DeadlockError, ParameterError
 from mpiuq.simulator.networks import TWO_NODE_SWITCH, NetworkModel, network_arrays
 from mpiuq.simulator.parameters import SimParams
 from mpiuq.simulator.program import Op, Program
+from mpiuq.simulator.program_source import ProgramSource, row_blocks
 from mpiuq.simulator.regimes import MAX_REGIMES, PROTOCOLS
 from mpiuq.simulator.watch import run_watched
 
@@ -55,6 +62,7 @@ __all__ = [
     "describe_op",
     "params_vector",
     "program_arrays",
+    "run_result",
     "simulate",
 ]
 
@@ -110,7 +118,7 @@ class RunResult:
     n_events
         Number of discrete events processed.
     matched_recv
-        ``(n_requests,)``: for each send request id, the receive request id that matched it
+        ``int32 (n_requests,)``: for each send request id, the receive request id that matched it
         (-1 for receive requests and unmatched sends).
     unmatched_sends
         ``(rank, operation index)`` of messages that no receive ever matched.
@@ -124,7 +132,7 @@ class RunResult:
     call_names: tuple[str, ...]
     marks_s: FloatArray
     n_events: int
-    matched_recv: npt.NDArray[np.int64]
+    matched_recv: npt.NDArray[np.int32]
     unmatched_sends: tuple[tuple[int, int], ...]
     link_bytes: FloatArray
 
@@ -263,10 +271,7 @@ def simulate(
     """
     if params is None:
         params = SimParams()
-    if not (np.isfinite(compute_scale) and compute_scale >= 0):
-        raise ValueError(
-            f"compute_scale={compute_scale!r} is invalid: expected a finite number >= 0"
-        )
+    check_compute_scale(compute_scale)
     net = network_arrays(network, program.n_ranks, node_of_rank)
     prog = program_arrays(program)
     state = kernel.state_for(prog, net)
@@ -284,6 +289,26 @@ def simulate(
             return float((state.ranks.pc - starts).sum()) / n_ops
 
         outputs = run_watched(run, done, on_progress)
+    return run_result(program, outputs)
+
+
+def check_compute_scale(compute_scale: float) -> None:
+    """Refuse a ``compute_scale`` that is not a finite number >= 0 (ValueError)."""
+    if not (np.isfinite(compute_scale) and compute_scale >= 0):
+        raise ValueError(
+            f"compute_scale={compute_scale!r} is invalid: expected a finite number >= 0"
+        )
+
+
+def run_result(program: Program | ProgramSource, outputs: tuple[Any, ...]) -> RunResult:
+    """The :class:`RunResult` of the kernel's ``outputs`` (:func:`kernel.run_program`'s
+    tuple) for ``program``.
+
+    Raises
+    ------
+    DeadlockError
+        If some rank did not reach the end of its operations.
+    """
     end, acc, acc_call, marks, n_events, pc, match, link_bytes = outputs
     unfinished = np.flatnonzero(pc < program.rank_ptr[1:])
     if unfinished.size:
@@ -303,7 +328,7 @@ def simulate(
         call_names=program.call_names,
         marks_s=marks,
         n_events=int(n_events),
-        matched_recv=match.astype(np.int64),  # the kernel keeps int32
+        matched_recv=match,  # int32, as the kernel keeps it
         unmatched_sends=tuple(
             (int(r), int(i - program.rank_ptr[r])) for r, i in zip(rank_of, unmatched, strict=True)
         ),
@@ -316,46 +341,52 @@ UNMATCHED_BLOCK_ROWS = 1 << 22
 
 
 def unmatched_sends(
-    program: Program, matched: npt.NDArray[np.integer[Any]]
+    program: Program | ProgramSource, matched: npt.NDArray[np.integer[Any]]
 ) -> npt.NDArray[np.int64]:
     """Rows of the ``ISEND`` operations whose request ``matched`` says no receive matched.
 
     In blocks of :data:`UNMATCHED_BLOCK_ROWS` rows, so that the scratch arrays stay
-    small next to a program of tens of millions of rows.
+    small next to a program of tens of millions of rows (read from a
+    :class:`ProgramSource` block by block).
     """
     found = []
-    kind, req = program.kind, program.req
-    for lo in range(0, program.n_ops, UNMATCHED_BLOCK_ROWS):
-        hi = min(lo + UNMATCHED_BLOCK_ROWS, program.n_ops)
-        sends = np.flatnonzero(kind[lo:hi] == OP_ISEND)
-        found.append(sends[matched[req[lo:hi][sends]] < 0] + lo)
+    n_ops = int(program.rank_ptr[-1])
+    for lo, ops, _value in row_blocks(program, 0, n_ops, UNMATCHED_BLOCK_ROWS):
+        sends = np.flatnonzero(ops[:, COL_KIND] == OP_ISEND)
+        found.append(sends[matched[ops[sends, COL_REQ]] < 0] + lo)
     return np.concatenate(found) if found else np.zeros(0, np.int64)
 
 
-def describe_op(program: Program, i: int) -> str:
+def describe_op(program: Program | ProgramSource, i: int) -> str:
     """Human-readable description of operation ``i`` (global index)."""
-    k = Op(int(program.kind[i]))
-    call = program.call_names[int(program.call[i])] if program.call_names else "?"
+    ((_, row, _v),) = row_blocks(program, i, i + 1)
+    k = Op(int(row[0, COL_KIND]))
+    call = program.call_names[int(row[0, COL_CALL])] if program.call_names else "?"
     if k in (Op.WAIT, Op.WAITALL):
+        req = int(row[0, COL_REQ])
         reqs = (
-            [int(program.req[i])]
+            [req]
             if k == Op.WAIT
-            else program.wait_list[
-                int(program.req[i]) : int(program.req[i] + program.count[i])
-            ].tolist()
+            else program.wait_list[req : req + int(row[0, COL_COUNT])].tolist()
         )
         # a rank waits only on its own requests: search that rank's operations
         r = int(np.searchsorted(program.rank_ptr, i, side="right")) - 1
         lo, hi = int(program.rank_ptr[r]), int(program.rank_ptr[r + 1])
-        kinds, ids = program.kind[lo:hi], program.req[lo:hi]
-        creates = (kinds == Op.ISEND) | (kinds == Op.IRECV)
-        posted = []
-        for q in reqs[:4]:
-            j = lo + int(np.flatnonzero(creates & (ids == q))[0])
-            verb = "send to" if program.kind[j] == Op.ISEND else "receive from"
-            peer = int(program.peer[j])
-            who = "ANY_SOURCE" if peer < 0 and program.kind[j] == Op.IRECV else str(peer)
-            posted.append(f"{verb} {who} tag {int(program.tag[j])} ({int(program.nbytes[j])} B)")
+        created: dict[int, str] = {}
+        wanted = set(reqs[:4])
+        for _a, ops, value in row_blocks(program, lo, hi):
+            kinds = ops[:, COL_KIND]
+            creates = np.flatnonzero(((kinds == Op.ISEND) | (kinds == Op.IRECV)))
+            for j in creates[np.isin(ops[creates, COL_REQ], list(wanted))]:
+                q = int(ops[j, COL_REQ])
+                if q in created:
+                    continue
+                send = ops[j, COL_KIND] == Op.ISEND
+                peer = int(ops[j, COL_PEER])
+                who = "ANY_SOURCE" if peer < 0 and not send else str(peer)
+                verb = "send to" if send else "receive from"
+                created[q] = f"{verb} {who} tag {int(ops[j, COL_TAG])} ({int(value[j])} B)"
+        posted = [created[q] for q in reqs[:4]]
         more = f" and {len(reqs) - 4} more" if len(reqs) > 4 else ""
         return f"{call} waiting on " + ", ".join(posted) + more
     return f"{call} ({k.name.lower()})"

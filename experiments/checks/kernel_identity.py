@@ -98,7 +98,7 @@ def _runs(name: str) -> dict[str, np.ndarray]:
             out[f"{key}/per_call_s"] = run.per_call_s
             out[f"{key}/marks_s"] = run.marks_s
             out[f"{key}/n_events"] = np.array([run.n_events])
-            out[f"{key}/matched_recv"] = run.matched_recv
+            out[f"{key}/matched_recv"] = run.matched_recv.astype(np.int64)  # dumps of before int32
             out[f"{key}/link_bytes"] = run.link_bytes
             out[f"{key}/unmatched"] = np.array(run.unmatched_sends, dtype=np.int64).reshape(-1, 2)
     return out

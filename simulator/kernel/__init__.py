@@ -44,25 +44,35 @@ Extending it
   (topology and packet network included) and reuses one state across parameter
   vectors.
 * **Streaming the program in windows**: ranks read their operations only through
-  the :class:`.ProgramArrays` bundle and their ``pc``; a windowed program would hand
-  the loop one window at a time and refill it when a rank's ``pc`` reaches its end.
+  the functions of :mod:`.rows`, which compile to global indexing for a whole
+  :class:`.ProgramArrays` and to a per-rank window for a :class:`.WindowArrays`;
+  :func:`.run_window` stops when a rank's ``pc`` reaches its window's end and
+  resumes where it stopped once the caller has refilled it
+  (:func:`mpiuq.simulator.streaming.simulate_windowed`).
 """
 
 from __future__ import annotations
 
+import numpy as np
+import numpy.typing as npt
+
 from mpiuq.simulator.kernel.protocols import HEADER_BYTES, Endpoint
+from mpiuq.simulator.kernel.loop import LOOP_CTL
+from mpiuq.simulator.kernel.rows import ProgramArrays, WindowArrays
 from mpiuq.simulator.kernel.run import (
-    ProgramArrays,
     run_batch,
     run_program,
     run_sets,
+    run_window,
     state_sizes,
+    window_outputs,
 )
 from mpiuq.simulator.kernel.state import State, new_state, wait_offsets
 from mpiuq.simulator.networks.state import NetworkArrays
 
 __all__ = [
     "HEADER_BYTES",
+    "LOOP_CTL",
     "Endpoint",
     "ProgramArrays",
     "State",
@@ -70,13 +80,28 @@ __all__ = [
     "run_batch",
     "run_program",
     "run_sets",
+    "run_window",
     "state_for",
     "wait_offsets",
+    "window_outputs",
+    "WindowArrays",
 ]
 
 
-def state_for(program: ProgramArrays, net: NetworkArrays) -> State:
-    """A fresh :class:`State` sized for ``program`` on ``net`` (allocated by NumPy)."""
+def state_for(
+    program: ProgramArrays | WindowArrays,
+    net: NetworkArrays,
+    wait_ptr: npt.NDArray[np.int64] | None = None,
+) -> State:
+    """A fresh :class:`State` sized for ``program`` on ``net`` (allocated by NumPy).
+
+    ``wait_ptr`` (:func:`wait_offsets` of the whole program) is required for a
+    :class:`WindowArrays`, whose rows are not all at hand.
+    """
+    if wait_ptr is None:
+        if isinstance(program, WindowArrays):
+            raise TypeError("state_for: a windowed program needs wait_ptr")
+        wait_ptr = wait_offsets(program.rank_ptr, program.ops)
     n_links, n_flows, n_route = state_sizes(program, net)
     n_ranks = int(program.rank_ptr.shape[0]) - 1
     return new_state(  # type: ignore[no-any-return]
@@ -88,5 +113,5 @@ def state_for(program: ProgramArrays, net: NetworkArrays) -> State:
         int(n_links),
         int(n_flows),
         int(n_route),
-        wait_offsets(program.rank_ptr, program.ops),
+        wait_ptr,
     )

@@ -31,13 +31,33 @@ from mpiuq.simulator.kernel.messages import (
     stream_out,
 )
 from mpiuq.simulator.kernel.ranks import run_rank
+from mpiuq.simulator.kernel.rows import is_windowed
 from mpiuq.simulator.kernel.transfers import packet_event, send_stage
 
 
+#: Slots of the event loop's control array (:func:`event_loop`'s ``ctl``), int64.
+CTL_STARTED = 0  #: 0 before the first call (the loop then seeds the heap), then 1
+CTL_HN = 1  #: heap size
+CTL_SEQ = 2  #: next event sequence number
+CTL_EVENTS = 3  #: events processed so far
+CTL_RANK = 4  #: rank stopped at the end of its window (-1: none; the run is over)
+CTL_TOP_LIVE = 5  #: whether that rank's event still sits at the heap's root (0/1)
+LOOP_CTL = 6  #: length of the control array
+
+
 @njit(nrt=False, nogil=True, error_model="numpy")
-def event_loop(prog, net, state, rates, ep, compute_scale):  # type: ignore[no-untyped-def]
-    """Run ``prog`` on ``net`` from the fresh ``state`` (updated in place); returns the
-    event count.
+def event_loop(prog, net, state, rates, ep, compute_scale, ctl, ctl_t):  # type: ignore[no-untyped-def]
+    """Run ``prog`` on ``net`` from ``state`` (updated in place) until every event is done,
+    or until a rank of a windowed program reaches the end of its window.
+
+    ``ctl`` (int64, :data:`LOOP_CTL`, zeros for a fresh run) and ``ctl_t`` (float64, 1)
+    carry the loop between calls: returns the rank whose window needs the rows from its
+    ``pc`` on, after saving the heap size, sequence counter, event count, that rank's
+    clock (``ctl_t[0]``) and whether its event is still the heap's root; calling again
+    with the window refilled re-enters that rank at the same time with the same heap
+    state and goes on, so the events and every float are those of one uninterrupted
+    run. Returns -1 when the run is over (``ctl[CTL_EVENTS]`` holds the event count).
+    For a whole program (:class:`~.rows.ProgramArrays`) the resume code compiles away.
 
     Compiled without numba's reference counting: it allocates nothing, and the
     atomic reference-count updates that passing arrays to inlined helpers otherwise
@@ -46,28 +66,54 @@ def event_loop(prog, net, state, rates, ep, compute_scale):  # type: ignore[no-u
     heap = state.heap
     n_ranks = prog.rank_ptr.shape[0] - 1
     cap = heap.t.shape[0]
-    hn = 0
-    seq = 0
-    for r in range(n_ranks):
-        sift_up(heap, hn, 0.0, seq, r * N_EV + EV_RANK)
-        hn += 1
-        seq += 1
-    n_events = 0
-    while hn > 0:
-        # the current event stays at the root until the handler's first push replaces
-        # it, or it is popped after the handler (top_live)
-        t = heap.t[0]
-        code = heap.code[0]
-        top_live = True
-        if hn >= cap:  # an engine bug, not a property of the program
-            raise RuntimeError("event heap overflow: more pending events than ranks + messages")
-        n_events += 1
-        ev = code & (N_EV - 1)
-        arg = code >> EV_BITS
+    if ctl[CTL_STARTED] == 0:
+        hn = 0
+        seq = 0
+        for r in range(n_ranks):
+            sift_up(heap, hn, 0.0, seq, r * N_EV + EV_RANK)
+            hn += 1
+            seq += 1
+        n_events = 0
+        ctl[CTL_STARTED] = 1
+        ctl[CTL_RANK] = -1
+    else:
+        hn = ctl[CTL_HN]
+        seq = ctl[CTL_SEQ]
+        n_events = ctl[CTL_EVENTS]
+    resume = is_windowed(prog) and ctl[CTL_RANK] >= 0
+    while resume or hn > 0:
+        if resume:
+            # finish the rank that stopped at its window's end, where it stopped
+            resume = False
+            ev = EV_RANK
+            arg = ctl[CTL_RANK]
+            t = ctl_t[0]
+            top_live = ctl[CTL_TOP_LIVE] != 0
+        else:
+            # the current event stays at the root until the handler's first push replaces
+            # it, or it is popped after the handler (top_live)
+            t = heap.t[0]
+            code = heap.code[0]
+            top_live = True
+            if hn >= cap:  # an engine bug, not a property of the program
+                raise RuntimeError(
+                    "event heap overflow: more pending events than ranks + messages"
+                )
+            n_events += 1
+            ev = code & (N_EV - 1)
+            arg = code >> EV_BITS
         if ev == EV_RANK:
-            hn, top_live, seq = run_rank(
+            hn, top_live, seq, need, t_stop = run_rank(
                 arg, t, prog, net, state, rates, ep, compute_scale, hn, top_live, seq
             )
+            if need:
+                ctl[CTL_HN] = hn
+                ctl[CTL_SEQ] = seq
+                ctl[CTL_EVENTS] = n_events
+                ctl[CTL_RANK] = arg
+                ctl[CTL_TOP_LIVE] = 1 if top_live else 0
+                ctl_t[0] = t_stop
+                return arg
         elif ev == EV_HDR:
             hn, top_live, seq = header_arrived(arg, t, prog, state, ep, hn, top_live, seq)
         elif ev == EV_GET_ISSUE:
@@ -90,4 +136,8 @@ def event_loop(prog, net, state, rates, ep, compute_scale):  # type: ignore[no-u
             hn, top_live, seq = ack_arrived(arg, t, state, hn, top_live, seq)
         if top_live:
             hn = pop_root(heap, hn)
-    return n_events
+    ctl[CTL_HN] = hn
+    ctl[CTL_SEQ] = seq
+    ctl[CTL_EVENTS] = n_events
+    ctl[CTL_RANK] = -1
+    return -1

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mpiuq.simulator._jit import njit
-from mpiuq.simulator.codes import COL_COMM, COL_PEER, COL_TAG
+from mpiuq.simulator.kernel.rows import posted_envelope
 
 INF = float("inf")
 
@@ -38,19 +38,16 @@ def unlink(head, tail, nxt, owner, prev, item):  # type: ignore[no-untyped-def]
 
 
 @njit(inline="always", error_model="numpy")
-def find_posted(state, ops, dst, m):  # type: ignore[no-untyped-def]
+def find_posted(state, prog, dst, m):  # type: ignore[no-untyped-def]
     """First receive posted by rank ``dst`` that matches message ``m``: ``(slot, prev)``."""
     queues = state.queues
     msgs = state.messages
-    op_of = state.requests.op
     nxt = queues.next
     prev = -1
     q = queues.posted_head[dst]
     while q >= 0:
-        j = op_of[q]
-        src = ops[j, COL_PEER]
-        tg = ops[j, COL_TAG]
-        if envelope_matches(ops[j, COL_COMM], src, tg, msgs.comm[m], msgs.src[m], msgs.tag[m]):
+        src, tg, cm = posted_envelope(prog, state, q)
+        if envelope_matches(cm, src, tg, msgs.comm[m], msgs.src[m], msgs.tag[m]):
             break
         prev = q
         q = nxt[q]

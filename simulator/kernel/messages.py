@@ -64,7 +64,7 @@ def header_arrived(m, t, prog, state, ep, hn, top_live, seq):  # type: ignore[no
         hn, top_live = push(state.heap, hn, top_live, get_at, seq, m * N_EV + EV_GET_ISSUE)
         seq += 1
     # search the posted-receive queue in posting order
-    q, prev = find_posted(state, prog.ops, dst, m)
+    q, prev = find_posted(state, prog, dst, m)
     queues = state.queues
     if q < 0:
         enqueue(queues.unexpected_head, queues.unexpected_tail, queues.next, dst, m)

@@ -47,6 +47,7 @@ from mpiuq.simulator.kernel.matching import (
     unlink,
 )
 from mpiuq.simulator.kernel.messages import matched
+from mpiuq.simulator.kernel.rows import keep_envelope, row_of, window_end
 from mpiuq.simulator.kernel.protocols import (
     header_bytes,
     protocol_of,
@@ -71,11 +72,11 @@ def advance(r, tn, state, hn, top_live, seq):  # type: ignore[no-untyped-def]
 
 
 @njit(inline="always", error_model="numpy")
-def op_compute(r, i, c, t, prog, state, compute_scale, hn, top_live, seq):  # type: ignore[no-untyped-def]
-    """``COMPUTE``: busy the CPU for the scaled seconds."""
+def op_compute(r, i, j, c, t, prog, state, compute_scale, hn, top_live, seq):  # type: ignore[no-untyped-def]
+    """``COMPUTE`` (global row ``i``, buffer row ``j``): busy the CPU for the scaled seconds."""
     ranks = state.ranks
     if ranks.phase[r] == 0:
-        d = prog.seconds[i] * compute_scale
+        d = prog.seconds[j] * compute_scale
         ranks.acc[r, CAT_COMPUTE] += d
         ranks.acc_call[c, CAT_COMPUTE] += d
         if d > 0.0:
@@ -88,13 +89,14 @@ def op_compute(r, i, c, t, prog, state, compute_scale, hn, top_live, seq):  # ty
 
 
 @njit(inline="always", error_model="numpy")
-def op_isend(r, i, c, t, prog, net, state, rates, ep, hn, top_live, seq):  # type: ignore[no-untyped-def]
-    """``ISEND``: pay the protocol's CPU cost, then the message leaves at ``TSend = t``."""
+def op_isend(r, i, j, c, t, prog, net, state, rates, ep, hn, top_live, seq):  # type: ignore[no-untyped-def]
+    """``ISEND`` (global row ``i``, buffer row ``j``): pay the protocol's CPU cost, then
+    the message leaves at ``TSend = t``."""
     ops = prog.ops
     ranks = state.ranks
     msgs = state.messages
-    rid = ops[i, COL_REQ]
-    nb_ = prog.nbytes[i]
+    rid = ops[j, COL_REQ]
+    nb_ = prog.nbytes[j]
     if ranks.phase[r] == 0:
         k = select(nb_, ep)
         proto = protocol_of(k, ep)
@@ -114,15 +116,15 @@ def op_isend(r, i, c, t, prog, net, state, rates, ep, hn, top_live, seq):  # typ
     m = state.slots.slot_of[rid]
     ranks.phase[r] = 0
     ranks.pc[r] = i + 1
-    dst = ops[i, COL_PEER]
+    dst = ops[j, COL_PEER]
     proto = msgs.proto[m]
     init_request(state.requests, m, i, t, send_ready(proto, t))
     msgs.match[m] = -1
     msgs.data_at[m] = INF
     msgs.src[m] = r
     msgs.dst[m] = dst
-    msgs.tag[m] = ops[i, COL_TAG]
-    msgs.comm[m] = ops[i, COL_COMM]
+    msgs.tag[m] = ops[j, COL_TAG]
+    msgs.comm[m] = ops[j, COL_COMM]
     msgs.nbytes[m] = nb_
     msgs.t_send[m] = t
     wire = header_bytes(proto, msgs.regime[m], nb_, ep)
@@ -132,15 +134,17 @@ def op_isend(r, i, c, t, prog, net, state, rates, ep, hn, top_live, seq):  # typ
 
 
 @njit(inline="always", error_model="numpy")
-def op_irecv(r, i, t, prog, state, ep, hn, top_live, seq):  # type: ignore[no-untyped-def]
-    """``IRECV``: match the first unexpected message, or join the posted-receive queue."""
+def op_irecv(r, i, j, t, prog, state, ep, hn, top_live, seq):  # type: ignore[no-untyped-def]
+    """``IRECV`` (global row ``i``, buffer row ``j``): match the first unexpected message,
+    or join the posted-receive queue."""
     ops = prog.ops
     queues = state.queues
-    q = new_slot(state.slots, ops[i, COL_REQ], 1)  # the wait's reference
+    q = new_slot(state.slots, ops[j, COL_REQ], 1)  # the wait's reference
     init_request(state.requests, q, i, t, INF)
+    keep_envelope(prog, state, q, j)
     state.ranks.pc[r] = i + 1
     # search the unexpected queue in arrival order
-    m, prev = find_unexpected(state, r, ops[i, COL_PEER], ops[i, COL_TAG], ops[i, COL_COMM])
+    m, prev = find_unexpected(state, r, ops[j, COL_PEER], ops[j, COL_TAG], ops[j, COL_COMM])
     if m < 0:
         enqueue(queues.posted_head, queues.posted_tail, queues.next, r, q)
     else:
@@ -227,8 +231,9 @@ def _complete_in_order(r, t, waits, slot_of, ready):  # type: ignore[no-untyped-
 
 
 @njit(inline="always", error_model="numpy")
-def op_wait(r, i, k, c, t, prog, state, hn, top_live, seq):  # type: ignore[no-untyped-def]
-    """``WAIT`` / ``WAITALL``: consume the complete requests earliest first, or block.
+def op_wait(r, i, j, k, c, t, prog, state, hn, top_live, seq):  # type: ignore[no-untyped-def]
+    """``WAIT`` / ``WAITALL`` (global row ``i``, buffer row ``j``): consume the complete
+    requests earliest first, or block.
 
     Consuming a request splits the blocked time along its milestones (the first one
     after a wake-up; later ones find no blocked time left) and charges its copy-out.
@@ -246,17 +251,17 @@ def op_wait(r, i, k, c, t, prog, state, hn, top_live, seq):  # type: ignore[no-u
         ranks.wait_mark[r] = t
         ranks.phase[r] = 2
         if k == OP_WAIT:
-            waits.active[base] = ops[i, COL_REQ]
+            waits.active[base] = ops[j, COL_REQ]
             waits.n_listed[r] = 1
         else:
-            lo = ops[i, COL_REQ]
-            for j in range(ops[i, COL_COUNT]):
-                waits.active[base + j] = prog.wait_list[lo + j]
-            waits.n_listed[r] = ops[i, COL_COUNT]
+            lo = ops[j, COL_REQ]
+            for x in range(ops[j, COL_COUNT]):
+                waits.active[base + x] = prog.wait_list[lo + x]
+            waits.n_listed[r] = ops[j, COL_COUNT]
     n_complete, pending = _complete_in_order(r, t, waits, slot_of, state.requests.ready)
     if n_complete > 0:
-        for j in range(n_complete):
-            rid = waits.burst[j]
+        for x in range(n_complete):
+            rid = waits.burst[x]
             q = slot_of[rid]
             if q == SLOT_DONE:  # listed twice
                 continue
@@ -283,43 +288,59 @@ def op_wait(r, i, k, c, t, prog, state, hn, top_live, seq):  # type: ignore[no-u
 
 @njit(inline="always", error_model="numpy")
 def run_rank(r, t, prog, net, state, rates, ep, compute_scale, hn, top_live, seq):  # type: ignore[no-untyped-def]
-    """Resume rank ``r`` at ``t``: run operations until it blocks, yields or ends."""
+    """Resume rank ``r`` at ``t``: run operations until it blocks, yields or ends.
+
+    Returns ``(hn, top_live, seq, need, t)``: ``need`` when the rank stopped at the end
+    of its window before the end of its stream (never for a whole program), at ``t``;
+    calling again with the window refilled and the returned heap state continues.
+    """
     ops = prog.ops
     ranks = state.ranks
     pc = ranks.pc
     ranks.blocked[r] = False
     end = prog.rank_ptr[r + 1]
+    lim = window_end(prog, r)
+    need = False
     while True:
         i = pc[r]
-        if i >= end:
-            ranks.end_s[r] = t
+        if i >= lim:
+            if i >= end:
+                ranks.end_s[r] = t
+            else:
+                need = True
             break
-        k = ops[i, COL_KIND]
-        c = ops[i, COL_CALL]
+        j = row_of(prog, r, i)
+        k = ops[j, COL_KIND]
+        c = ops[j, COL_CALL]
         if k == OP_COMPUTE:
             go_on, t, hn, top_live, seq = op_compute(
-                r, i, c, t, prog, state, compute_scale, hn, top_live, seq
+                r, i, j, c, t, prog, state, compute_scale, hn, top_live, seq
             )
         elif k == OP_ISEND:
             go_on, t, hn, top_live, seq = op_isend(
-                r, i, c, t, prog, net, state, rates, ep, hn, top_live, seq
+                r, i, j, c, t, prog, net, state, rates, ep, hn, top_live, seq
             )
         elif k == OP_IRECV:
-            hn, top_live, seq = op_irecv(r, i, t, prog, state, ep, hn, top_live, seq)
+            hn, top_live, seq = op_irecv(r, i, j, t, prog, state, ep, hn, top_live, seq)
             go_on = True
         elif k in (OP_WAIT, OP_WAITALL):
-            go_on, t, hn, top_live, seq = op_wait(r, i, k, c, t, prog, state, hn, top_live, seq)
+            go_on, t, hn, top_live, seq = op_wait(
+                r, i, j, k, c, t, prog, state, hn, top_live, seq
+            )
         else:  # OP_MARK
-            ranks.marks[ops[i, COL_REQ]] = t
+            ranks.marks[ops[j, COL_REQ]] = t
             pc[r] = i + 1
             go_on = True
         if not go_on:
             break
+    if need:
+        return hn, top_live, seq, need, t
     # the rank yields: fetch what it reads next while other events run
     nx = pc[r]
-    if nx + 4 < end:
-        prefetch(ops, nx + 2)
-        prefetch(ops, nx + 4)
-        prefetch(prog.nbytes, nx + 4)
-        prefetch(prog.seconds, nx + 4)
-    return hn, top_live, seq
+    if nx + 4 < lim:
+        j = row_of(prog, r, nx)
+        prefetch(ops, j + 2)
+        prefetch(ops, j + 4)
+        prefetch(prog.nbytes, j + 4)
+        prefetch(prog.seconds, j + 4)
+    return hn, top_live, seq, need, t

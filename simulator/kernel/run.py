@@ -8,7 +8,7 @@ the endpoint costs and network rates in SI units.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -31,24 +31,13 @@ from mpiuq.simulator.codes import (
     P_POST_RDMA,
     R_WIDTH,
 )
-from mpiuq.simulator.kernel.loop import event_loop
+from mpiuq.simulator.kernel.loop import CTL_EVENTS, CTL_STARTED, LOOP_CTL, event_loop
 from mpiuq.simulator.kernel.protocols import Endpoint
+from mpiuq.simulator.kernel.rows import ProgramArrays, WindowArrays
+from mpiuq.simulator.kernel.state import State
 from mpiuq.simulator.kernel.state import new_state_compiled, reset_state, wait_offsets
 from mpiuq.simulator.networks.state import Rates
 from mpiuq.simulator.topologies.routing import route_capacity
-
-
-class ProgramArrays(NamedTuple):
-    """A lowered program as the kernel reads it (see :class:`~mpiuq.simulator.program.Program`)."""
-
-    rank_ptr: npt.NDArray[np.int64]
-    ops: npt.NDArray[np.int32]
-    nbytes: npt.NDArray[np.int64]
-    seconds: npt.NDArray[np.float64]
-    wait_list: npt.NDArray[np.int64]
-    n_requests: int
-    n_calls: int  #: rows of the per-call split (at least 1)
-    n_marks: int
 
 
 @njit(inline="always", error_model="numpy")
@@ -91,6 +80,19 @@ def network_rates(params, hops):  # type: ignore[no-untyped-def]
     return Rates(inv_inj, inv_link, max(inv_inj, inv_link), hop, hops * hop)
 
 
+@njit(inline="always", error_model="numpy")
+def _start(program, params, net, state):  # type: ignore[no-untyped-def]
+    """The rates and endpoint costs of ``params``; sets the ranks' ``pc`` and the links' rates."""
+    rates = network_rates(params, net.hops)
+    ep = endpoint_costs(params, net.zero_overhead)
+    link_inv = state.network.link_inv
+    link_class = net.tables.link_class
+    state.ranks.pc[:] = program.rank_ptr[:-1]
+    for lk in range(link_inv.shape[0]):
+        link_inv[lk] = rates.inv_inj if link_class[lk] == LINK_INJECTION else rates.inv_link
+    return rates, ep
+
+
 @njit(nogil=True, error_model="numpy")
 def run_program(program, params, net, compute_scale, state):  # type: ignore[no-untyped-def]
     """Simulate one program with one parameter vector on ``state`` (from ``new_state``).
@@ -106,21 +108,50 @@ def run_program(program, params, net, compute_scale, state):  # type: ignore[no-
     matched : int32 (n_requests,)     matched receive request of each send (-1 if none)
     link_bytes : float64 (n_links,)   bytes carried by each link (packet network)
     """
-    rates = network_rates(params, net.hops)
-    ep = endpoint_costs(params, net.zero_overhead)
+    rates, ep = _start(program, params, net, state)
+    ctl = np.zeros(LOOP_CTL, np.int64)
+    ctl_t = np.zeros(1, np.float64)
+    event_loop(program, net, state, rates, ep, compute_scale, ctl, ctl_t)
     ranks = state.ranks
-    link_inv = state.network.link_inv
-    link_class = net.tables.link_class
-    ranks.pc[:] = program.rank_ptr[:-1]
-    for lk in range(link_inv.shape[0]):
-        link_inv[lk] = rates.inv_inj if link_class[lk] == LINK_INJECTION else rates.inv_link
-    n_events = event_loop(program, net, state, rates, ep, compute_scale)
     return (
         ranks.end_s,
         ranks.acc,
         ranks.acc_call,
         ranks.marks,
-        n_events,
+        ctl[CTL_EVENTS],
+        ranks.pc,
+        state.slots.matched,
+        state.network.link_bytes,
+    )
+
+
+@njit(nogil=True, error_model="numpy")
+def run_window(program, params, net, compute_scale, state, ctl, ctl_t):  # type: ignore[no-untyped-def]
+    """Run a windowed program (:class:`WindowArrays`) until it ends or a rank's window
+    needs refilling; returns that rank, or -1 when the run is over.
+
+    ``ctl`` and ``ctl_t`` are :func:`~.loop.event_loop`'s (zeros before the first call,
+    which also sets the ranks' ``pc``); the caller refills the returned rank's window
+    from its ``pc`` and calls again with the same arguments. The outputs of
+    :func:`run_program` are then :func:`window_outputs` of ``state`` and ``ctl``.
+    """
+    if ctl[CTL_STARTED] == 0:
+        rates, ep = _start(program, params, net, state)
+    else:
+        rates = network_rates(params, net.hops)
+        ep = endpoint_costs(params, net.zero_overhead)
+    return event_loop(program, net, state, rates, ep, compute_scale, ctl, ctl_t)
+
+
+def window_outputs(state: State, ctl: npt.NDArray[np.int64]) -> tuple[Any, ...]:
+    """:func:`run_program`'s outputs of a windowed run that :func:`run_window` finished."""
+    ranks = state.ranks
+    return (
+        ranks.end_s,
+        ranks.acc,
+        ranks.acc_call,
+        ranks.marks,
+        int(ctl[CTL_EVENTS]),
         ranks.pc,
         state.slots.matched,
         state.network.link_bytes,
