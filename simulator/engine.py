@@ -376,7 +376,7 @@ def describe_op(program: Program | ProgramSource, i: int) -> str:
         wanted = set(reqs[:4])
         for _a, ops, value in row_blocks(program, lo, hi):
             kinds = ops[:, COL_KIND]
-            creates = np.flatnonzero(((kinds == Op.ISEND) | (kinds == Op.IRECV)))
+            creates = np.flatnonzero((kinds == Op.ISEND) | (kinds == Op.IRECV))
             for j in creates[np.isin(ops[creates, COL_REQ], list(wanted))]:
                 q = int(ops[j, COL_REQ])
                 if q in created:

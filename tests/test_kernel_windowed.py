@@ -161,4 +161,7 @@ def test_shared_traces_windowed_equal_in_memory(name: str, tmp_path: Path) -> No
     factory, nodes = network_and_nodes(setup, trace.n_ranks)
     for model in setup.models:
         net = network_by_name(model) if nodes is None else factory(model)
-        check_windows(program, (1, 7), network=net, node_of_rank=nodes)
+        # windows of 1-3 rows stop the loop at nearly every row (45 us each): the motifs
+        # and benchmarks above test them; experiments/checks/windowed_identity.py runs
+        # them on every shared trace
+        check_windows(program, (7, 64), network=net, node_of_rank=nodes)

@@ -116,7 +116,7 @@ def child(mode: str, folder: Path, args: argparse.Namespace) -> None:
             ops=ops,
             nbytes=value,
             seconds=value.view(np.float64),
-            wait_list=src.wait_list,
+            wait_list=src.wait_list.astype(np.int64),  # as lower_trace gives it
             n_requests=src.n_requests,
             n_marks=src.n_marks,
             call_names=src.call_names,

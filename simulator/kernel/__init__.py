@@ -56,8 +56,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from mpiuq.simulator.kernel.protocols import HEADER_BYTES, Endpoint
 from mpiuq.simulator.kernel.loop import LOOP_CTL
+from mpiuq.simulator.kernel.protocols import HEADER_BYTES, Endpoint
 from mpiuq.simulator.kernel.rows import ProgramArrays, WindowArrays
 from mpiuq.simulator.kernel.run import (
     run_batch,
@@ -76,6 +76,7 @@ __all__ = [
     "Endpoint",
     "ProgramArrays",
     "State",
+    "WindowArrays",
     "new_state",
     "run_batch",
     "run_program",
@@ -84,7 +85,6 @@ __all__ = [
     "state_for",
     "wait_offsets",
     "window_outputs",
-    "WindowArrays",
 ]
 
 

@@ -34,7 +34,6 @@ from mpiuq.simulator.kernel.ranks import run_rank
 from mpiuq.simulator.kernel.rows import is_windowed
 from mpiuq.simulator.kernel.transfers import packet_event, send_stage
 
-
 #: Slots of the event loop's control array (:func:`event_loop`'s ``ctl``), int64.
 CTL_STARTED = 0  #: 0 before the first call (the loop then seeds the heap), then 1
 CTL_HN = 1  #: heap size
@@ -67,12 +66,10 @@ def event_loop(prog, net, state, rates, ep, compute_scale, ctl, ctl_t):  # type:
     n_ranks = prog.rank_ptr.shape[0] - 1
     cap = heap.t.shape[0]
     if ctl[CTL_STARTED] == 0:
-        hn = 0
-        seq = 0
-        for r in range(n_ranks):
-            sift_up(heap, hn, 0.0, seq, r * N_EV + EV_RANK)
-            hn += 1
-            seq += 1
+        for r in range(n_ranks):  # rank r's start is event r, created r-th
+            sift_up(heap, r, 0.0, r, r * N_EV + EV_RANK)
+        hn = n_ranks
+        seq = n_ranks
         n_events = 0
         ctl[CTL_STARTED] = 1
         ctl[CTL_RANK] = -1
@@ -96,9 +93,7 @@ def event_loop(prog, net, state, rates, ep, compute_scale, ctl, ctl_t):  # type:
             code = heap.code[0]
             top_live = True
             if hn >= cap:  # an engine bug, not a property of the program
-                raise RuntimeError(
-                    "event heap overflow: more pending events than ranks + messages"
-                )
+                raise RuntimeError("event heap overflow: more pending events than ranks + messages")
             n_events += 1
             ev = code & (N_EV - 1)
             arg = code >> EV_BITS

@@ -47,7 +47,6 @@ from mpiuq.simulator.kernel.matching import (
     unlink,
 )
 from mpiuq.simulator.kernel.messages import matched
-from mpiuq.simulator.kernel.rows import keep_envelope, row_of, window_end
 from mpiuq.simulator.kernel.protocols import (
     header_bytes,
     protocol_of,
@@ -56,6 +55,7 @@ from mpiuq.simulator.kernel.protocols import (
     send_ready,
     send_refs,
 )
+from mpiuq.simulator.kernel.rows import keep_envelope, row_of, window_end
 from mpiuq.simulator.kernel.transfers import transfer_event
 
 INF = float("inf")
@@ -324,9 +324,7 @@ def run_rank(r, t, prog, net, state, rates, ep, compute_scale, hn, top_live, seq
             hn, top_live, seq = op_irecv(r, i, j, t, prog, state, ep, hn, top_live, seq)
             go_on = True
         elif k in (OP_WAIT, OP_WAITALL):
-            go_on, t, hn, top_live, seq = op_wait(
-                r, i, j, k, c, t, prog, state, hn, top_live, seq
-            )
+            go_on, t, hn, top_live, seq = op_wait(r, i, j, k, c, t, prog, state, hn, top_live, seq)
         else:  # OP_MARK
             ranks.marks[ops[j, COL_REQ]] = t
             pc[r] = i + 1

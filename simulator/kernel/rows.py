@@ -67,7 +67,10 @@ class WindowArrays(NamedTuple):
 
 def _windowed(prog: Any) -> bool:
     """Whether the numba type ``prog`` is that of a :class:`WindowArrays`."""
-    return isinstance(prog, types.BaseNamedTuple) and prog.instance_class is WindowArrays
+    return (
+        isinstance(prog, types.BaseNamedTuple)
+        and getattr(prog, "instance_class", None) is WindowArrays
+    )
 
 
 # The Python bodies are what the compiled versions (the overloads below) do; they run

@@ -1,6 +1,7 @@
 """Entry points of the kernel: one program under one parameter vector, or under many.
 
-Both take the same bundles: the program (:class:`ProgramArrays`), the network
+Both take the same bundles: the program (:class:`~.rows.ProgramArrays`, or
+:class:`~.rows.WindowArrays` for :func:`run_window`), the network
 (:class:`~mpiuq.simulator.networks.state.NetworkArrays`) and parameter vectors in
 :data:`~mpiuq.simulator.codes.PARAMETER_NAMES` order, from which the kernel derives
 the endpoint costs and network rates in SI units.
@@ -33,9 +34,7 @@ from mpiuq.simulator.codes import (
 )
 from mpiuq.simulator.kernel.loop import CTL_EVENTS, CTL_STARTED, LOOP_CTL, event_loop
 from mpiuq.simulator.kernel.protocols import Endpoint
-from mpiuq.simulator.kernel.rows import ProgramArrays, WindowArrays
-from mpiuq.simulator.kernel.state import State
-from mpiuq.simulator.kernel.state import new_state_compiled, reset_state, wait_offsets
+from mpiuq.simulator.kernel.state import State, new_state_compiled, reset_state, wait_offsets
 from mpiuq.simulator.networks.state import Rates
 from mpiuq.simulator.topologies.routing import route_capacity
 
