@@ -33,8 +33,18 @@ from mpiuq.simulator.parameters import SimParams
 from mpiuq.simulator.program_source import ProgramSource, wait_rooms
 from mpiuq.simulator.watch import run_watched
 
-__all__ = ["MAX_WINDOW_ROWS", "WindowStats", "check_window_rows", "simulate_windowed"]
+__all__ = [
+    "DEFAULT_WINDOW_ROWS",
+    "MAX_WINDOW_ROWS",
+    "WindowStats",
+    "check_window_rows",
+    "simulate_windowed",
+]
 
+#: Default window, rows per rank: 10 KiB per rank (164 MiB at 16,384 ranks); the loop
+#: then stops a handful of times per run (windows more than half used are refilled
+#: ahead of need at every stop).
+DEFAULT_WINDOW_ROWS = 256
 #: Largest window (rows per rank): 2^31 rows of 40 B, beyond any rank's stream.
 MAX_WINDOW_ROWS = 1 << 31
 
@@ -121,7 +131,7 @@ def simulate_windowed(
     params: SimParams | None = None,
     network: NetworkModel = TWO_NODE_SWITCH,
     *,
-    window_rows: int,
+    window_rows: int = DEFAULT_WINDOW_ROWS,
     node_of_rank: npt.NDArray[np.int64] | None = None,
     compute_scale: float = 1.0,
     on_progress: Callable[[float], None] | None = None,

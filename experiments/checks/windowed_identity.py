@@ -41,6 +41,23 @@ MODELS = ("analytic", "compute-only", "packet")
 FIELDS = ("end_s", "parts_s", "per_call_s", "marks_s", "link_bytes", "matched_recv")
 
 
+def trace_inputs() -> list[str]:
+    """Every trace folder under :data:`DATA`, and, for folders holding several traces (runs,
+    TI index files, single files), each of those."""
+    from mpiuq.simulator.trace import detect_format
+
+    names = []
+    for d in sorted(p for p in DATA.iterdir() if p.is_dir()):
+        try:
+            detect_format(d)
+            names.append(d.name)
+        except (SimulatorError, ValueError, OSError):
+            for child in sorted(d.iterdir()):
+                if child.suffix not in (".md", ".xml") and not child.name.endswith("_files"):
+                    names.append(f"{d.name}/{child.name}")
+    return names
+
+
 def outcome(run: object) -> tuple[object, ...]:
     """What must be equal: the arrays' bytes, or the deadlock message."""
     if isinstance(run, DeadlockError):
@@ -67,11 +84,7 @@ def main() -> int:
     if not DATA.is_dir():
         print(f"{DATA} is absent: nothing to check")
         return 0
-    names = (
-        args.traces.split(",")
-        if args.traces
-        else sorted(p.name for p in DATA.iterdir() if p.is_dir())
-    )
+    names = args.traces.split(",") if args.traces else trace_inputs()
     params = SimParams()
     setup = ReplaySetup(models=MODELS)
     bad = 0
