@@ -30,7 +30,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -41,6 +41,9 @@ from mpiuq.simulator.link_report import LinkUsage, hottest_links
 from mpiuq.simulator.lowering import Lowered, LoweringOptions, lower_trace
 from mpiuq.simulator.networks import NETWORK_MODELS, NetworkModel, PacketNetwork, network_by_name
 from mpiuq.simulator.parameters import SimParams
+from mpiuq.simulator.program import Program
+from mpiuq.simulator.program_source import ProgramSource
+from mpiuq.simulator.streaming import DEFAULT_WINDOW_ROWS, simulate_windowed
 from mpiuq.simulator.trace.ir import Trace
 from mpiuq.simulator.watch import one_at_a_time, run_concurrently
 
@@ -434,9 +437,22 @@ def lower_for_replay(
     return low, lowering_s
 
 
+class StreamedLowering(Protocol):
+    """A lowered trace whose program is read in windows (e.g. from a program file): what
+    :func:`replay_lowered` reads of it besides :class:`Lowered`'s facts."""
+
+    program: ProgramSource
+    collectives: dict[str, int]
+    algorithms: dict[str, list[str]]
+    nonblocking_collectives: int
+
+    def trace_op(self, row: int) -> int:
+        """The trace operation of program row ``row``."""
+
+
 def replay_lowered(
     origin: TraceOrigin,
-    low: Lowered,
+    low: Lowered | StreamedLowering,
     params: SimParams,
     setup: ReplaySetup,
     *,
@@ -445,10 +461,14 @@ def replay_lowered(
     on_progress: Callable[[ReplayProgress], None] | None = None,
     lowering_s: float = 0.0,
     threads: int = 1,
+    window_rows: int = DEFAULT_WINDOW_ROWS,
 ) -> ReplayResult:
     """:func:`replay` of a trace already lowered, knowing only its :class:`TraceOrigin`.
 
     The arguments are those of :func:`replay`; ``lowering_s`` is reported in the result.
+    A ``low`` whose program is not in memory (a :class:`StreamedLowering`) is simulated
+    through windows of ``window_rows`` rows per rank (:func:`simulate_windowed`), with
+    the same results.
     ``threads`` > 1 runs up to that many models at once in threads of this process (the
     compiled kernel releases the GIL; each model has its own state and only reads the
     program), the costliest models first (``packet``, then ``analytic``); the results,
@@ -475,7 +495,14 @@ def replay_lowered(
         report(ReplayProgress(name, 0.0, 0.0))
         watch = None if on_progress is None else _model_watcher(name, t1, report)
         try:
-            run = simulate(low.program, params, network, node_of_rank=nodes, on_progress=watch)
+            program = low.program
+            if isinstance(program, Program):
+                run = simulate(program, params, network, node_of_rank=nodes, on_progress=watch)
+            else:
+                run = simulate_windowed(
+                    program, params, network, window_rows=window_rows, node_of_rank=nodes,
+                    on_progress=watch,
+                )  # fmt: skip
         except DeadlockError as exc:
             raise _deadlock(name, exc, low, origin) from exc
         wall = time.perf_counter() - t1
@@ -505,7 +532,9 @@ def _cost_rank(name: str) -> int:
     return COST_ORDER.index(name) if name in COST_ORDER else len(COST_ORDER)
 
 
-def replay_facts(trace: Trace | TraceOrigin, low: Lowered, lowering_s: float) -> dict[str, Any]:
+def replay_facts(
+    trace: Trace | TraceOrigin, low: Lowered | StreamedLowering, lowering_s: float
+) -> dict[str, Any]:
     """The trace and lowering facts every replay result reports (constructor arguments)."""
     return {
         "source": trace.source,
@@ -522,7 +551,9 @@ def replay_facts(trace: Trace | TraceOrigin, low: Lowered, lowering_s: float) ->
     }
 
 
-def _trace_position(low: Lowered, trace: TraceOrigin, rank: int, op_index: int) -> tuple[int, str]:
+def _trace_position(
+    low: Lowered | StreamedLowering, trace: TraceOrigin, rank: int, op_index: int
+) -> tuple[int, str]:
     """Trace operation index within ``rank`` and MPI call of engine operation ``op_index``."""
     g = int(low.program.rank_ptr[rank]) + op_index
     if g >= low.program.n_ops:
@@ -532,7 +563,7 @@ def _trace_position(low: Lowered, trace: TraceOrigin, rank: int, op_index: int) 
 
 
 def _deadlock(
-    name: str, exc: DeadlockError, low: Lowered, trace: TraceOrigin
+    name: str, exc: DeadlockError, low: Lowered | StreamedLowering, trace: TraceOrigin
 ) -> ReplayDeadlockError:
     blocked = []
     for rank, op_index, desc in exc.blocked:
@@ -545,7 +576,7 @@ def _model_replay(
     name: str,
     run: RunResult,
     wall: float,
-    low: Lowered,
+    low: Lowered | StreamedLowering,
     trace: TraceOrigin,
     hot_links: tuple[LinkUsage, ...] = (),
 ) -> ModelReplay:

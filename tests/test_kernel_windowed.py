@@ -4,6 +4,7 @@ deadlock reports and its bad-window errors."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -13,14 +14,23 @@ from shared_data import TRACES, needs_traces
 from mpiuq.simulator.benchmarks import BenchmarkSetup, benchmark_program
 from mpiuq.simulator.engine import RunResult, simulate
 from mpiuq.simulator.errors import DeadlockError, SettingError
-from mpiuq.simulator.lowering import lower_trace
+from mpiuq.simulator.lowering import Lowered, lower_trace
 from mpiuq.simulator.motifs import MotifSpec, synthesize
 from mpiuq.simulator.networks import network_by_name
 from mpiuq.simulator.parameters import SimParams
 from mpiuq.simulator.program import Program, ProgramBuilder
 from mpiuq.simulator.program_source import ProgramSlices, wait_rooms
-from mpiuq.simulator.replay import ReplaySetup, network_and_nodes
+from mpiuq.simulator.replay import (
+    ReplayDeadlockError,
+    ReplaySetup,
+    TraceOrigin,
+    lower_for_replay,
+    network_and_nodes,
+    replay_lowered,
+)
 from mpiuq.simulator.streaming import MAX_WINDOW_ROWS, WindowStats, simulate_windowed
+from mpiuq.simulator.trace.builder import TraceBuilder
+from mpiuq.simulator.trace.ir import OpKind
 
 WINDOWS = (1, 2, 3, 7, 64)
 P = SimParams()
@@ -165,3 +175,55 @@ def test_shared_traces_windowed_equal_in_memory(name: str, tmp_path: Path) -> No
         # and benchmarks above test them; experiments/checks/windowed_identity.py runs
         # them on every shared trace
         check_windows(program, (7, 64), network=net, node_of_rank=nodes)
+
+
+@dataclass
+class Streamed:
+    """A lowered trace whose program is read through a ProgramSource (a StreamedLowering)."""
+
+    low: Lowered
+    program: ProgramSlices
+    collectives: dict[str, int]
+    algorithms: dict[str, list[str]]
+    nonblocking_collectives: int
+
+    def trace_op(self, row: int) -> int:
+        return self.low.trace_op(row)
+
+
+def streamed(low: Lowered) -> Streamed:
+    return Streamed(
+        low,
+        ProgramSlices(low.program),
+        low.collectives,
+        low.algorithms,
+        low.nonblocking_collectives,
+    )
+
+
+def test_replay_of_a_streamed_lowering_equals_the_in_memory_replay() -> None:
+    from test_replay_scale import assert_same_replays
+
+    trace = synthesize(MotifSpec("halo3d", n_ranks=27, iterations=2, compute_s=1e-6))
+    setup = ReplaySetup(models=("packet", "analytic", "compute-only"))
+    low, _ = lower_for_replay(trace, P, setup)
+    origin = TraceOrigin.of(trace)
+    whole = replay_lowered(origin, low, P, setup)
+    assert_same_replays(whole, replay_lowered(origin, streamed(low), P, setup, window_rows=3))
+
+
+def test_replay_deadlock_of_a_streamed_lowering_names_the_same_operations() -> None:
+    b = TraceBuilder("test", "<hand>", 2)
+    recv = b.call_id("MPI_Recv")
+    b.add(0, OpKind.COMPUTE, b.call_id("compute"), seconds=1e-6)
+    b.add(0, OpKind.RECV, recv, peer=1, bytes_recv=8)
+    b.add(1, OpKind.RECV, recv, peer=0, bytes_recv=8)
+    trace = b.build()
+    setup = ReplaySetup(models=("analytic",))
+    low, _ = lower_for_replay(trace, P, setup)
+    origin = TraceOrigin.of(trace)
+    with pytest.raises(ReplayDeadlockError) as whole:
+        replay_lowered(origin, low, P, setup)
+    with pytest.raises(ReplayDeadlockError) as windowed:
+        replay_lowered(origin, streamed(low), P, setup, window_rows=1)
+    assert str(windowed.value) == str(whole.value)
