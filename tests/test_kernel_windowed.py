@@ -227,3 +227,28 @@ def test_replay_deadlock_of_a_streamed_lowering_names_the_same_operations() -> N
     with pytest.raises(ReplayDeadlockError) as windowed:
         replay_lowered(origin, streamed(low), P, setup, window_rows=1)
     assert str(windowed.value) == str(whole.value)
+
+
+def test_program_file_of_the_block_lowering_windowed_equals_in_memory(tmp_path: Path) -> None:
+    # active once the block lowering and program file (branch "blocks") are merged
+    blocks = pytest.importorskip("mpiuq.simulator.lowering_blocks")
+    program_file = pytest.importorskip("mpiuq.simulator.program_file")
+    from mpiuq.simulator.program_source import ProgramSource
+    from mpiuq.simulator.trace.cache import save_trace
+
+    trace = synthesize(MotifSpec("halo3d", n_ranks=27, iterations=2, compute_s=1e-6))
+    save_trace(trace, tmp_path / "h.h5")
+    setup = ReplaySetup(models=("packet", "analytic"))
+    options = setup.lowering_options(P)
+    program = lower_trace(trace, options).program
+    written = blocks.lower_trace_blocks(
+        tmp_path / "h.h5", options, tmp_path / "p.mpiuqprog", ranks_per_block=5
+    )
+    factory, nodes = network_and_nodes(setup, trace.n_ranks)
+    with program_file.ProgramFile.open(written.path) as pf:
+        assert isinstance(pf, ProgramSource)
+        for model in setup.models:
+            whole = simulate(program, P, factory(model), node_of_rank=nodes)
+            for w in (1, 3, 64):
+                run = simulate_windowed(pf, P, factory(model), window_rows=w, node_of_rank=nodes)
+                assert_identical(whole, run)
