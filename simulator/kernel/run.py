@@ -92,6 +92,22 @@ def _start(program, params, net, state):  # type: ignore[no-untyped-def]
     return rates, ep
 
 
+@njit(inline="always", error_model="numpy")
+def outputs(state, n_events):  # type: ignore[no-untyped-def]
+    """:func:`run_program`'s outputs: views of ``state`` and the event count."""
+    ranks = state.ranks
+    return (
+        ranks.end_s,
+        ranks.acc,
+        ranks.acc_call,
+        ranks.marks,
+        n_events,
+        ranks.pc,
+        state.slots.matched,
+        state.network.link_bytes,
+    )
+
+
 @njit(nogil=True, error_model="numpy")
 def run_program(program, params, net, compute_scale, state):  # type: ignore[no-untyped-def]
     """Simulate one program with one parameter vector on ``state`` (from ``new_state``).
@@ -111,17 +127,7 @@ def run_program(program, params, net, compute_scale, state):  # type: ignore[no-
     ctl = np.zeros(LOOP_CTL, np.int64)
     ctl_t = np.zeros(1, np.float64)
     event_loop(program, net, state, rates, ep, compute_scale, ctl, ctl_t)
-    ranks = state.ranks
-    return (
-        ranks.end_s,
-        ranks.acc,
-        ranks.acc_call,
-        ranks.marks,
-        ctl[CTL_EVENTS],
-        ranks.pc,
-        state.slots.matched,
-        state.network.link_bytes,
-    )
+    return outputs(state, ctl[CTL_EVENTS])
 
 
 @njit(nogil=True, error_model="numpy")
@@ -144,17 +150,7 @@ def run_window(program, params, net, compute_scale, state, ctl, ctl_t):  # type:
 
 def window_outputs(state: State, ctl: npt.NDArray[np.int64]) -> tuple[Any, ...]:
     """:func:`run_program`'s outputs of a windowed run that :func:`run_window` finished."""
-    ranks = state.ranks
-    return (
-        ranks.end_s,
-        ranks.acc,
-        ranks.acc_call,
-        ranks.marks,
-        int(ctl[CTL_EVENTS]),
-        ranks.pc,
-        state.slots.matched,
-        state.network.link_bytes,
-    )
+    return outputs.py_func(state, int(ctl[CTL_EVENTS]))  # type: ignore[attr-defined,no-any-return]
 
 
 def state_sizes(program, net):  # type: ignore[no-untyped-def]
