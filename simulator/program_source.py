@@ -42,10 +42,12 @@ class ProgramSource(Protocol):
     n_requests: int
     n_marks: int
     call_names: tuple[str, ...]
-    rank_ptr: (
-        I64Array  #: ``(n_ranks + 1,)``, rows of rank ``r`` are ``[rank_ptr[r], rank_ptr[r+1])``
-    )
-    wait_list: npt.NDArray[np.integer[Any]]  #: request ids of the ``WAITALL`` rows (int32/int64)
+    #: ``(n_ranks + 1,)``: rank ``r``'s rows are ``[rank_ptr[r], rank_ptr[r + 1])``
+    rank_ptr: I64Array
+
+    @property
+    def wait_list(self) -> npt.NDArray[np.integer[Any]]:
+        """Request ids of the ``WAITALL`` rows (int32 or int64)."""
 
     def read_rows(self, start: int, stop: int, ops_out: I32Array, value_out: I64Array) -> None:
         """Copy global rows ``[start, stop)`` into ``ops_out[: stop - start]`` and

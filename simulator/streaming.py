@@ -30,12 +30,14 @@ from mpiuq.simulator.engine import RunResult, check_compute_scale, params_vector
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.networks import TWO_NODE_SWITCH, NetworkModel, network_arrays
 from mpiuq.simulator.parameters import SimParams
+from mpiuq.simulator.program_file import ProgramFile
 from mpiuq.simulator.program_source import ProgramSource, wait_rooms
 from mpiuq.simulator.watch import run_watched
 
 __all__ = [
     "DEFAULT_WINDOW_ROWS",
     "MAX_WINDOW_ROWS",
+    "FileLowering",
     "WindowStats",
     "check_window_rows",
     "simulate_windowed",
@@ -198,3 +200,36 @@ def simulate_windowed(
 
         outputs = run_watched(run, done, on_progress)
     return run_result(source, outputs)
+
+
+class FileLowering:
+    """A lowered trace in a program file, as :func:`~mpiuq.simulator.replay.replay_lowered`
+    reads it (a ``StreamedLowering``): the file is the program, read through windows;
+    the trace operation of a program row is found by a binary search of the file's row
+    map (a few 8-byte reads, for deadlock and unmatched-message reports only).
+
+    Parameters
+    ----------
+    program_file
+        An open :class:`~mpiuq.simulator.program_file.ProgramFile` (kept open by the caller
+        while the replay runs).
+    """
+
+    def __init__(self, program_file: ProgramFile) -> None:
+        self.program: ProgramSource = program_file
+        self.file = program_file
+        self.collectives = dict(program_file.collectives)
+        self.algorithms = {k: list(v) for k, v in program_file.algorithms.items()}
+        self.nonblocking_collectives = program_file.nonblocking_collectives
+
+    def trace_op(self, row: int) -> int:
+        """The trace operation whose program rows hold ``row`` (last ``i`` with
+        ``row_ptr[i] <= row``, as :meth:`~mpiuq.simulator.lowering.Lowered.trace_op`)."""
+        lo, hi = 0, self.file.n_trace_ops + 1  # row_ptr[lo] <= row < row_ptr[hi] (hi: +inf)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if int(self.file.read_row_ptr(mid, mid + 1)[0]) <= row:
+                lo = mid
+            else:
+                hi = mid
+        return lo

@@ -15,11 +15,13 @@ from mpiuq.simulator.benchmarks import BenchmarkSetup, benchmark_program
 from mpiuq.simulator.engine import RunResult, simulate
 from mpiuq.simulator.errors import DeadlockError, SettingError
 from mpiuq.simulator.lowering import Lowered, lower_trace
+from mpiuq.simulator.lowering_blocks import lower_trace_blocks
 from mpiuq.simulator.motifs import MotifSpec, synthesize
 from mpiuq.simulator.networks import network_by_name
 from mpiuq.simulator.parameters import SimParams
 from mpiuq.simulator.program import Program, ProgramBuilder
-from mpiuq.simulator.program_source import ProgramSlices, wait_rooms
+from mpiuq.simulator.program_file import ProgramFile
+from mpiuq.simulator.program_source import ProgramSlices, ProgramSource, wait_rooms
 from mpiuq.simulator.replay import (
     ReplayDeadlockError,
     ReplaySetup,
@@ -28,9 +30,15 @@ from mpiuq.simulator.replay import (
     network_and_nodes,
     replay_lowered,
 )
-from mpiuq.simulator.streaming import MAX_WINDOW_ROWS, WindowStats, simulate_windowed
+from mpiuq.simulator.streaming import (
+    MAX_WINDOW_ROWS,
+    FileLowering,
+    WindowStats,
+    simulate_windowed,
+)
 from mpiuq.simulator.trace.builder import TraceBuilder
-from mpiuq.simulator.trace.ir import OpKind
+from mpiuq.simulator.trace.cache import save_trace
+from mpiuq.simulator.trace.ir import OpKind, Trace
 
 WINDOWS = (1, 2, 3, 7, 64)
 P = SimParams()
@@ -229,26 +237,58 @@ def test_replay_deadlock_of_a_streamed_lowering_names_the_same_operations() -> N
     assert str(windowed.value) == str(whole.value)
 
 
-def test_program_file_of_the_block_lowering_windowed_equals_in_memory(tmp_path: Path) -> None:
-    # active once the block lowering and program file (branch "blocks") are merged
-    blocks = pytest.importorskip("mpiuq.simulator.lowering_blocks")
-    program_file = pytest.importorskip("mpiuq.simulator.program_file")
-    from mpiuq.simulator.program_source import ProgramSource
-    from mpiuq.simulator.trace.cache import save_trace
-
-    trace = synthesize(MotifSpec("halo3d", n_ranks=27, iterations=2, compute_s=1e-6))
-    save_trace(trace, tmp_path / "h.h5")
-    setup = ReplaySetup(models=("packet", "analytic"))
+def program_file_of(trace: Trace, setup: ReplaySetup, folder: Path) -> Path:
+    save_trace(trace, folder / "t.h5")
     options = setup.lowering_options(P)
-    program = lower_trace(trace, options).program
-    written = blocks.lower_trace_blocks(
-        tmp_path / "h.h5", options, tmp_path / "p.mpiuqprog", ranks_per_block=5
-    )
+    return lower_trace_blocks(
+        folder / "t.h5", options, folder / "p.mpiuqprog", ranks_per_block=5
+    ).path
+
+
+def test_program_file_of_the_block_lowering_windowed_equals_in_memory(tmp_path: Path) -> None:
+    trace = synthesize(MotifSpec("halo3d", n_ranks=27, iterations=2, compute_s=1e-6))
+    setup = ReplaySetup(models=("packet", "analytic"))
+    program = lower_trace(trace, setup.lowering_options(P)).program
     factory, nodes = network_and_nodes(setup, trace.n_ranks)
-    with program_file.ProgramFile.open(written.path) as pf:
+    with ProgramFile.open(program_file_of(trace, setup, tmp_path)) as pf:
         assert isinstance(pf, ProgramSource)
         for model in setup.models:
             whole = simulate(program, P, factory(model), node_of_rank=nodes)
             for w in (1, 3, 64):
                 run = simulate_windowed(pf, P, factory(model), window_rows=w, node_of_rank=nodes)
                 assert_identical(whole, run)
+
+
+def test_replay_of_a_program_file_equals_the_in_memory_replay(tmp_path: Path) -> None:
+    from test_replay_scale import assert_same_replays
+
+    trace = synthesize(MotifSpec("halo3d", n_ranks=8, iterations=2, compute_s=1e-6))
+    setup = ReplaySetup(models=("packet", "analytic", "compute-only"))
+    low, _ = lower_for_replay(trace, P, setup)
+    origin = TraceOrigin.of(trace)
+    with ProgramFile.open(program_file_of(trace, setup, tmp_path)) as pf:
+        streamed_file = FileLowering(pf)
+        rows = [0, 1, 17, low.program.n_ops - 1, low.program.n_ops]
+        assert [streamed_file.trace_op(g) for g in rows] == [low.trace_op(g) for g in rows]
+        run = replay_lowered(origin, streamed_file, P, setup, window_rows=2)
+    assert_same_replays(replay_lowered(origin, low, P, setup), run)
+
+
+def test_deadlock_replayed_from_a_program_file_names_the_same_operations(tmp_path: Path) -> None:
+    b = TraceBuilder("test", "<hand>", 3)
+    recv = b.call_id("MPI_Recv")
+    for r in range(3):
+        b.add(r, OpKind.COMPUTE, b.call_id("compute"), seconds=1e-6 * (r + 1))
+    b.add(0, OpKind.RECV, recv, peer=1, bytes_recv=8)
+    b.add(1, OpKind.RECV, recv, peer=2, bytes_recv=8)
+    b.add(2, OpKind.RECV, recv, peer=0, bytes_recv=8)
+    trace = b.build()
+    setup = ReplaySetup(models=("analytic",))
+    low, _ = lower_for_replay(trace, P, setup)
+    origin = TraceOrigin.of(trace)
+    with pytest.raises(ReplayDeadlockError) as whole:
+        replay_lowered(origin, low, P, setup)
+    path = program_file_of(trace, setup, tmp_path)
+    with ProgramFile.open(path) as pf, pytest.raises(ReplayDeadlockError) as streamed_run:
+        replay_lowered(origin, FileLowering(pf), P, setup, window_rows=1)
+    assert str(streamed_run.value) == str(whole.value)
