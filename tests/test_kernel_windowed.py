@@ -220,23 +220,6 @@ def test_replay_of_a_streamed_lowering_equals_the_in_memory_replay() -> None:
     assert_same_replays(whole, replay_lowered(origin, streamed(low), P, setup, window_rows=3))
 
 
-def test_replay_deadlock_of_a_streamed_lowering_names_the_same_operations() -> None:
-    b = TraceBuilder("test", "<hand>", 2)
-    recv = b.call_id("MPI_Recv")
-    b.add(0, OpKind.COMPUTE, b.call_id("compute"), seconds=1e-6)
-    b.add(0, OpKind.RECV, recv, peer=1, bytes_recv=8)
-    b.add(1, OpKind.RECV, recv, peer=0, bytes_recv=8)
-    trace = b.build()
-    setup = ReplaySetup(models=("analytic",))
-    low, _ = lower_for_replay(trace, P, setup)
-    origin = TraceOrigin.of(trace)
-    with pytest.raises(ReplayDeadlockError) as whole:
-        replay_lowered(origin, low, P, setup)
-    with pytest.raises(ReplayDeadlockError) as windowed:
-        replay_lowered(origin, streamed(low), P, setup, window_rows=1)
-    assert str(windowed.value) == str(whole.value)
-
-
 def program_file_of(trace: Trace, setup: ReplaySetup, folder: Path) -> Path:
     save_trace(trace, folder / "t.h5")
     options = setup.lowering_options(P)
@@ -274,7 +257,7 @@ def test_replay_of_a_program_file_equals_the_in_memory_replay(tmp_path: Path) ->
     assert_same_replays(replay_lowered(origin, low, P, setup), run)
 
 
-def test_deadlock_replayed_from_a_program_file_names_the_same_operations(tmp_path: Path) -> None:
+def test_replay_deadlock_through_windows_names_the_same_operations(tmp_path: Path) -> None:
     b = TraceBuilder("test", "<hand>", 3)
     recv = b.call_id("MPI_Recv")
     for r in range(3):
@@ -288,7 +271,9 @@ def test_deadlock_replayed_from_a_program_file_names_the_same_operations(tmp_pat
     origin = TraceOrigin.of(trace)
     with pytest.raises(ReplayDeadlockError) as whole:
         replay_lowered(origin, low, P, setup)
+    with pytest.raises(ReplayDeadlockError) as in_memory:
+        replay_lowered(origin, streamed(low), P, setup, window_rows=1)
     path = program_file_of(trace, setup, tmp_path)
-    with ProgramFile.open(path) as pf, pytest.raises(ReplayDeadlockError) as streamed_run:
+    with ProgramFile.open(path) as pf, pytest.raises(ReplayDeadlockError) as from_file:
         replay_lowered(origin, FileLowering(pf), P, setup, window_rows=1)
-    assert str(streamed_run.value) == str(whole.value)
+    assert str(in_memory.value) == str(from_file.value) == str(whole.value)
