@@ -47,6 +47,28 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="models run at once, in threads of this process (default: one per usable "
         "core, at most one per model; each holds its own simulation state); same results",
     )
+    p.add_argument(
+        "--stream",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="lower the trace's HDF5 file (the trace, or its cache entry) in blocks into a "
+        "program file and replay it through per-rank windows: memory bounded by ranks and "
+        "requests, not trace length; 'auto' (default) streams traces of 4 M operations "
+        "or more; same results",
+    )
+    p.add_argument(
+        "--scratch",
+        type=Path,
+        default=None,
+        help="folder of the streamed replay's temporary program file (about 100 B per trace "
+        "operation; default: $TMPDIR or /tmp)",
+    )
+    p.add_argument(
+        "--window-rows",
+        type=bounded_number(1, 1 << 31, integer=True),
+        default=None,
+        help="streamed replay: program rows each rank's window holds (40 B each; default 256)",
+    )
     p.add_argument("--out", type=Path, default=None, help="write replay.json and decomposition.png")
     p.add_argument("--json", action="store_true", help="print the JSON instead of the table")
     p.set_defaults(handler=run)
@@ -228,6 +250,9 @@ def run(args: argparse.Namespace) -> int:
         sets.sets[0],
         setup,
         threads=model_threads(args),
+        stream=args.stream,
+        scratch=args.scratch,
+        window_rows=None if args.window_rows is None else int(args.window_rows),
         flop_rate=args.flop_rate,
         clock=args.clock,
     )

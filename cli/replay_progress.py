@@ -54,12 +54,20 @@ def replay_reporter(progress: Progress) -> Callable[[ReplayProgress], None]:
     return report
 
 
+#: ``--stream`` choices: stream large traces (``auto``), always, or never.
+STREAM_CHOICES = ("auto", "on", "off")
+
+
 def replay_file_with_progress(
     progress: Progress,
     path: Path,
     params: SimParams,
     setup: ReplaySetup,
     threads: int = 1,
+    *,
+    stream: str = "auto",
+    scratch: Path | None = None,
+    window_rows: int | None = None,
     **read_options: Any,
 ) -> ReplayResult:
     """Read, lower and replay the trace at ``path``, with progress lines.
@@ -67,17 +75,56 @@ def replay_file_with_progress(
     ``threads``: how many models may run at once (see
     :func:`~mpiuq.simulator.replay.replay_lowered`).
 
-    The trace is let go once lowered, so the simulation holds only the lowered
-    program and the trace's :class:`~mpiuq.simulator.replay.TraceOrigin` (on large
-    traces the trace itself is the largest part of the peak memory).
+    ``stream``: ``"on"`` lowers the trace's HDF5 file (the trace itself, or its cache
+    entry) in blocks into a program file in ``scratch`` and replays it through windows of
+    ``window_rows`` rows per rank (:func:`~mpiuq.simulator.replay_stream.replay_file_streamed`):
+    memory bounded by ranks and requests, not operations; ``"off"`` holds the whole
+    trace, then the whole program; ``"auto"`` streams traces of
+    :data:`~mpiuq.simulator.replay_stream.STREAM_MIN_OPS` operations or more. The results
+    are identical.
+
+    In memory, the trace is let go once lowered, so the simulation holds only the lowered
+    program and the trace's :class:`~mpiuq.simulator.replay.TraceOrigin`.
+
+    Raises
+    ------
+    SettingError
+        If ``stream`` is not one of :data:`STREAM_CHOICES`, or ``"on"`` and the trace has
+        no HDF5 file (a text trace with a read-only cache), or the scratch folder cannot
+        hold the program file.
     """
     from mpiuq.simulator._numba_startup import skip_blas_probe
+    from mpiuq.simulator.errors import SettingError
     from mpiuq.simulator.replay import TraceOrigin, lower_for_replay, replay_lowered
+    from mpiuq.simulator.trace.detect import detect_format
+    from mpiuq.simulator.trace.read import cached_trace_file
 
+    if stream not in STREAM_CHOICES:
+        raise SettingError(f"stream={stream!r} is invalid: expected one of {STREAM_CHOICES}")
     skip_blas_probe()
     report = replay_reporter(progress)
-    trace = read_with_progress(progress, path, **read_options)
+    trace: Trace | None = None
+    h5_file: Path | None = None
+    if stream != "off" and detect_format(path) == "hdf5":
+        h5_file = path  # streamable without reading it first
+        if stream == "auto" and not _large(path):
+            h5_file = None
+    if h5_file is None:
+        trace = read_with_progress(progress, path, **read_options)
+        if stream == "on" or (stream == "auto" and _streams(trace.n_ops)):
+            h5_file = cached_trace_file(path, **read_options)
+            if h5_file is None and stream == "on":
+                raise SettingError(
+                    f"stream='on' needs the trace {path} in an HDF5 file, and its cache "
+                    "entry could not be written (read-only cache?): expected a writable "
+                    "MPIUQ_CACHE_DIR"
+                )
     with progress.watching_compilation():
+        if h5_file is not None or trace is None:
+            del trace  # streamed from the file, in blocks
+            return _streamed(
+                progress, h5_file or path, params, setup, threads, scratch, window_rows
+            )
         low, lowering_s = lower_for_replay(trace, params, setup, report)
         origin = TraceOrigin.of(trace)
         del trace
@@ -90,3 +137,44 @@ def replay_file_with_progress(
             lowering_s=lowering_s,
             threads=threads,
         )
+
+
+def _streams(n_trace_ops: int) -> bool:
+    from mpiuq.simulator.replay_stream import stream_by_default
+
+    return stream_by_default(n_trace_ops)
+
+
+def _large(h5_path: Path) -> bool:
+    """Whether the trace file holds enough operations to stream by default."""
+    from mpiuq.simulator.trace.h5_reader import open_trace_h5
+
+    with open_trace_h5(h5_path) as head:
+        return _streams(head.n_ops)
+
+
+def _streamed(
+    progress: Progress,
+    h5_file: Path,
+    params: SimParams,
+    setup: ReplaySetup,
+    threads: int,
+    scratch: Path | None,
+    window_rows: int | None,
+) -> ReplayResult:
+    from mpiuq.simulator.replay_stream import origin_of_file, replay_file_streamed
+    from mpiuq.simulator.streaming import DEFAULT_WINDOW_ROWS
+
+    with progress.stage(f"streaming {h5_file}") as done:
+        origin = origin_of_file(h5_file)
+        done(f"{origin.format}, {origin.n_ranks} ranks, {origin.n_ops:,} operations")
+    return replay_file_streamed(
+        h5_file,
+        params,
+        setup,
+        origin=origin,
+        scratch_dir=scratch,
+        threads=threads,
+        window_rows=DEFAULT_WINDOW_ROWS if window_rows is None else window_rows,
+        on_progress=replay_reporter(progress),
+    )

@@ -29,6 +29,7 @@ program request; independent of the number of operations otherwise.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -409,6 +410,7 @@ def lower_trace_blocks(
     options: LoweringOptions | None,
     out_path: str | Path,
     ranks_per_block: int | None = None,
+    on_progress: Callable[[float], None] | None = None,
 ) -> BlockLowering:
     """Lower the trace file ``h5_path`` block of ranks by block into the program file ``out_path``.
 
@@ -426,6 +428,8 @@ def lower_trace_blocks(
     ranks_per_block
         Consecutive ranks lowered together (>= 1); None: about
         :data:`DEFAULT_BLOCK_OPS` trace operations per block.
+    on_progress
+        Called after each block with the fraction of trace operations lowered so far.
 
     Raises
     ------
@@ -490,6 +494,8 @@ def lower_trace_blocks(
                 if totals.user_wait != int(kept[: b + 1].sum()):  # pragma: no cover - invariant
                     raise RuntimeError("block lowering: user wait-list counts disagree")
                 del block, done_pool
+                if on_progress is not None:
+                    on_progress(float(rank_ptr[r1]) / max(n, 1))
             requests.finish(head)
             writer.append_row_ptr(np.array([totals.rows], dtype=np.int64))
             path = writer.finish(

@@ -13,7 +13,12 @@ from mpiuq.simulator.trace.h5_reader import load_trace_h5
 from mpiuq.simulator.trace.ir import Trace
 from mpiuq.simulator.trace.ti_files import find_ti_files
 
-__all__ = ["FORMATS", "detect_format", "read_trace"]  # detect_format: from .detect
+__all__ = [
+    "FORMATS",
+    "cached_trace_file",
+    "detect_format",
+    "read_trace",
+]  # detect_format: from .detect
 
 FORMATS = ("dumpi", "otf2", "ti", "hdf5")
 
@@ -40,6 +45,46 @@ def _trace_files(
     files, _notes = find_ti_files(path) if located is None else located
     p = Path(path)
     return files + ([p] if p.is_file() and p not in files else [])
+
+
+def _cache_entry(
+    path: str | Path,
+    fmt: str,
+    flop_rate: float,
+    clock: str,
+    cache_dir: str | Path | None,
+    located: tuple[list[Path], list[str]] | None,
+) -> Path:
+    """The cache entry of ``path`` read as ``fmt`` with these reader options."""
+    options: dict[str, object] = {"format": fmt}
+    if fmt == "ti":
+        options["flop_rate"] = float(flop_rate)
+    elif fmt == "dumpi":
+        options["clock"] = clock
+    directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    return directory / f"{cache_key(path, options, _trace_files(path, fmt, located))}.h5"
+
+
+def cached_trace_file(
+    path: str | Path,
+    *,
+    flop_rate: float = 1e9,
+    clock: str = "auto",
+    cache_dir: str | Path | None = None,
+) -> Path | None:
+    """The mpiuq HDF5 file holding the trace at ``path`` as :func:`read_trace` reads it:
+    ``path`` itself for a trace file, else its cache entry if one exists (None if not,
+    e.g. before the first read or with a read-only cache).
+
+    Lets a caller read the trace in blocks (:func:`~mpiuq.simulator.lowering_blocks.lower_trace_blocks`)
+    instead of whole.
+    """
+    fmt = detect_format(path)
+    if fmt == "hdf5":
+        return Path(path)
+    located = find_ti_files(path) if fmt == "ti" else None
+    entry = _cache_entry(path, fmt, flop_rate, clock, cache_dir, located)
+    return entry if entry.is_file() else None
 
 
 def read_trace(
@@ -90,16 +135,10 @@ def read_trace(
     fmt = detect_format(path)
     if fmt == "hdf5":
         return load_trace_h5(path)
-    options: dict[str, object] = {"format": fmt}
-    if fmt == "ti":
-        options["flop_rate"] = float(flop_rate)
-    elif fmt == "dumpi":
-        options["clock"] = clock
     located = find_ti_files(path) if fmt == "ti" else None  # for the key and the reader
     entry: Path | None = None
     if use_cache:
-        directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-        entry = directory / f"{cache_key(path, options, _trace_files(path, fmt, located))}.h5"
+        entry = _cache_entry(path, fmt, flop_rate, clock, cache_dir, located)
         if entry.is_file():
             try:
                 return load_trace_h5(entry)
