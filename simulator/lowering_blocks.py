@@ -62,7 +62,13 @@ from mpiuq.simulator.trace.errors import TraceFormatError
 from mpiuq.simulator.trace.h5_reader import TraceHeader, open_trace_h5, read_column
 from mpiuq.simulator.trace.ir import OP_COLUMNS, V_KINDS, OpKind, Trace
 
-__all__ = ["DEFAULT_BLOCK_OPS", "BlockLowering", "lower_trace_blocks"]
+__all__ = [
+    "DEFAULT_BLOCK_OPS",
+    "MIN_BLOCKS",
+    "MIN_BLOCK_OPS",
+    "BlockLowering",
+    "lower_trace_blocks",
+]
 
 IntArray = npt.NDArray[np.int64]
 
@@ -71,6 +77,12 @@ IntArray = npt.NDArray[np.int64]
 #: (35.4 M operations, 16,384 ranks) peaked at 1.21 GiB with 2 M per block, 1.03 GiB
 #: with 1 M, in the same time (42 s; 0.97 GiB since the request sets are bits).
 DEFAULT_BLOCK_OPS = 1_000_000
+#: Smaller traces are cut into at least this many blocks (of at least
+#: :data:`MIN_BLOCK_OPS` operations): ti_lulesh_512r (954 k operations) streamed with
+#: analytic peaks at 164 MiB in blocks of 34 ranks against 266 MiB in one block, in the
+#: same time (0.74 s in process).
+MIN_BLOCKS = 16
+MIN_BLOCK_OPS = 50_000
 _INT32_MAX = int(np.iinfo(np.int32).max)
 _V_KINDS = np.array(sorted(int(k) for k in V_KINDS), dtype=np.int8)
 
@@ -101,7 +113,8 @@ class BlockLowering:
 def _ranks_per_block(value: object, n_ranks: int, n_ops: int) -> int:
     if value is None:
         per_rank = max(1.0, n_ops / n_ranks)
-        return max(1, min(n_ranks, int(DEFAULT_BLOCK_OPS // per_rank)))
+        block_ops = min(DEFAULT_BLOCK_OPS, max(MIN_BLOCK_OPS, n_ops // MIN_BLOCKS))
+        return max(1, min(n_ranks, int(block_ops // per_rank)))
     ok = isinstance(value, int | np.integer) and not isinstance(value, bool) and value >= 1
     if not ok:
         raise SettingError(f"ranks_per_block={value!r} is invalid: expected a whole number >= 1")
@@ -427,7 +440,8 @@ def lower_trace_blocks(
         Program file directory to write (``NAME.mpiuqprog``; replaced if present).
     ranks_per_block
         Consecutive ranks lowered together (>= 1); None: about
-        :data:`DEFAULT_BLOCK_OPS` trace operations per block.
+        :data:`DEFAULT_BLOCK_OPS` trace operations per block, fewer on traces of less
+        than :data:`MIN_BLOCKS` such blocks (at least :data:`MIN_BLOCK_OPS`).
     on_progress
         Called after each block with the fraction of trace operations lowered so far.
 
