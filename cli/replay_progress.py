@@ -96,7 +96,6 @@ def replay_file_with_progress(
     from mpiuq.simulator._numba_startup import skip_blas_probe
     from mpiuq.simulator.errors import SettingError
     from mpiuq.simulator.replay import TraceOrigin, lower_for_replay, replay_lowered
-    from mpiuq.simulator.trace.detect import detect_format
     from mpiuq.simulator.trace.read import cached_trace_file
 
     if stream not in STREAM_CHOICES:
@@ -105,9 +104,9 @@ def replay_file_with_progress(
     report = replay_reporter(progress)
     trace: Trace | None = None
     h5_file: Path | None = None
-    if stream != "off" and detect_format(path) == "hdf5":
-        h5_file = path  # streamable without reading it first
-        if stream == "auto" and not _large(path):
+    if stream != "off":  # the trace's HDF5 file, if it has one already (no trace read)
+        h5_file = cached_trace_file(path, **read_options)
+        if h5_file is not None and stream == "auto" and not _large(h5_file, path):
             h5_file = None
     if h5_file is None:
         trace = read_with_progress(progress, path, **read_options)
@@ -145,8 +144,16 @@ def _streams(n_trace_ops: int) -> bool:
     return stream_by_default(n_trace_ops)
 
 
-def _large(h5_path: Path) -> bool:
-    """Whether the trace file holds enough operations to stream by default."""
+def _large(h5_path: Path, trace_path: Path) -> bool:
+    """Whether the trace file holds enough operations to stream by default.
+
+    A cache entry (``h5_path`` is not ``trace_path``) is stored uncompressed, at least
+    72 B per operation, so a smaller one is answered from its size, without h5py.
+    """
+    from mpiuq.simulator.replay_stream import STREAM_MIN_OPS
+
+    if h5_path != trace_path and h5_path.stat().st_size < 72 * STREAM_MIN_OPS:
+        return False
     from mpiuq.simulator.trace.h5_reader import open_trace_h5
 
     with open_trace_h5(h5_path) as head:
