@@ -16,11 +16,13 @@ caches are tied to (:data:`mpiuq.simulator._jit.COMPILED_SOURCES`).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import os
 import pickle
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -29,6 +31,7 @@ import llvmlite.binding as ll
 import numba as nb
 from numba.core import config, environment, event
 from numba.core.caching import FunctionCache
+from numba.core.compiler_lock import global_compiler_lock
 from numba.core.runtime import _nrt_python, nrtdynmod, rtsys  # type: ignore[attr-defined]
 
 
@@ -61,6 +64,22 @@ def _runtime_file(target_context: Any, folder: str) -> str:
     return os.path.join(folder, f"mpiuq-nrt-{hashlib.sha256(key.encode()).hexdigest()[:20]}.nbo")
 
 
+#: The runtime's object code as kept on disk (pickled), once this process has it, and
+#: the cache folders known to hold it.
+_runtime_kept: dict[str, Any] = {"blob": None, "folders": set()}
+
+
+def _write_runtime(blob: bytes, path: str) -> None:
+    """Write the runtime's pickled object code to ``path`` (if it can be: a read-only
+    cache compiles it again next time)."""
+    with contextlib.suppress(OSError):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(blob)
+        os.replace(tmp, path)
+
+
 def _compile_runtime(target_context: Any, path: str) -> Any:
     """numba's runtime functions compiled (as ``nrtdynmod.compile_nrt_functions``) and
     their object code written to ``path`` (if it can be)."""
@@ -68,13 +87,26 @@ def _compile_runtime(target_context: Any, path: str) -> Any:
     library.enable_object_caching()
     library.add_ir_module(module)
     library.finalize()
-    with contextlib.suppress(OSError):  # a read-only cache: compiled again next time
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            pickle.dump(library.serialize_using_object_code(), fh)
-        os.replace(tmp, path)
+    blob = pickle.dumps(library.serialize_using_object_code())
+    _runtime_kept["blob"] = blob
+    _write_runtime(blob, path)
     return library
+
+
+def _keep_runtime(target_context: Any, folder: str) -> None:
+    """Write the runtime this process loaded or compiled into the cache ``folder`` of
+    another loop, if that folder lacks it.
+
+    The runtime is kept in the folder of the first loop a process loads; a later
+    process whose first loop lives in another folder (a second replay reads its trace
+    from the trace cache, without the parser's loops) would otherwise compile it again.
+    """
+    if folder in _runtime_kept["folders"] or _runtime_kept["blob"] is None:
+        return
+    _runtime_kept["folders"].add(folder)
+    path = _runtime_file(target_context, folder)
+    if not os.path.isfile(path):
+        _write_runtime(_runtime_kept["blob"], path)
 
 
 def initialize_runtime(target_context: Any, folder: str) -> None:
@@ -88,6 +120,7 @@ def initialize_runtime(target_context: Any, folder: str) -> None:
     Call with numba's compiler lock held (cache loads hold it).
     """
     if rtsys._init:
+        _keep_runtime(target_context, folder)
         return
     if not hasattr(type(rtsys), "library") or not hasattr(nrtdynmod, "create_nrt_module"):
         rtsys.initialize(target_context)
@@ -101,11 +134,14 @@ def initialize_runtime(target_context: Any, folder: str) -> None:
     if os.path.isfile(path):
         try:
             with open(path, "rb") as fh:
-                library = target_context.codegen().unserialize_library(pickle.load(fh))
+                blob = fh.read()
+            library = target_context.codegen().unserialize_library(pickle.loads(blob))
+            _runtime_kept["blob"] = blob
         except Exception:  # damaged or foreign: compiled again below
             library = None
     if library is None:
         library = _compile_runtime(target_context, path)
+    _runtime_kept["folders"].add(folder)
     rtsys._library = library
     rtsys._init = True
 
@@ -182,17 +218,83 @@ def _nothing(cache: Any) -> None:
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+#: Seconds a process waits for another one compiling the same loop before it compiles
+#: the loop itself (a first compilation of the event loop takes 1-3 minutes of CPU).
+COMPILE_WAIT_S = 900.0
+
+#: Lock files this process holds (a loop compiled while compiling itself, or inlined).
+_held_locks: set[str] = set()
+
+
+@contextmanager
+def _compiling_alone(cache: Any) -> Iterator[None]:
+    """Hold the loop's lock file (next to its cache index) inside the block.
+
+    Processes that start on an empty numba cache at once (a pool of campaign workers,
+    test workers) would each compile the same loops: minutes of CPU each. Holding an
+    exclusive ``flock`` on ``<index>.lock`` while a loop is loaded or compiled makes the
+    others wait, then load it from the cache. Waits at most :data:`COMPILE_WAIT_S`; a
+    cache folder that cannot hold the lock file (read-only) or a file system without
+    locks leaves the loop to compile as without the lock. The lock goes with the
+    process that holds it (an ``flock`` is released when its process ends).
+    """
+    try:
+        path = os.path.join(cache._cache_path, f"{cache._cache_file._index_name}.lock")
+    except AttributeError:  # numba's (private) cache layout changed
+        path = ""
+    fd = -1
+    if path and path not in _held_locks:
+        with contextlib.suppress(OSError):
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    if fd < 0:
+        yield
+        return
+    try:
+        deadline = time.monotonic() + COMPILE_WAIT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:  # another process holds it: compiling the loop
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+            except OSError:  # no locks on this file system
+                break
+        _held_locks.add(path)
+        try:
+            yield
+        finally:
+            _held_locks.discard(path)
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _compile_alone(dispatcher: Any) -> None:
+    """Make ``dispatcher.compile`` (a cache load, else a compilation) hold the loop's lock
+    file (:func:`_compiling_alone`) inside numba's compiler lock."""
+    compile_ = dispatcher.compile
+
+    def compile_alone(sig: Any) -> Any:
+        with global_compiler_lock, _compiling_alone(dispatcher._cache):
+            return compile_(sig)
+
+    dispatcher.compile = compile_alone
+
+
 def cached_njit(on_cache: Callable[[Any], None] = _nothing, **options: Any) -> Callable[[F], F]:
     """``numba.njit(cache=True, **options)``, the cache made on first use and loading lightly.
 
     The cache is an :class:`_LightLoadCache`, made by :class:`_LazyCache` when the loop
     first runs or is compiled into another, then handed to ``on_cache`` (e.g. to tie
-    it to more sources than the loop's own module).
+    it to more sources than the loop's own module). Processes sharing a numba cache
+    compile each loop once between them (:func:`_compiling_alone`).
     """
 
     def decorate(func: F) -> F:
         dispatcher = nb.njit(**options)(func)
         dispatcher._cache = _LazyCache(dispatcher.py_func, on_cache)
+        _compile_alone(dispatcher)
         return dispatcher  # type: ignore[no-any-return]
 
     return decorate
