@@ -13,8 +13,9 @@ replay wrapped so that at the end of each it reads ``/proc/self/status``:
   (``echo 5 > /proc/self/clear_refs``), so a stage's peak is its own, temporaries
   included;
 
-and what the stage holds in arrays (the trace's columns, the lowered program). At the
-peak stage it lists the largest mappings (``/proc/self/smaps``) by file. With
+and what the stage holds in arrays (the trace's columns, the lowered program). For the
+stage of the peak it splits the resident memory by mapping (``/proc/self/smaps``):
+LLVM's library, the mapped trace cache file, h5py, other libraries, the heap. With
 ``--tracemalloc`` a second run of the same command traces Python and NumPy allocations
 (slower; its RSS figures include tracemalloc's own memory and are not shown) and prints
 the peak of traced allocations per stage.
@@ -66,8 +67,33 @@ def reset_peak():
 stages = []
 held = {}
 
+def mappings():
+    groups = collections.Counter()
+    name = None
+    with open("/proc/self/smaps") as fh:
+        for line in fh:
+            parts = line.split()
+            if parts and "-" in parts[0] and not parts[0].endswith(":"):
+                path = parts[5] if len(parts) > 5 else ""
+                if "libllvmlite" in path:
+                    name = "libllvmlite.so (LLVM, numba's code generator)"
+                elif path.endswith(".h5"):
+                    name = "trace cache file (mapped columns)"
+                elif "h5py" in path:
+                    name = "h5py, libhdf5"
+                elif ".so" in path:
+                    name = "other shared libraries (Python, NumPy, libc...)"
+                elif path in ("", "[heap]"):
+                    name = "heap and anonymous (Python objects, arrays, loops' code)"
+                else:
+                    name = path
+            elif parts and parts[0] == "Rss:":
+                groups[name] += int(parts[1]) / 1024
+    return groups.most_common(8)
+
 def mark(name, **arrays):
     s = status()
+    s["maps"] = mappings()
     s["stage"] = name
     s["arrays_MiB"] = {k: v / 2**20 for k, v in arrays.items()}
     if TRACEMALLOC:
@@ -146,17 +172,7 @@ with contextlib.redirect_stdout(io.StringIO()):
     code = mpiuq.main.main(sys.argv[1:])
 mark("table printed")
 held.clear()
-
-peak_maps = collections.Counter()
-name = None
-with open("/proc/self/smaps") as fh:
-    for line in fh:
-        parts = line.split()
-        if parts and "-" in parts[0] and not parts[0].endswith(":"):
-            name = parts[5] if len(parts) > 5 else "[anonymous]"
-        elif parts and parts[0] == "Rss:":
-            peak_maps[name] += int(parts[1]) / 1024
-print(json.dumps({"code": code, "stages": stages, "maps": peak_maps.most_common(12)}))
+print(json.dumps({"code": code, "stages": stages}))
 """
 
 
@@ -210,9 +226,9 @@ def main() -> None:
         )
         prev = s
     top = max(out["stages"][1:], key=lambda s: s["VmHWM"])
-    print(f"process peak: {top['VmHWM']:.0f} MiB, reached in stage {top['stage']!r}")
-    print("largest mappings at the end (RSS MiB):")
-    for name, mib in out["maps"]:
+    print(f"process peak: {top['VmHWM']:.0f} MiB, reached in stage {top['stage']!r}; there, ")
+    print(f"at the end of that stage ({top['VmRSS']:.0f} MiB resident), by mapping:")
+    for name, mib in top["maps"]:
         print(f"  {mib:7.1f}  {name}")
     load = os.getloadavg()
     print(f"load average at the end: {load[0]:.2f}")
