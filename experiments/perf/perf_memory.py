@@ -226,8 +226,8 @@ def main() -> None:
         )
         prev = s
     top = max(out["stages"][1:], key=lambda s: s["VmHWM"])
-    print(f"process peak: {top['VmHWM']:.0f} MiB, reached in stage {top['stage']!r}; there, ")
-    print(f"at the end of that stage ({top['VmRSS']:.0f} MiB resident), by mapping:")
+    print(f"process peak: {top['VmHWM']:.0f} MiB, in stage {top['stage']!r}; resident at its")
+    print(f"end ({top['VmRSS']:.0f} MiB), by mapping:")
     for name, mib in top["maps"]:
         print(f"  {mib:7.1f}  {name}")
     load = os.getloadavg()
