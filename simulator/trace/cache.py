@@ -1,6 +1,7 @@
 """HDF5 storage of :class:`~mpiuq.simulator.trace.ir.Trace` and the parse-once cache.
 
-Traces are written here and read back by :func:`~.h5_reader.load_trace_h5`.
+Traces are written here and read back by :func:`~.h5_reader.load_trace_h5`; the
+cache's entries also by :func:`~.cache_layout.load_mapped`, without h5py.
 
 The cache key hashes the absolute trace path, the size and modification time of
 every file under it, the reader options and :data:`FORMAT_VERSION`; a changed
@@ -14,12 +15,10 @@ import json
 import os
 from pathlib import Path
 
-import h5py
-
-from mpiuq.simulator.trace.h5_reader import FORMAT_VERSION, load_trace_h5
+from mpiuq.simulator.trace.h5_format import FORMAT_VERSION
 from mpiuq.simulator.trace.ir import AUX_COLUMNS, OP_COLUMNS, Trace
 
-__all__ = ["FORMAT_VERSION", "cache_key", "default_cache_dir", "load_trace_h5", "save_trace"]
+__all__ = ["FORMAT_VERSION", "cache_key", "default_cache_dir", "save_trace"]
 
 
 def default_cache_dir() -> Path:
@@ -74,6 +73,8 @@ def save_trace(trace: Trace, path: str | Path, *, compress: bool = True) -> None
         stores them uncompressed: loading a million operations then takes about
         0.02 s instead of 0.17 s of decompression.
     """
+    import h5py  # here: a cached trace is read without it (see .cache_layout)
+
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(p.name + f".tmp{os.getpid()}")

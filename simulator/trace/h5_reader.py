@@ -24,13 +24,12 @@ import h5py
 import numpy as np
 
 from mpiuq.simulator.trace.errors import TraceFormatError
+from mpiuq.simulator.trace.h5_format import FORMAT_VERSION
 from mpiuq.simulator.trace.ir import AUX_COLUMNS, OP_COLUMNS, Trace
 from mpiuq.simulator.trace.limits import MAX_LINES, MAX_RANKS
 
 __all__ = ["FORMAT_VERSION", "TraceHeader", "load_trace_h5", "open_trace_h5", "read_column"]
 
-#: Bump when a reader or the representation changes meaning (invalidates caches).
-FORMAT_VERSION = 1
 #: gzip never compresses better than about 1032:1; a dataset declaring more bytes
 #: than this many times what it stores (plus a small allowance) is damaged.
 MAX_COMPRESSION_RATIO = 1100

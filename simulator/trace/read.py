@@ -6,10 +6,10 @@ import contextlib
 from pathlib import Path
 
 from mpiuq.simulator.trace.cache import cache_key, default_cache_dir, save_trace
+from mpiuq.simulator.trace.cache_layout import layout_path, load_mapped, write_layout
 from mpiuq.simulator.trace.detect import detect_format
 from mpiuq.simulator.trace.dumpi_files import CLOCKS
 from mpiuq.simulator.trace.errors import TraceFormatError
-from mpiuq.simulator.trace.h5_reader import load_trace_h5
 from mpiuq.simulator.trace.ir import Trace
 from mpiuq.simulator.trace.ti_files import find_ti_files
 
@@ -134,6 +134,8 @@ def read_trace(
         raise ValueError(f"clock={clock!r} is invalid: expected one of {CLOCKS}")
     fmt = detect_format(path)
     if fmt == "hdf5":
+        from mpiuq.simulator.trace.h5_reader import load_trace_h5
+
         return load_trace_h5(path)
     located = find_ti_files(path) if fmt == "ti" else None  # for the key and the reader
     entry: Path | None = None
@@ -141,9 +143,15 @@ def read_trace(
         entry = _cache_entry(path, fmt, flop_rate, clock, cache_dir, located)
         if entry.is_file():
             try:
+                mapped = load_mapped(entry)  # without h5py, when its layout fits
+                if mapped is not None:
+                    return mapped
+                from mpiuq.simulator.trace.h5_reader import load_trace_h5
+
                 return load_trace_h5(entry)
             except TraceFormatError:
                 entry.unlink(missing_ok=True)  # stale or damaged entry: parse again
+                layout_path(entry).unlink(missing_ok=True)
     # the readers (compiled parsers, contained C libraries) are imported to parse only
     if fmt == "dumpi":
         from mpiuq.simulator.trace.dumpi import read_dumpi
@@ -160,4 +168,5 @@ def read_trace(
     if entry is not None:
         with contextlib.suppress(OSError):  # a read-only cache must not prevent reading
             save_trace(trace, entry, compress=False)
+            write_layout(entry, trace)
     return trace

@@ -1,0 +1,167 @@
+"""The parse cache's entries read without h5py: their columns memory-mapped by a layout.
+
+An entry of the parse cache is a trace file written by :func:`~.cache.save_trace`
+without compression, so every column is stored contiguously at a fixed offset.
+:func:`write_layout` records, beside the entry (``<entry>.layout.json``), the entry's
+size and modification time, its attributes, and every column's offset, dtype and
+length; :func:`load_mapped` then maps the columns from the entry with NumPy alone.
+A second ``mpiuq replay`` of a trace so neither imports h5py nor opens the file with
+it: about 40 ms of CPU time and 10 MiB of resident memory (h5py and libhdf5) less.
+
+The layout is a shortcut, never the authority: a missing, unreadable or inconsistent
+layout (another size or modification time than the entry's, a dtype or length other
+than the representation's, a column beyond the end of the file, an attribute of
+another type) makes :func:`load_mapped` answer ``None``, and the entry is read with
+h5py and its checks as before. A mapped trace is validated like any other
+(:meth:`~.ir.Trace.validate`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mpiuq.simulator.trace.errors import TraceFormatError
+from mpiuq.simulator.trace.h5_format import FORMAT_VERSION
+from mpiuq.simulator.trace.ir import AUX_COLUMNS, OP_COLUMNS, Trace
+from mpiuq.simulator.trace.limits import MAX_LINES, MAX_RANKS
+
+__all__ = ["layout_path", "load_mapped", "write_layout"]
+
+#: The trace file's attributes a layout repeats, and their JSON types.
+_ATTRS: dict[str, type] = {
+    "format": str,
+    "source": str,
+    "n_ranks": int,
+    "n_requests": int,
+    "call_names": list,
+    "unsupported": dict,
+    "notes": list,
+}
+
+
+def layout_path(entry: Path) -> Path:
+    """The layout file of cache entry ``entry``."""
+    return entry.with_name(entry.name + ".layout.json")
+
+
+def write_layout(entry: Path, trace: Trace) -> None:
+    """Write the layout of ``entry``, just written from ``trace`` by ``save_trace``.
+
+    Writes nothing when a column is not stored contiguously as the representation's
+    dtype (a compressed file): such an entry is read with h5py.
+    """
+    import h5py
+
+    columns: dict[str, list[Any]] = {}
+    with h5py.File(entry, "r") as f:
+        for name, dtype in {**OP_COLUMNS, **AUX_COLUMNS}.items():
+            ds = f[name]
+            offset = ds.id.get_offset() if ds.chunks is None else None
+            if ds.size and (offset is None or ds.dtype != dtype):
+                return
+            columns[name] = [int(offset or 0), dtype.str, int(ds.shape[0])]
+    st = entry.stat()
+    doc = {
+        "format_version": FORMAT_VERSION,
+        "size": st.st_size,
+        "mtime_ns": st.st_mtime_ns,
+        "attrs": {
+            "format": trace.format,
+            "source": trace.source,
+            "n_ranks": trace.n_ranks,
+            "n_requests": trace.n_requests,
+            "call_names": list(trace.call_names),
+            "unsupported": dict(trace.unsupported),
+            "notes": list(trace.notes),
+        },
+        "columns": columns,
+    }
+    path = layout_path(entry)
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    try:
+        tmp.write_text(json.dumps(doc))
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _column(entry: Path, spec: Any, dtype: np.dtype, length: int, size: int) -> np.ndarray:
+    """One column mapped (copy on write) from ``entry``; ValueError if ``spec`` does not
+    describe ``length`` values of ``dtype`` inside the file's ``size`` bytes."""
+    offset, dtype_str, n = spec
+    if np.dtype(dtype_str) != dtype or type(offset) is not int or type(n) is not int:
+        raise ValueError("column spec")
+    if n != length or offset < 0 or offset + n * dtype.itemsize > size:
+        raise ValueError("column outside the file")
+    if n == 0:
+        return np.zeros(0, dtype=dtype)
+    return np.asarray(np.memmap(entry, dtype=dtype, mode="c", offset=offset, shape=(n,)))
+
+
+def load_mapped(entry: Path) -> Trace | None:
+    """The trace of cache entry ``entry`` with its columns mapped by its layout; ``None``
+    when the layout is missing, unreadable or does not fit the entry (read it with
+    :func:`~.h5_reader.load_trace_h5` then).
+
+    Raises
+    ------
+    TraceFormatError
+        If the mapped trace fails validation, naming the entry.
+    """
+    try:
+        doc = json.loads(layout_path(entry).read_text())
+        st = entry.stat()
+        if (
+            doc["format_version"] != FORMAT_VERSION
+            or doc["size"] != st.st_size
+            or doc["mtime_ns"] != st.st_mtime_ns
+        ):
+            return None
+        attrs = doc["attrs"]
+        if set(attrs) != set(_ATTRS) or not all(type(attrs[k]) is t for k, t in _ATTRS.items()):
+            return None
+        n_ranks, n_requests = attrs["n_ranks"], attrs["n_requests"]
+        if not (1 <= n_ranks <= MAX_RANKS and 0 <= n_requests <= MAX_LINES):
+            return None
+        if not all(isinstance(x, str) for x in (*attrs["call_names"], *attrs["notes"])):
+            return None
+        unsupported = attrs["unsupported"]
+        if not all(type(v) is int for v in unsupported.values()):
+            return None
+        columns = doc["columns"]
+        n_ops = columns["kind"][2]
+        if type(n_ops) is not int or not 0 <= n_ops <= MAX_LINES:
+            return None
+        lengths = {"rank_ptr": n_ranks + 1}
+        arrays = {
+            name: _column(entry, columns[name], dtype, n_ops, st.st_size)
+            for name, dtype in OP_COLUMNS.items()
+        }
+        for name, dtype in AUX_COLUMNS.items():
+            spec = columns[name]
+            length = lengths.get(name, spec[2] if isinstance(spec, list) and spec else -1)
+            if type(length) is not int or not 0 <= length <= MAX_LINES:
+                return None
+            arrays[name] = _column(entry, spec, dtype, length, st.st_size)
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return None
+    trace = Trace(
+        format=attrs["format"],
+        source=attrs["source"],
+        n_ranks=n_ranks,
+        n_requests=n_requests,
+        call_names=tuple(attrs["call_names"]),
+        unsupported=dict(unsupported),
+        notes=tuple(attrs["notes"]),
+        **arrays,
+    )
+    try:
+        trace.validate()
+    except TraceFormatError as exc:  # name this file, not the trace it was read from
+        raise TraceFormatError(exc.reason, file=str(entry), record=exc.record) from None
+    return trace
