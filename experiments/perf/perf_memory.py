@@ -115,8 +115,8 @@ mark("import numba (llvmlite, NumPy)")
 import mpiuq.replay_progress as rp
 import mpiuq.simulator.engine as engine
 import mpiuq.simulator.replay as rep
-import mpiuq.simulator.trace.read  # the trace readers and h5py
-mark("import replay engine, h5py")
+import mpiuq.simulator.trace.read  # the trace reader (h5py only if the cache lacks a layout)
+mark("import replay engine")
 
 from mpiuq.simulator.trace.ir import AUX_COLUMNS, OP_COLUMNS
 from mpiuq.simulator.program import Program
