@@ -14,11 +14,25 @@ import hashlib
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from mpiuq.simulator.trace.h5_format import FORMAT_VERSION
 from mpiuq.simulator.trace.ir import AUX_COLUMNS, OP_COLUMNS, Trace
 
-__all__ = ["FORMAT_VERSION", "cache_key", "default_cache_dir", "save_trace"]
+if TYPE_CHECKING:  # imported on first use (see __getattr__)
+    from mpiuq.simulator.trace.h5_reader import load_trace_h5
+
+__all__ = ["FORMAT_VERSION", "cache_key", "default_cache_dir", "load_trace_h5", "save_trace"]
+
+
+def __getattr__(name: str) -> Any:
+    """``load_trace_h5``, imported on first use (it needs h5py, which a cached trace's
+    read through its layout does not)."""
+    if name == "load_trace_h5":
+        from mpiuq.simulator.trace.h5_reader import load_trace_h5
+
+        return load_trace_h5
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def default_cache_dir() -> Path:
