@@ -59,12 +59,18 @@ def test_a_mapped_entry_equals_the_entry_read_with_h5py(tmp_path: Path) -> None:
     assert load_trace_h5(entry).seconds[0] == trace.seconds[0]
 
 
-def test_a_second_read_of_a_text_trace_needs_no_h5py(tmp_path: Path) -> None:
+def _cached_text_trace(tmp_path: Path) -> tuple[Path, Path, Trace, Path]:
+    """A TI trace read once into a cache: its path, the cache, the trace, the entry."""
     src = tmp_path / "trace.txt"
     src.write_text(TI)
     cache = tmp_path / "cache"
     first = read_trace(src, cache_dir=cache)
     (entry,) = cache.glob("*.h5")
+    return src, cache, first, entry
+
+
+def test_a_second_read_of_a_text_trace_needs_no_h5py(tmp_path: Path) -> None:
+    src, cache, first, entry = _cached_text_trace(tmp_path)
     assert layout_path(entry).is_file()
     code = (
         "import sys, json\n"
@@ -126,12 +132,8 @@ def test_a_compressed_file_gets_no_layout(tmp_path: Path) -> None:
 
 
 def test_a_mapped_entry_failing_validation_is_refused_then_parsed_again(tmp_path: Path) -> None:
-    src = tmp_path / "trace.txt"
-    src.write_text(TI)
-    cache = tmp_path / "cache"
-    first = read_trace(src, cache_dir=cache)
-    (entry,) = cache.glob("*.h5")
-    # point the layout's rank_ptr at the kind column: a layout that fits the file, a
+    src, cache, first, entry = _cached_text_trace(tmp_path)
+    # point the layout's rank_ptr at the seconds column: a layout that fits the file, a
     # trace that does not validate
     _edit(
         layout_path(entry),
