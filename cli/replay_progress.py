@@ -80,7 +80,7 @@ def replay_file_with_progress(
     ``window_rows`` rows per rank (:func:`~mpiuq.simulator.replay_stream.replay_file_streamed`):
     memory bounded by ranks and requests, not operations; ``"off"`` holds the whole
     trace, then the whole program; ``"auto"`` streams traces of
-    :data:`~mpiuq.simulator.replay_stream.STREAM_MIN_OPS` operations or more. The results
+    :data:`~mpiuq.simulator.stream_default.STREAM_MIN_OPS` operations or more. The results
     are identical.
 
     In memory, the trace is let go once lowered, so the simulation holds only the lowered
@@ -139,7 +139,7 @@ def replay_file_with_progress(
 
 
 def _streams(n_trace_ops: int) -> bool:
-    from mpiuq.simulator.replay_stream import stream_by_default
+    from mpiuq.simulator.stream_default import stream_by_default
 
     return stream_by_default(n_trace_ops)
 
@@ -150,7 +150,7 @@ def _large(h5_path: Path, trace_path: Path) -> bool:
     A cache entry (``h5_path`` is not ``trace_path``) is stored uncompressed, at least
     72 B per operation, so a smaller one is answered from its size, without h5py.
     """
-    from mpiuq.simulator.replay_stream import STREAM_MIN_OPS
+    from mpiuq.simulator.stream_default import STREAM_MIN_OPS
 
     if h5_path != trace_path and h5_path.stat().st_size < 72 * STREAM_MIN_OPS:
         return False

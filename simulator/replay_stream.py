@@ -30,6 +30,7 @@ from mpiuq.simulator.replay import (
     TraceOrigin,
     replay_lowered,
 )
+from mpiuq.simulator.stream_default import STREAM_MIN_OPS, stream_by_default
 from mpiuq.simulator.streaming import DEFAULT_WINDOW_ROWS, FileLowering
 from mpiuq.simulator.trace.h5_reader import open_trace_h5, read_column
 
@@ -42,19 +43,10 @@ __all__ = [
     "stream_by_default",
 ]
 
-#: Trace operations from which :func:`stream_by_default` streams: below it the whole
-#: trace and program (about 150 B per trace operation) fit in a few hundred MB and the
-#: in-memory path is faster (it writes no program file).
-STREAM_MIN_OPS = 4_000_000
 #: Program-file bytes per trace operation assumed when checking the scratch folder's
 #: free space (halo3d: 2 program rows of 40 B and a 8 B row map entry per operation,
 #: 99 B measured; collective-heavy traces expand further, so this is a floor).
 BYTES_PER_TRACE_OP = 100
-
-
-def stream_by_default(n_trace_ops: int) -> bool:
-    """Whether a replay of a trace of ``n_trace_ops`` operations streams by default."""
-    return n_trace_ops >= STREAM_MIN_OPS
 
 
 def origin_of_file(h5_path: str | Path) -> TraceOrigin:

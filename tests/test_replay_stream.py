@@ -17,7 +17,7 @@ import pytest
 from shared_data import TRACES, needs_traces
 
 from mpiuq.main import main
-from mpiuq.simulator import replay_stream
+from mpiuq.simulator import replay_stream, stream_default
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.motifs import MotifSpec, synthesize
 from mpiuq.simulator.parameters import SimParams
@@ -85,10 +85,11 @@ def test_auto_streams_large_traces_only(
     monkeypatch.setattr(replay_stream, "replay_file_streamed", spy)
     assert main(["replay", str(halo_file), "-q", "--scratch", str(tmp_path)]) == 0
     assert calls == []  # 10,368 operations: in memory
-    monkeypatch.setattr(replay_stream, "STREAM_MIN_OPS", 10_000)
+    monkeypatch.setattr(stream_default, "STREAM_MIN_OPS", 10_000)
     assert main(["replay", str(halo_file), "-q", "--scratch", str(tmp_path)]) == 0
     assert calls == [halo_file]
-    assert replay_stream.stream_by_default(10_000) and not replay_stream.stream_by_default(9_999)
+    assert stream_default.stream_by_default(10_000)
+    assert not stream_default.stream_by_default(9_999)
 
 
 @needs_traces
@@ -184,3 +185,27 @@ def test_origin_of_file_is_the_traces(halo_file: Path) -> None:
         b.call_names,
     )
     assert (a.rank_ptr == b.rank_ptr).all() and (a.call == b.call).all()
+
+
+def test_auto_on_a_small_cached_trace_imports_no_h5py(tmp_path: Path) -> None:
+    """The auto-stream check answers a small cache entry from its size: the in-memory
+    replay of a cached text trace stays without h5py (10 MiB, 40 ms)."""
+    import os
+    import subprocess
+    import sys
+
+    ti = tmp_path / "pp.txt"
+    ti.write_text("0 init\n1 init\n0 send 1 0 8\n1 recv 0 0 8\n0 finalize\n1 finalize\n")
+    env = os.environ | {"MPIUQ_CACHE_DIR": str(tmp_path / "cache")}
+    code = (
+        "import sys; from mpiuq.main import main; "
+        f"rc = main(['replay', {str(ti)!r}, '-q']); "
+        "print(rc, 'h5py' in sys.modules)"
+    )
+    outs = [
+        subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        ).stdout.split()[-2:]
+        for _ in range(2)
+    ]
+    assert outs[1] == ["0", "False"]  # the second run reads the cache entry
