@@ -235,6 +235,21 @@ def run(args: argparse.Namespace) -> int:
     from mpiuq.simulator.trace.detect import detect_format
 
     sets = parameter_sets(args)
+    if sets.is_draws:  # refused before numba loads
+        streamed = [
+            flag
+            for flag, given in (
+                ("--stream on", args.stream == "on"),
+                ("--scratch", args.scratch is not None),
+                ("--window-rows", args.window_rows is not None),
+            )
+            if given
+        ]
+        if streamed:
+            raise SettingError(
+                f"{', '.join(streamed)} applies to a point replay: posterior draws replay "
+                "one lowered program held in memory (use --estimate for one streamed replay)"
+            )
     detect_format(args.trace)  # a missing or unknown trace is refused before numba loads
     import_numba()
     setup = replay_setup(args)

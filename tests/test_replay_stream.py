@@ -209,3 +209,17 @@ def test_auto_on_a_small_cached_trace_imports_no_h5py(tmp_path: Path) -> None:
         for _ in range(2)
     ]
     assert outs[1] == ["0", "False"]  # the second run reads the cache entry
+
+
+def test_stream_flags_with_posterior_draws_are_refused(
+    halo_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Draws replay one program in memory: a stream flag there is refused, not ignored."""
+    results = Path(__file__).resolve().parents[1] / "results" / "stampede-ib"
+    for flags, named in (
+        (["--stream", "on"], "--stream on"),
+        (["--scratch", "/tmp", "--window-rows", "8"], "--scratch, --window-rows"),
+    ):
+        assert main(["replay", str(halo_file), "-q", "--params", str(results), *flags]) != 0
+        err = capsys.readouterr().err
+        assert f"{named} applies to a point replay" in err and "Traceback" not in err
