@@ -16,19 +16,23 @@ from mpiuq.progress import Progress
 from mpiuq.simulator.parameters import SimParams
 from mpiuq.simulator.trace import read_trace
 from mpiuq.simulator.trace.ir import Trace
+from mpiuq.simulator.trace.read import TraceLocation, locate_trace, read_located
 
 if TYPE_CHECKING:  # the replay engine (numba) is imported when a replay runs
     from mpiuq.simulator.replay import ReplayProgress, ReplayResult, ReplaySetup
 
 
-def read_with_progress(progress: Progress, path: Path, **options: Any) -> Trace:
-    """``read_trace(path, **options)`` with a line saying what was read and how long it took.
+def read_with_progress(
+    progress: Progress, path: Path, where: TraceLocation | None = None, **options: Any
+) -> Trace:
+    """``read_trace(path, **options)`` (or ``read_located(where)``, when already located)
+    with a line saying what was read and how long it took.
 
     Imports numba only when the trace needs a compiled parser (a text trace), so a
     missing path or a cached trace is answered without it.
     """
     with progress.watching_compilation(), progress.stage(f"reading {path}") as done:
-        trace = read_trace(path, **options)
+        trace = read_trace(path, **options) if where is None else read_located(where)
         done(f"{trace.format}, {trace.n_ranks} ranks, {trace.n_ops:,} operations")
     return trace
 
@@ -96,7 +100,6 @@ def replay_file_with_progress(
     from mpiuq.simulator._numba_startup import skip_blas_probe
     from mpiuq.simulator.errors import SettingError
     from mpiuq.simulator.replay import TraceOrigin, lower_for_replay, replay_lowered
-    from mpiuq.simulator.trace.read import cached_trace_file
 
     if stream not in STREAM_CHOICES:
         raise SettingError(f"stream={stream!r} is invalid: expected one of {STREAM_CHOICES}")
@@ -104,14 +107,15 @@ def replay_file_with_progress(
     report = replay_reporter(progress)
     trace: Trace | None = None
     h5_file: Path | None = None
+    where = locate_trace(path, **read_options)  # the cache key, computed once
     if stream != "off":  # the trace's HDF5 file, if it has one already (no trace read)
-        h5_file = cached_trace_file(path, **read_options)
+        h5_file = where.h5_file
         if h5_file is not None and stream == "auto" and not _large(h5_file, path):
             h5_file = None
     if h5_file is None:
-        trace = read_with_progress(progress, path, **read_options)
+        trace = read_with_progress(progress, path, where)
         if stream == "on" or (stream == "auto" and _streams(trace.n_ops)):
-            h5_file = cached_trace_file(path, **read_options)
+            h5_file = where.h5_file
             if h5_file is None and stream == "on":
                 raise SettingError(
                     f"stream='on' needs the trace {path} in an HDF5 file, and its cache "

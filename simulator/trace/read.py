@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 from pathlib import Path
 
 from mpiuq.simulator.trace.cache import cache_key, default_cache_dir, save_trace
@@ -15,8 +16,10 @@ from mpiuq.simulator.trace.ti_files import find_ti_files
 
 __all__ = [
     "FORMATS",
-    "cached_trace_file",
+    "TraceLocation",
     "detect_format",
+    "locate_trace",
+    "read_located",
     "read_trace",
 ]  # detect_format: from .detect
 
@@ -65,26 +68,59 @@ def _cache_entry(
     return directory / f"{cache_key(path, options, _trace_files(path, fmt, located))}.h5"
 
 
-def cached_trace_file(
+@dataclass(frozen=True)
+class TraceLocation:
+    """Where a trace is read from: its format, reader options and cache entry.
+
+    Made by :func:`locate_trace` (the cache key is computed once: it stats every file of
+    the trace) and read by :func:`read_located`.
+    """
+
+    path: str | Path
+    fmt: str
+    flop_rate: float
+    clock: str
+    located: tuple[list[Path], list[str]] | None  #: ``find_ti_files`` of a TI trace
+    entry: Path | None  #: its cache entry (None: no cache); may not exist yet
+
+    @property
+    def h5_file(self) -> Path | None:
+        """The mpiuq HDF5 file holding the trace: ``path`` itself for a trace file, else
+        its cache entry if it exists now (None before the first read or with a
+        read-only cache). Lets a caller read the trace in blocks
+        (:func:`~mpiuq.simulator.lowering_blocks.lower_trace_blocks`) instead of whole."""
+        if self.fmt == "hdf5":
+            return Path(self.path)
+        return self.entry if self.entry is not None and self.entry.is_file() else None
+
+
+def locate_trace(
     path: str | Path,
     *,
     flop_rate: float = 1e9,
     clock: str = "auto",
     cache_dir: str | Path | None = None,
-) -> Path | None:
-    """The mpiuq HDF5 file holding the trace at ``path`` as :func:`read_trace` reads it:
-    ``path`` itself for a trace file, else its cache entry if one exists (None if not,
-    e.g. before the first read or with a read-only cache).
+    use_cache: bool = True,
+) -> TraceLocation:
+    """The :class:`TraceLocation` of ``path`` read with these options (see :func:`read_trace`).
 
-    Lets a caller read the trace in blocks (:func:`~mpiuq.simulator.lowering_blocks.lower_trace_blocks`)
-    instead of whole.
+    Raises
+    ------
+    ValueError
+        If ``flop_rate`` is not > 0 or ``clock`` is unknown.
+    UnsupportedTraceError
+        If the format cannot be detected.
     """
+    if not flop_rate > 0.0:
+        raise ValueError(f"flop_rate={flop_rate!r} is invalid: expected a rate > 0 flop/s")
+    if clock not in CLOCKS:
+        raise ValueError(f"clock={clock!r} is invalid: expected one of {CLOCKS}")
     fmt = detect_format(path)
-    if fmt == "hdf5":
-        return Path(path)
-    located = find_ti_files(path) if fmt == "ti" else None
-    entry = _cache_entry(path, fmt, flop_rate, clock, cache_dir, located)
-    return entry if entry.is_file() else None
+    located = find_ti_files(path) if fmt == "ti" else None  # for the key and the reader
+    entry = None
+    if use_cache and fmt != "hdf5":
+        entry = _cache_entry(path, fmt, flop_rate, clock, cache_dir, located)
+    return TraceLocation(path, fmt, flop_rate, clock, located, entry)
 
 
 def read_trace(
@@ -128,35 +164,36 @@ def read_trace(
     TraceFormatError
         If the trace is malformed or truncated (naming file, rank and record).
     """
-    if not flop_rate > 0.0:
-        raise ValueError(f"flop_rate={flop_rate!r} is invalid: expected a rate > 0 flop/s")
-    if clock not in CLOCKS:
-        raise ValueError(f"clock={clock!r} is invalid: expected one of {CLOCKS}")
-    fmt = detect_format(path)
+    return read_located(
+        locate_trace(
+            path, flop_rate=flop_rate, clock=clock, cache_dir=cache_dir, use_cache=use_cache
+        )
+    )
+
+
+def read_located(where: TraceLocation) -> Trace:
+    """:func:`read_trace` of a trace already located (:func:`locate_trace`)."""
+    path, fmt, entry = where.path, where.fmt, where.entry
     if fmt == "hdf5":
         from mpiuq.simulator.trace.h5_reader import load_trace_h5
 
         return load_trace_h5(path)
-    located = find_ti_files(path) if fmt == "ti" else None  # for the key and the reader
-    entry: Path | None = None
-    if use_cache:
-        entry = _cache_entry(path, fmt, flop_rate, clock, cache_dir, located)
-        if entry.is_file():
-            try:
-                mapped = load_mapped(entry)  # without h5py, when its layout fits
-                if mapped is not None:
-                    return mapped
-                from mpiuq.simulator.trace.h5_reader import load_trace_h5
+    if entry is not None and entry.is_file():
+        try:
+            mapped = load_mapped(entry)  # without h5py, when its layout fits
+            if mapped is not None:
+                return mapped
+            from mpiuq.simulator.trace.h5_reader import load_trace_h5
 
-                return load_trace_h5(entry)
-            except TraceFormatError:
-                entry.unlink(missing_ok=True)  # stale or damaged entry: parse again
-                layout_path(entry).unlink(missing_ok=True)
+            return load_trace_h5(entry)
+        except TraceFormatError:
+            entry.unlink(missing_ok=True)  # stale or damaged entry: parse again
+            layout_path(entry).unlink(missing_ok=True)
     # the readers (compiled parsers, contained C libraries) are imported to parse only
     if fmt == "dumpi":
         from mpiuq.simulator.trace.dumpi import read_dumpi
 
-        trace = read_dumpi(path, clock=clock)
+        trace = read_dumpi(path, clock=where.clock)
     elif fmt == "otf2":
         from mpiuq.simulator.trace.otf2_reader import read_otf2
 
@@ -164,7 +201,7 @@ def read_trace(
     else:
         from mpiuq.simulator.trace.ti import read_ti
 
-        trace = read_ti(path, flop_rate=flop_rate, located=located)
+        trace = read_ti(path, flop_rate=where.flop_rate, located=where.located)
     if entry is not None:
         with contextlib.suppress(OSError):  # a read-only cache must not prevent reading
             save_trace(trace, entry, compress=False)
