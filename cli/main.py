@@ -41,6 +41,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "speed-up of what-if scenarios (faster network, lighter MPI stack, ...) "
         "with posterior intervals",
     ),
+    "kernels": (
+        "mpiuq.kernels_cmd",
+        "build or show the compiled loops' start-up module",
+    ),
 }
 
 

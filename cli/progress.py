@@ -123,7 +123,8 @@ class Progress:
         self._announced_compile = True
         self.line(
             f"compiling kernels (one-off, about {COLD_COMPILE_CPU_S} s of CPU time, longer on a "
-            "busy machine; later runs load them from the numba cache)"
+            "busy machine; later runs load them from the numba cache, and start faster after "
+            "'mpiuq kernels build')"
         )
 
     @contextmanager

@@ -231,7 +231,6 @@ def read_replay_trace(args: argparse.Namespace) -> Trace:
 
 def run(args: argparse.Namespace) -> int:
     """Handler of ``mpiuq replay``."""
-    from mpiuq.simulator._numba_import import import_numba
     from mpiuq.simulator.trace.detect import detect_format
 
     sets = parameter_sets(args)
@@ -250,8 +249,7 @@ def run(args: argparse.Namespace) -> int:
                 f"{', '.join(streamed)} applies to a point replay: posterior draws replay "
                 "one lowered program held in memory (use --estimate for one streamed replay)"
             )
-    detect_format(args.trace)  # a missing or unknown trace is refused before numba loads
-    import_numba()
+    detect_format(args.trace)  # a missing or unknown trace is refused before the simulator loads
     setup = replay_setup(args)
     if sets.is_draws:
         from mpiuq.replay_draws_cmd import run_draws

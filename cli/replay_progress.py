@@ -97,13 +97,13 @@ def replay_file_with_progress(
         no HDF5 file (a text trace with a read-only cache), or the scratch folder cannot
         hold the program file.
     """
-    from mpiuq.simulator._numba_startup import skip_blas_probe
+    from mpiuq.simulator._deferred import when_numba
     from mpiuq.simulator.errors import SettingError
     from mpiuq.simulator.replay import TraceOrigin, lower_for_replay, replay_lowered
 
     if stream not in STREAM_CHOICES:
         raise SettingError(f"stream={stream!r} is invalid: expected one of {STREAM_CHOICES}")
-    skip_blas_probe()
+    when_numba(_skip_blas_probe)
     report = replay_reporter(progress)
     trace: Trace | None = None
     h5_file: Path | None = None
@@ -189,3 +189,11 @@ def _streamed(
         window_rows=DEFAULT_WINDOW_ROWS if window_rows is None else window_rows,
         on_progress=replay_reporter(progress),
     )
+
+
+def _skip_blas_probe() -> None:
+    """numba's NumPy support loads without probing SciPy's BLAS (see
+    :func:`mpiuq.simulator._numba_startup.skip_blas_probe`); run once numba is imported."""
+    from mpiuq.simulator._numba_startup import skip_blas_probe
+
+    skip_blas_probe()

@@ -21,57 +21,18 @@ the loops compiled with ``nrt=False`` do not (their callers allocate).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from functools import cache
-from pathlib import Path
 from typing import Any, TypeVar
 
-from numba.core import event
-
-from mpiuq.simulator._numba_startup import cached_njit
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-_HERE = Path(__file__).resolve().parent
-
-#: Source files compiled into the loops (by inlining or as frozen constants), relative
-#: to the ``simulator`` folder; a glob per package.
-COMPILED_SOURCES: tuple[str, ...] = (
-    "_jit.py",
-    "_prefetch.py",
-    "_program_check.py",
-    "_lowering_kernel.py",
-    "codes.py",
-    "parameters.py",
-    "trace/ir.py",
-    "kernel/**/*.py",
-    "networks/*.py",
-    "topologies/routing.py",
+from mpiuq.simulator._deferred import Deferred, when_numba
+from mpiuq.simulator._sources import (
+    PARSER_SOURCES,
+    digest_of,
+    sources_digest,
 )
 
-
-#: Source files compiled into the TI parser's loops (``trace/ti_*.py`` inline each
-#: other's functions; the operation codes are frozen into them).
-PARSER_SOURCES: tuple[str, ...] = ("codes.py", "trace/ir.py", "trace/ti_*.py")
-
-
-@cache
-def digest_of(patterns: tuple[str, ...], root: Path = _HERE) -> str:
-    """SHA-256 of the contents of every file matching ``patterns`` under ``root``
-    (by default the ``simulator`` folder), in name order."""
-    h = hashlib.sha256()
-    for pattern in patterns:
-        for path in sorted(root.glob(pattern)):
-            h.update(str(path.relative_to(root)).encode())
-            h.update(path.read_bytes())
-    return h.hexdigest()
-
-
-def sources_digest() -> str:
-    """SHA-256 of the contents of every file of :data:`COMPILED_SOURCES`, in name order."""
-    return digest_of(COMPILED_SOURCES)
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def tie_cache(cache: Any, digest: str) -> None:
@@ -97,20 +58,37 @@ def _tie_cache_to_parser_sources(cache: Any) -> None:
     tie_cache(cache, digest_of(PARSER_SOURCES))
 
 
+def _deferred_njit(on_cache: Callable[[Any], None], options: dict[str, Any]) -> Callable[[F], F]:
+    """A decorator making a :class:`~mpiuq.simulator._deferred.Deferred` loop whose
+    dispatcher is ``cached_njit(on_cache, **options)`` (numba is imported on first need)."""
+
+    def make(func: Callable[..., Any]) -> Any:
+        from mpiuq.simulator._numba_startup import cached_njit
+
+        return cached_njit(on_cache, **options)(func)
+
+    def decorate(func: F) -> F:
+        return Deferred(func, make, options)  # type: ignore[return-value]
+
+    return decorate
+
+
 def njit(*, nrt: bool = True, **options: Any) -> Callable[[F], F]:
     """``numba.njit(cache=True, **options)`` with the cache tied to every compiled source.
 
-    ``nrt=False`` compiles without reference counting (see the module docstring).
+    ``nrt=False`` compiles without reference counting (see the module docstring). The
+    loop is a :class:`~mpiuq.simulator._deferred.Deferred`: numba is imported when it is
+    first needed, not when the loop's module is.
     """
     if not nrt:
         options["_nrt"] = False
-    return cached_njit(_tie_cache_to_sources, **options)
+    return _deferred_njit(_tie_cache_to_sources, options)
 
 
 def parser_njit(**options: Any) -> Callable[[F], F]:
     """``numba.njit(cache=True, **options)`` for the TI parser's loops, the cache tied to
     every file of :data:`PARSER_SOURCES` (not to the kernel's sources)."""
-    return cached_njit(_tie_cache_to_parser_sources, **options)
+    return _deferred_njit(_tie_cache_to_parser_sources, options)
 
 
 def njit_no_refcount(**options: Any) -> Callable[[F], F]:
@@ -118,17 +96,28 @@ def njit_no_refcount(**options: Any) -> Callable[[F], F]:
     return njit(nrt=False, **options)
 
 
-class _CompileListener(event.Listener):
-    """Calls ``callback()`` when numba starts compiling a function (a cache miss)."""
+#: Callbacks of the :func:`on_compile` blocks open now.
+_compile_callbacks: list[Callable[[], None]] = []
 
-    def __init__(self, callback: Callable[[], None]) -> None:
-        self.callback = callback
 
-    def on_start(self, event: event.Event) -> None:
-        self.callback()
+def _listen_for_compilations() -> None:
+    """Register one numba listener calling the open :func:`on_compile` callbacks."""
+    from numba.core import event
 
-    def on_end(self, event: event.Event) -> None:
-        pass
+    class _CompileListener(event.Listener):  # type: ignore[misc]  # numba is untyped
+        """Calls the callbacks when numba starts compiling a function (a cache miss)."""
+
+        def on_start(self, event: event.Event) -> None:
+            for callback in list(_compile_callbacks):
+                callback()
+
+        def on_end(self, event: event.Event) -> None:
+            pass
+
+    event.register("numba:compile", _CompileListener())
+
+
+when_numba(_listen_for_compilations)
 
 
 @contextmanager
@@ -136,8 +125,12 @@ def on_compile(callback: Callable[[], None]) -> Iterator[None]:
     """Call ``callback()`` whenever a loop is compiled inside the block.
 
     Loading a loop from the on-disk cache is not a compilation: on a machine whose
-    cache is warm the callback is never called. The command line uses it to say that
-    a first run compiles (the edge prints; this module does not).
+    cache is warm the callback is never called; nor is numba imported for it. The
+    command line uses it to say that a first run compiles (the edge prints; this
+    module does not).
     """
-    with event.install_listener("numba:compile", _CompileListener(callback)):
+    _compile_callbacks.append(callback)
+    try:
         yield
+    finally:
+        _compile_callbacks.remove(callback)

@@ -11,14 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from llvmlite import ir
-from numba.core import cgutils, types
-from numba.extending import intrinsic
+from mpiuq.simulator._deferred import deferred_object
 
 
-@intrinsic
 def _prefetch(typingctx: Any, array: Any, index: Any) -> Any:
     """Hint that element ``index`` (first axis) of ``array`` will be read soon; no bounds check."""
+    from llvmlite import ir
+    from numba.core import cgutils, types
+
     sig = types.void(array, index)
 
     def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
@@ -38,4 +38,13 @@ def _prefetch(typingctx: Any, array: Any, index: Any) -> Any:
 
 
 #: ``prefetch(array, index)`` inside compiled code (the intrinsic, typed for callers).
-prefetch: Callable[[Any, Any], None] = _prefetch  # type: ignore[assignment]
+def _make_prefetch() -> Any:
+    """The intrinsic (imports numba)."""
+    from numba.extending import intrinsic
+
+    return intrinsic(_prefetch)
+
+
+#: ``prefetch(array, index)`` inside compiled code (the intrinsic, typed for callers; made
+#: when numba is imported).
+prefetch: Callable[[Any, Any], None] = deferred_object(_make_prefetch, "prefetch")

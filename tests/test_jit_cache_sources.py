@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from mpiuq.simulator import _jit
+from mpiuq.simulator import _jit, _sources
 
 SIMULATOR = Path(_jit.__file__).resolve().parent
 DECORATED = re.compile(r"^@(njit|njit_no_refcount|parser_njit|cached_njit)\b|= njit\(", re.M)
@@ -32,7 +32,7 @@ def loop_modules() -> list[Path]:
 def test_every_module_with_compiled_loops_is_in_its_source_set() -> None:
     modules = loop_modules()
     assert len(modules) >= 20  # the kernel, networks, routing, lowering, TI parser
-    kernel_set, parser_set = matched(_jit.COMPILED_SOURCES), matched(_jit.PARSER_SOURCES)
+    kernel_set, parser_set = matched(_sources.COMPILED_SOURCES), matched(_sources.PARSER_SOURCES)
     for path in modules:
         text = path.read_text()
         rel = path.relative_to(SIMULATOR)
@@ -59,14 +59,14 @@ def test_the_digest_changes_with_any_file_of_the_set(tmp_path: Path) -> None:
     (tmp_path / "trace").mkdir()
     (tmp_path / "codes.py").write_text("A = 1\n")
     (tmp_path / "trace" / "ti_lex.py").write_text("B = 2\n")
-    before = _jit.digest_of(_jit.PARSER_SOURCES, tmp_path)
-    _jit.digest_of.cache_clear()
-    assert _jit.digest_of(_jit.PARSER_SOURCES, tmp_path) == before
+    before = _sources.digest_of(_sources.PARSER_SOURCES, tmp_path)
+    _sources.digest_of.cache_clear()
+    assert _sources.digest_of(_sources.PARSER_SOURCES, tmp_path) == before
     (tmp_path / "trace" / "ti_lex.py").write_text("B = 3\n")
-    _jit.digest_of.cache_clear()
-    assert _jit.digest_of(_jit.PARSER_SOURCES, tmp_path) != before
+    _sources.digest_of.cache_clear()
+    assert _sources.digest_of(_sources.PARSER_SOURCES, tmp_path) != before
 
 
 @pytest.mark.parametrize("name", ["ti_args.py", "ti_state.py", "ti_lex.py"])
 def test_parser_helpers_are_in_the_parser_set(name: str) -> None:
-    assert SIMULATOR / "trace" / name in matched(_jit.PARSER_SOURCES)
+    assert SIMULATOR / "trace" / name in matched(_sources.PARSER_SOURCES)

@@ -15,6 +15,11 @@ own process, started the way a user starts it:
 * SimGrid 3.32 ``smpirun -replay`` with ``smpireplaymain`` on the same platform (the
   command line of the trace README; files decompressed beforehand, as SimGrid needs).
 
+mpiuq's loops run from the ahead-of-time module of ``mpiuq kernels build`` (built
+first, and timed, if this machine has none for the current sources), so its commands
+never import numba; ``--no-aot`` runs them from numba's cache instead
+(``MPIUQ_AOT=off``), as before the module existed.
+
 Each side's wall time (the whole process, interpreter start included), CPU time
 (user + system of the process and its children) and peak resident memory are
 measured in its own process (``resource.getrusage(RUSAGE_CHILDREN)`` in a wrapper
@@ -25,7 +30,7 @@ best of ``--repeat`` is shown per column (median in brackets). Prints the table.
 Usage::
 
     python experiments/perf/perf_whole_process.py [--traces a,b,...] [--repeat 3]
-        [--cold-numba]
+        [--cold-numba] [--no-aot]
 """
 
 from __future__ import annotations
@@ -88,8 +93,30 @@ def main() -> None:
         action="store_true",
         help="also time one first run with an empty numba cache (a new machine)",
     )
+    ap.add_argument(
+        "--no-aot",
+        action="store_true",
+        help="run mpiuq's loops from numba's cache, not the ahead-of-time module",
+    )
     args = ap.parse_args()
     env = dict(os.environ)
+    mpiuq = shutil.which("mpiuq") or "mpiuq"
+    if args.no_aot:
+        env["MPIUQ_AOT"] = "off"
+        print("loops: numba's cache (MPIUQ_AOT=off)")
+    else:
+        env.pop("MPIUQ_AOT", None)
+        status = subprocess.run(
+            [mpiuq, "kernels", "status"], env=env, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        if "module: none" in status:
+            t0 = time.perf_counter()
+            subprocess.run([mpiuq, "kernels", "build", "--quiet"], env=env, check=True)
+            print(f"loops: built the ahead-of-time module first ({time.perf_counter() - t0:.0f} s)")
+            status = subprocess.run(
+                [mpiuq, "kernels", "status"], env=env, capture_output=True, text=True, check=True
+            ).stdout.strip()
+        print(f"loops: {status}")
     load = os.getloadavg()
     print(
         f"machine: {os.cpu_count()} CPUs, load average {load[0]:.2f} {load[1]:.2f} at start; "

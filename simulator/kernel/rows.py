@@ -24,9 +24,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-from numba.core import types
-from numba.extending import overload
 
+from mpiuq.simulator._deferred import when_numba
 from mpiuq.simulator.codes import COL_COMM, COL_PEER, COL_TAG
 
 
@@ -67,6 +66,8 @@ class WindowArrays(NamedTuple):
 
 def _windowed(prog: Any) -> bool:
     """Whether the numba type ``prog`` is that of a :class:`WindowArrays`."""
+    from numba.core import types
+
     return (
         isinstance(prog, types.BaseNamedTuple)
         and getattr(prog, "instance_class", None) is WindowArrays
@@ -110,59 +111,62 @@ def posted_envelope(prog: Any, state: Any, q: int) -> tuple[int, int, int]:
     return prog.ops[j, COL_PEER], prog.ops[j, COL_TAG], prog.ops[j, COL_COMM]
 
 
-@overload(row_of)
-def _row_of(prog, r, i):  # type: ignore[no-untyped-def]
-    if _windowed(prog):
-        return lambda prog, r, i: r * prog.width + (i - prog.win_lo[r])
-    return lambda prog, r, i: i
-
-
-@overload(window_end)
-def _window_end(prog, r):  # type: ignore[no-untyped-def]
-    if _windowed(prog):
-        return lambda prog, r: prog.win_hi[r]
-    return lambda prog, r: prog.rank_ptr[r + 1]
-
-
-@overload(keep_envelope)
-def _keep_envelope(prog, state, q, j):  # type: ignore[no-untyped-def]
-    if _windowed(prog):
-
-        def keep(prog, state, q, j):  # type: ignore[no-untyped-def]
-            msgs = state.messages
-            msgs.src[q] = prog.ops[j, COL_PEER]
-            msgs.tag[q] = prog.ops[j, COL_TAG]
-            msgs.comm[q] = prog.ops[j, COL_COMM]
-
-        return keep
-    return lambda prog, state, q, j: None
-
-
-@overload(posted_envelope)
-def _posted_envelope(prog, state, q):  # type: ignore[no-untyped-def]
-    if _windowed(prog):
-
-        def read(prog, state, q):  # type: ignore[no-untyped-def]
-            msgs = state.messages
-            return msgs.src[q], msgs.tag[q], msgs.comm[q]
-
-        return read
-
-    def read_row(prog, state, q):  # type: ignore[no-untyped-def]
-        j = state.requests.op[q]
-        ops = prog.ops
-        return ops[j, COL_PEER], ops[j, COL_TAG], ops[j, COL_COMM]
-
-    return read_row
-
-
 def is_windowed(prog: Any) -> bool:
     """Whether ``prog`` is a :class:`WindowArrays` (a constant in compiled code)."""
     return isinstance(prog, WindowArrays)
 
 
-@overload(is_windowed)
-def _is_windowed(prog):  # type: ignore[no-untyped-def]
-    if _windowed(prog):
-        return lambda prog: True
-    return lambda prog: False
+def _register_overloads() -> None:
+    """Register the compiled versions of the functions above (once numba is imported)."""
+    from numba.extending import overload
+
+    @overload(row_of)
+    def _row_of(prog, r, i):  # type: ignore[no-untyped-def]
+        if _windowed(prog):
+            return lambda prog, r, i: r * prog.width + (i - prog.win_lo[r])
+        return lambda prog, r, i: i
+
+    @overload(window_end)
+    def _window_end(prog, r):  # type: ignore[no-untyped-def]
+        if _windowed(prog):
+            return lambda prog, r: prog.win_hi[r]
+        return lambda prog, r: prog.rank_ptr[r + 1]
+
+    @overload(keep_envelope)
+    def _keep_envelope(prog, state, q, j):  # type: ignore[no-untyped-def]
+        if _windowed(prog):
+
+            def keep(prog, state, q, j):  # type: ignore[no-untyped-def]
+                msgs = state.messages
+                msgs.src[q] = prog.ops[j, COL_PEER]
+                msgs.tag[q] = prog.ops[j, COL_TAG]
+                msgs.comm[q] = prog.ops[j, COL_COMM]
+
+            return keep
+        return lambda prog, state, q, j: None
+
+    @overload(posted_envelope)
+    def _posted_envelope(prog, state, q):  # type: ignore[no-untyped-def]
+        if _windowed(prog):
+
+            def read(prog, state, q):  # type: ignore[no-untyped-def]
+                msgs = state.messages
+                return msgs.src[q], msgs.tag[q], msgs.comm[q]
+
+            return read
+
+        def read_row(prog, state, q):  # type: ignore[no-untyped-def]
+            j = state.requests.op[q]
+            ops = prog.ops
+            return ops[j, COL_PEER], ops[j, COL_TAG], ops[j, COL_COMM]
+
+        return read_row
+
+    @overload(is_windowed)
+    def _is_windowed(prog):  # type: ignore[no-untyped-def]
+        if _windowed(prog):
+            return lambda prog: True
+        return lambda prog: False
+
+
+when_numba(_register_overloads)

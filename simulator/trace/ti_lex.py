@@ -18,10 +18,26 @@ rounded IEEE operation (Clinger's fast path), the rare others by ``float`` itsel
 
 from __future__ import annotations
 
-import numba
+from typing import Any
+
 import numpy as np
 
+from mpiuq.simulator._deferred import when_numba
 from mpiuq.simulator._jit import parser_njit
+
+#: The numba module, for ``numba.objmode`` in :func:`_float_slow`: bound once numba is
+#: imported for the loops (a command running them ahead of time never imports it).
+numba: Any = None
+
+
+def _bind_numba() -> None:
+    global numba
+    import numba as imported
+
+    numba = imported
+
+
+when_numba(_bind_numba)
 
 __all__ = [
     "ACTIONS",

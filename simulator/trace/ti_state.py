@@ -20,9 +20,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import types
-from numba.extending import intrinsic
 
+from mpiuq.simulator._deferred import deferred_object
 from mpiuq.simulator._jit import parser_njit
 from mpiuq.simulator.trace.ir import NO_PEER, OpKind
 
@@ -163,7 +162,6 @@ def new_rows(n: int) -> tuple[np.ndarray, ...]:
     return tuple(np.empty(n, dt) for dt in _O_DTYPES)
 
 
-@intrinsic
 def _borrow(typingctx, arr):  # type: ignore[no-untyped-def]
     """A view of ``arr`` without reference counting (no NRT meminfo).
 
@@ -173,6 +171,8 @@ def _borrow(typingctx, arr):  # type: ignore[no-untyped-def]
     borrowed views instead. A borrowed view must not outlive the array it views:
     use it only inside the compiled call that received the array.
     """
+    from numba import types
+
     if not isinstance(arr, types.Array):
         return None
 
@@ -192,8 +192,16 @@ def _borrow(typingctx, arr):  # type: ignore[no-untyped-def]
     return arr(arr), codegen
 
 
-#: The intrinsic as compiled code calls it: ``borrow(array)`` (typing context implied).
-borrow: Any = _borrow
+def _make_borrow() -> Any:
+    """The intrinsic (imports numba)."""
+    from numba.extending import intrinsic
+
+    return intrinsic(_borrow)
+
+
+#: The intrinsic as compiled code calls it: ``borrow(array)`` (typing context implied;
+#: made when numba is imported).
+borrow: Any = deferred_object(_make_borrow, "borrow")
 
 
 @parser_njit()

@@ -1,0 +1,50 @@
+"""The source files compiled into the loops, and their digest (what their caches and the
+ahead-of-time module are keyed on). Imports neither numba nor NumPy."""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cache
+from pathlib import Path
+
+__all__ = ["COMPILED_SOURCES", "PARSER_SOURCES", "digest_of", "sources_digest"]
+
+_HERE = Path(__file__).resolve().parent
+
+#: Source files compiled into the loops (by inlining or as frozen constants), relative
+#: to the ``simulator`` folder; a glob per package.
+COMPILED_SOURCES: tuple[str, ...] = (
+    "_jit.py",
+    "_deferred.py",
+    "_prefetch.py",
+    "_program_check.py",
+    "_lowering_kernel.py",
+    "codes.py",
+    "parameters.py",
+    "trace/ir.py",
+    "kernel/**/*.py",
+    "networks/*.py",
+    "topologies/routing.py",
+)
+
+
+#: Source files compiled into the TI parser's loops (``trace/ti_*.py`` inline each
+#: other's functions; the operation codes are frozen into them).
+PARSER_SOURCES: tuple[str, ...] = ("codes.py", "trace/ir.py", "trace/ti_*.py")
+
+
+@cache
+def digest_of(patterns: tuple[str, ...], root: Path = _HERE) -> str:
+    """SHA-256 of the contents of every file matching ``patterns`` under ``root``
+    (by default the ``simulator`` folder), in name order."""
+    h = hashlib.sha256()
+    for pattern in patterns:
+        for path in sorted(root.glob(pattern)):
+            h.update(str(path.relative_to(root)).encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def sources_digest() -> str:
+    """SHA-256 of the contents of every file of :data:`COMPILED_SOURCES`, in name order."""
+    return digest_of(COMPILED_SOURCES)
