@@ -85,14 +85,14 @@ def _cpu_key() -> str:
         return f"{platform.machine()}|{platform.processor()}"
 
 
-def _numba_key() -> str:
-    """Where numba is installed and when its version file changed (without importing it)."""
-    spec = importlib.util.find_spec("numba")
+def _package_key(name: str, version_file: str) -> str:
+    """Where package ``name`` is installed and when its ``version_file`` changed (an
+    upgrade rewrites it), without importing the package."""
+    spec = importlib.util.find_spec(name)
     if spec is None or spec.origin is None:
-        return "no-numba"
-    version_file = Path(spec.origin).with_name("_version.py")
+        return f"no-{name}"
     try:
-        return f"{spec.origin}|{version_file.stat().st_mtime_ns}"
+        return f"{spec.origin}|{Path(spec.origin).with_name(version_file).stat().st_mtime_ns}"
     except OSError:
         return spec.origin
 
@@ -101,20 +101,14 @@ def module_name() -> str:
     """The extension module's name for the current sources, NumPy, Python, numba and CPU."""
     from mpiuq.simulator._sources import PARSER_SOURCES, digest_of, sources_digest
 
-    numpy_spec = importlib.util.find_spec("numpy")
-    numpy_version = ""
-    if "numpy" in sys.modules:
-        numpy_version = str(sys.modules["numpy"].__version__)
-    elif numpy_spec is not None:
-        numpy_version = str(numpy_spec.origin)
     h = hashlib.sha256()
     for part in (
         str(AOT_FORMAT),
         sources_digest(),
         digest_of(PARSER_SOURCES),
-        numpy_version,
+        _package_key("numpy", "version.py"),
         sys.implementation.cache_tag or "",
-        _numba_key(),
+        _package_key("numba", "_version.py"),
         _cpu_key(),
     ):
         h.update(part.encode())

@@ -53,8 +53,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """An ahead-of-time module built by ``mpiuq kernels build`` (its folder)."""
     folder = tmp_path_factory.mktemp("aot")
     cache = tmp_path_factory.mktemp("trace-cache")
-    out = _mpiuq(["kernels", "build"], _env(folder, aot=True, cache=cache))
-    assert "built " in out
+    _mpiuq(["kernels", "build"], _env(folder, aot=True, cache=cache))
+    status = _mpiuq(["kernels", "status"], _env(folder, aot=True, cache=cache))
+    assert f"ahead-of-time module: {folder}" in status
     modules = list(folder.glob("mpiuq_loops_*.json"))
     assert len(modules) == 1
     yield folder

@@ -100,7 +100,12 @@ def _column(entry: Path, spec: Any, dtype: np.dtype, length: int, size: int) -> 
         raise ValueError("column outside the file")
     if n == 0:
         return np.zeros(0, dtype=dtype)
-    return np.asarray(np.memmap(entry, dtype=dtype, mode="c", offset=offset, shape=(n,)))
+    mapped = np.asarray(np.memmap(entry, dtype=dtype, mode="c", offset=offset, shape=(n,)))
+    if offset % dtype.itemsize:
+        # HDF5 packs small datasets at any byte: a column off its type's alignment is
+        # copied (compiled loops are specialised on alignment, and aligned is the norm)
+        return np.array(mapped)
+    return mapped
 
 
 def load_mapped(entry: Path) -> Trace | None:
