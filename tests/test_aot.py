@@ -110,7 +110,12 @@ def _traces(tmp_path: Path, traces_dir: Path | None) -> list[Path]:
     if traces_dir is not None:
         found += [
             traces_dir / name
-            for name in ("ti_comd_64r", "gen_dumpi_lulesh_27r", "gen_otf2_lulesh_27r")
+            for name in (
+                "ti_comd_64r",
+                "ti_nekbone_16r",  # the parser's key table grows
+                "gen_dumpi_lulesh_27r",
+                "gen_otf2_lulesh_27r",
+            )
             if (traces_dir / name).exists()
         ]
     return found
