@@ -143,7 +143,9 @@ def _cache_doc(path: Path) -> dict[str, Any]:
     try:
         doc = json.loads(file.read_text())
     except FileNotFoundError:
-        raise ProgramFileError(path, "cache.json", "is missing (not a program cache entry)") from None
+        raise ProgramFileError(
+            path, "cache.json", "is missing (not a program cache entry)"
+        ) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ProgramFileError(file, "cache.json", f"is not readable JSON ({exc})") from None
     if not isinstance(doc, dict):
@@ -161,7 +163,9 @@ def _npy(path: Path, name: str, dtype: type, length: int) -> npt.NDArray[Any]:
         raise ProgramFileError(file, name, f"is not a readable .npy array ({exc})") from None
     if arr.dtype != np.dtype(dtype) or arr.shape != (length,):
         raise ProgramFileError(
-            file, name, f"is {arr.dtype} of shape {arr.shape}, expected {np.dtype(dtype)} ({length},)"
+            file,
+            name,
+            f"is {arr.dtype} of shape {arr.shape}, expected {np.dtype(dtype)} ({length},)",
         )
     return np.ascontiguousarray(arr)
 
@@ -190,7 +194,9 @@ def load_cached_program(
                 p / "cache.json", name, f"is {doc.get(name)!r}, expected {value!r} (stale entry)"
             )
     written_rate = doc.get("reduce_rate_Bps")
-    if not isinstance(written_rate, float) or not (math.isfinite(written_rate) and written_rate > 0):
+    if not isinstance(written_rate, float) or not (
+        math.isfinite(written_rate) and written_rate > 0
+    ):
         raise ProgramFileError(
             p / "cache.json", "reduce_rate_Bps", f"is {written_rate!r}, expected a rate > 0"
         )
@@ -221,7 +227,11 @@ def load_cached_program(
 
 
 def _check_consistent(
-    path: Path, low: Lowered, trace_rank_ptr: IntArray, trace_call: npt.NDArray[np.int16], n_calls: int
+    path: Path,
+    low: Lowered,
+    trace_rank_ptr: IntArray,
+    trace_call: npt.NDArray[np.int16],
+    n_calls: int,
 ) -> None:
     """Raise ProgramFileError unless the row map, rank offsets, calls and combine steps
     of an entry fit its program (what :meth:`Program.validate` does not see)."""
@@ -258,9 +268,7 @@ def _check_consistent(
         )
 
 
-def find_cached_program(
-    trace_entry: Path | None, options: LoweringOptions
-) -> CachedProgram | None:
+def find_cached_program(trace_entry: Path | None, options: LoweringOptions) -> CachedProgram | None:
     """The cached program of the parse cache entry ``trace_entry`` for ``options``, or
     ``None`` (no cache, no entry, or an entry that cannot be used, which is deleted)."""
     if trace_entry is None:

@@ -113,7 +113,11 @@ def assert_same_result(a: ReplayResult, b: ReplayResult) -> None:
         assert ma.end_s.tobytes() == mb.end_s.tobytes()
         assert ma.per_rank_s.tobytes() == mb.per_rank_s.tobytes()
         assert ma.per_call == mb.per_call
-        assert (ma.events, ma.n_unmatched, ma.unmatched) == (mb.events, mb.n_unmatched, mb.unmatched)
+        assert (ma.events, ma.n_unmatched, ma.unmatched) == (
+            mb.events,
+            mb.n_unmatched,
+            mb.unmatched,
+        )
         assert ma.simulated_time_s == mb.simulated_time_s
 
 
@@ -293,9 +297,7 @@ def test_damaged_entry_is_ignored_and_written_again(tmp_path: Path, damage: str)
     assert_same_lowered(found.lowered, low)
 
 
-def test_damaged_entry_through_the_replay(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_damaged_entry_through_the_replay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ti = tmp_path / "pp.txt"
     ti.write_text(PINGPONG)
     cache = tmp_path / "cache"
