@@ -201,7 +201,7 @@ def load_cached_program(
             p / "cache.json", "reduce_rate_Bps", f"is {written_rate!r}, expected a rate > 0"
         )
     with ProgramFile.open(p) as pf:
-        low = pf.to_lowered()
+        low = pf.to_lowered(mapped=True)
         facts, n_ranks, call_names = pf.facts, pf.n_ranks, pf.call_names
     trace_rank_ptr = _npy(p, "trace_rank_ptr.npy", np.int64, n_ranks + 1)
     trace_call = _npy(p, "trace_call.npy", np.int16, facts.n_trace_ops)
@@ -309,12 +309,10 @@ def save_cached_program(
             "reduce_rate_Bps": float(options.reduce_rate_Bps),
         }
         (part / "cache.json").write_text(json.dumps(doc, indent=1) + "\n")
-        if final.exists():
-            shutil.rmtree(final)
-        part.rename(final)  # fails if another run just renamed its own: keep that one
+        part.rename(final)  # fails if another run just stored its own: keep that one
     except OSError:
         shutil.rmtree(part, ignore_errors=True)
-        return None
+        return final if final.is_dir() else None
     return final
 
 

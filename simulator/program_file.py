@@ -24,9 +24,9 @@ rows per rank at a time. Format version 1 is a directory ``NAME.mpiuqprog/`` wit
 ``reduce_rows.npy``, ``reduce_bytes.npy``
     int64 and float64: the reductions' combine rows and the bytes each combines.
 
-Reads use ``os.pread`` into the caller's buffers (no memory map: the resident size
-of a replay then counts exactly what it holds). Every problem with a file is a
-:class:`ProgramFileError` naming the file, the key and the bad value.
+Reads use ``os.pread`` into the caller's buffers (no memory map: the resident size of a
+replay counts exactly what it holds; ``to_program(mapped=True)`` maps the rows instead).
+Every problem with a file is a :class:`ProgramFileError` naming the file, key and value.
 """
 
 from __future__ import annotations
@@ -403,8 +403,7 @@ def _npy(path: Path, name: str, dtype: type, length: int | None) -> npt.NDArray[
 class ProgramFile:
     """A program file opened read-only (see the module docstring for the format).
 
-    Holds ``rank_ptr`` and the wait list (``8 * n_ranks + 4 * n_wait`` bytes); rows are
-    read on demand by :meth:`read_rows`. Use as a context manager, or :meth:`close`.
+    Holds ``rank_ptr`` and the wait list; rows are read on demand (:meth:`read_rows`).
 
     Attributes
     ----------
@@ -414,10 +413,8 @@ class ProgramFile:
         Sizes of the program and of its trace.
     call_names
         MPI call names indexed by the rows' ``call`` column.
-    rank_ptr
-        int64 ``(n_ranks + 1,)``.
-    wait_list
-        int32 ``(n_wait,)``.
+    rank_ptr, wait_list
+        int64 ``(n_ranks + 1,)`` and int32 ``(n_wait,)``.
     collectives, algorithms, nonblocking_collectives
         As :class:`~mpiuq.simulator.lowering.Lowered`.
     facts
@@ -566,11 +563,18 @@ class ProgramFile:
             self._pread_into("row_ptr.bin", out, start * 8)
         return out
 
-    def to_program(self) -> Program:
-        """The whole program in memory (tests, small traces); not validated again."""
-        ops = np.empty((self.n_ops, OPS_WIDTH), dtype=np.int32)
-        value = np.empty(self.n_ops, dtype=np.int64)
-        self.read_rows(0, self.n_ops, ops, value)
+    def to_program(self, *, mapped: bool = False) -> Program:
+        """The whole program in memory (tests, small traces); not validated again.
+        ``mapped``: the rows memory-mapped copy-on-write instead of read (no copy; writes
+        stay in this process; the file must not be truncated meanwhile)."""
+        n, path = self.n_ops, self.path
+        if mapped and n and sys.byteorder == "little":
+            ops = np.asarray(np.memmap(path / "ops.bin", np.int32, "c", 0, (n, OPS_WIDTH)))
+            value = np.asarray(np.memmap(path / "value.bin", np.int64, "c", 0, n))
+        else:
+            ops = np.empty((self.n_ops, OPS_WIDTH), dtype=np.int32)
+            value = np.empty(self.n_ops, dtype=np.int64)
+            self.read_rows(0, self.n_ops, ops, value)
         return Program(
             n_ranks=self.n_ranks,
             rank_ptr=self.rank_ptr.copy(),
@@ -583,10 +587,10 @@ class ProgramFile:
             call_names=self.call_names,
         )
 
-    def to_lowered(self) -> Lowered:
-        """The whole lowered trace in memory (the program and the row map)."""
+    def to_lowered(self, *, mapped: bool = False) -> Lowered:
+        """The whole lowered trace in memory (the program, the row map; see to_program)."""
         return Lowered(
-            program=self.to_program(),
+            program=self.to_program(mapped=mapped),
             row_ptr=self.read_row_ptr(0, self.n_trace_ops + 1),
             collectives=dict(self.collectives),
             algorithms={k: list(v) for k, v in self.algorithms.items()},

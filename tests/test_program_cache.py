@@ -419,3 +419,15 @@ def test_no_cache_no_entry(tmp_path: Path) -> None:
     replay_path(ti, cache, ReplaySetup(models=("analytic",)), use_cache=False)
     assert not cache.exists() or entries(cache) == []
     assert find_cached_program(None, LoweringOptions()) is None
+
+
+def test_entry_stored_meanwhile_by_another_run_is_kept(tmp_path: Path) -> None:
+    trace = reducing_trace()
+    entry, options = tmp_path / "k.h5", LoweringOptions()
+    low = lower_trace(trace, options)
+    first = save_cached_program(entry, options, low, TraceOrigin.of(trace))
+    assert first is not None
+    inode = (first / "ops.bin").stat().st_ino
+    assert save_cached_program(entry, options, low, TraceOrigin.of(trace)) == first
+    assert (first / "ops.bin").stat().st_ino == inode  # not replaced under a reader
+    assert list(tmp_path.iterdir()) == [first]  # no temporary entry left
