@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -149,16 +150,21 @@ def replay_file_with_progress(
         low, lowering_s = lower_for_replay(trace, params, setup, report)
         origin = TraceOrigin.of(trace)
         del trace
-        save_cached_program(where.entry, options, low, origin)
-        return replay_lowered(
-            origin,
-            low,
-            params,
-            setup,
-            on_progress=report,
-            lowering_s=lowering_s,
-            threads=threads,
-        )
+        # the program is stored for the next replay while this one runs (the writes
+        # release the GIL: 0.02-0.3 s hidden behind the simulation)
+        with ThreadPoolExecutor(1, thread_name_prefix="program-cache") as pool:
+            stored = pool.submit(save_cached_program, where.entry, options, low, origin)
+            result = replay_lowered(
+                origin,
+                low,
+                params,
+                setup,
+                on_progress=report,
+                lowering_s=lowering_s,
+                threads=threads,
+            )
+            stored.result()
+        return result
 
 
 @dataclass(frozen=True)

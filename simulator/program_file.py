@@ -289,7 +289,8 @@ def _raw_to_npy(fd: int, dest: Path, dtype: type, n: int) -> None:
 
 
 def write_program_file(lowered: Lowered, facts: TraceFacts, path: str | Path) -> Path:
-    """Write an in-memory lowered trace as a program file (tests, small traces).
+    """Write an in-memory lowered trace as a program file (the program cache, tests);
+    returns the path written.
 
     Parameters
     ----------
@@ -299,18 +300,16 @@ def write_program_file(lowered: Lowered, facts: TraceFacts, path: str | Path) ->
         Trace facts stored with it (:meth:`TraceFacts.of`).
     path
         Destination directory (``NAME.mpiuqprog``).
-
-    Returns
-    -------
-    The path written.
     """
     prog = lowered.program
     with ProgramFileWriter(
         path, n_ranks=prog.n_ranks, call_names=prog.call_names, facts=facts
     ) as writer:
-        value = prog.nbytes.copy()
-        compute = prog.kind == OP_COMPUTE
-        value[compute] = prog.seconds[compute].view(np.int64)
+        value = prog.nbytes  # the lowering's programs: seconds is a view of the same column
+        if value.ctypes.data != prog.seconds.ctypes.data or value.strides != (8,):
+            value = prog.nbytes.copy()
+            compute = prog.kind == OP_COMPUTE
+            value[compute] = prog.seconds[compute].view(np.int64)
         writer.append_rows(prog.ops, value)
         writer.append_row_ptr(lowered.row_ptr)
         writer.write_wait_list(0, prog.wait_list)
