@@ -58,6 +58,7 @@ from mpiuq.simulator.program_file import (
     ProgramFile,
     ProgramFileError,
     TraceFacts,
+    read_member,
     write_program_file,
 )
 from mpiuq.simulator.replay import TraceOrigin
@@ -153,23 +154,6 @@ def _cache_doc(path: Path) -> dict[str, Any]:
     return doc
 
 
-def _npy(path: Path, name: str, dtype: type, length: int) -> npt.NDArray[Any]:
-    file = path / name
-    try:
-        arr = np.load(file, allow_pickle=False)
-    except FileNotFoundError:
-        raise ProgramFileError(path, name, "is missing") from None
-    except (OSError, ValueError, EOFError) as exc:
-        raise ProgramFileError(file, name, f"is not a readable .npy array ({exc})") from None
-    if arr.dtype != np.dtype(dtype) or arr.shape != (length,):
-        raise ProgramFileError(
-            file,
-            name,
-            f"is {arr.dtype} of shape {arr.shape}, expected {np.dtype(dtype)} ({length},)",
-        )
-    return np.ascontiguousarray(arr)
-
-
 def load_cached_program(
     path: str | Path, trace_key: str, options: LoweringOptions
 ) -> CachedProgram:
@@ -203,8 +187,8 @@ def load_cached_program(
     with ProgramFile.open(p) as pf:
         low = pf.to_lowered(mapped=True)
         facts, n_ranks, call_names = pf.facts, pf.n_ranks, pf.call_names
-    trace_rank_ptr = _npy(p, "trace_rank_ptr.npy", np.int64, n_ranks + 1)
-    trace_call = _npy(p, "trace_call.npy", np.int16, facts.n_trace_ops)
+    trace_rank_ptr = read_member(p, "trace_rank_ptr.npy", np.int64, n_ranks + 1)
+    trace_call = read_member(p, "trace_call.npy", np.int16, facts.n_trace_ops)
     _check_consistent(p, low, trace_rank_ptr, trace_call, len(call_names))
     if written_rate != options.reduce_rate_Bps and low.reduce_rows.size:
         low.program.seconds[low.reduce_rows] = low.reduce_bytes / options.reduce_rate_Bps

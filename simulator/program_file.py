@@ -381,7 +381,7 @@ def _meta(path: Path) -> dict[str, Any]:
     return meta
 
 
-def _npy(path: Path, name: str, dtype: type, length: int | None) -> npt.NDArray[Any]:
+def read_member(path: Path, name: str, dtype: type, length: int | None) -> npt.NDArray[Any]:
     """A checked ``.npy`` member: 1-D, of ``dtype``, ``length`` entries (None: any)."""
     file = path / name
     try:
@@ -439,7 +439,7 @@ class ProgramFile:
             unsupported=dict(meta["unsupported"]),
             notes=tuple(meta["notes"]),
         )
-        self.rank_ptr: IntArray = _npy(path, "rank_ptr.npy", np.int64, self.n_ranks + 1)
+        self.rank_ptr: IntArray = read_member(path, "rank_ptr.npy", np.int64, self.n_ranks + 1)
         rp = self.rank_ptr
         if rp[0] != 0 or rp[-1] != self.n_ops or np.any(np.diff(rp) < 0):
             raise ProgramFileError(
@@ -448,7 +448,7 @@ class ProgramFile:
                 f"runs {int(rp[0])}..{int(rp[-1])} (non-decreasing: "
                 f"{bool(np.all(np.diff(rp) >= 0))}), expected non-decreasing 0..{self.n_ops}",
             )
-        self.wait_list: I32Array = _npy(path, "wait_list.npy", np.int32, self.n_wait)
+        self.wait_list: I32Array = read_member(path, "wait_list.npy", np.int32, self.n_wait)
         self._fds: dict[str, int] = {}
         try:
             for name, size in (
@@ -594,6 +594,6 @@ class ProgramFile:
             collectives=dict(self.collectives),
             algorithms={k: list(v) for k, v in self.algorithms.items()},
             nonblocking_collectives=self.nonblocking_collectives,
-            reduce_rows=_npy(self.path, "reduce_rows.npy", np.int64, None),
-            reduce_bytes=_npy(self.path, "reduce_bytes.npy", np.float64, None),
+            reduce_rows=read_member(self.path, "reduce_rows.npy", np.int64, None),
+            reduce_bytes=read_member(self.path, "reduce_bytes.npy", np.float64, None),
         )
