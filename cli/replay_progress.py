@@ -92,7 +92,12 @@ def replay_file_with_progress(
     are identical.
 
     In memory, the trace is let go once lowered, so the simulation holds only the lowered
-    program and the trace's :class:`~mpiuq.simulator.replay.TraceOrigin`.
+    program and the trace's :class:`~mpiuq.simulator.replay.TraceOrigin`. With a trace
+    cache (``read_options``: ``cache_dir``, ``use_cache``), the lowered program is stored
+    beside the trace's entry while the models run, and a later in-memory replay of the
+    trace with the same lowering options loads it instead of reading and lowering the
+    trace (:mod:`~mpiuq.simulator.program_cache`; same results). Streamed replays neither
+    read nor write that cache.
 
     Raises
     ------
