@@ -431,3 +431,20 @@ def test_entry_stored_meanwhile_by_another_run_is_kept(tmp_path: Path) -> None:
     assert save_cached_program(entry, options, low, TraceOrigin.of(trace)) == first
     assert (first / "ops.bin").stat().st_ino == inode  # not replaced under a reader
     assert list(tmp_path.iterdir()) == [first]  # no temporary entry left
+
+
+def test_entry_is_not_written_without_room(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    trace = reducing_trace()
+    entry, options = tmp_path / "k.h5", LoweringOptions()
+    low = lower_trace(trace, options)
+    usage = shutil.disk_usage(tmp_path)
+    need = program_cache.ENTRY_BYTES_PER_ROW * low.program.n_ops + 10 * trace.n_ops
+    monkeypatch.setattr(
+        program_cache.shutil, "disk_usage", lambda _p: usage._replace(free=2 * need - 1)
+    )
+    assert save_cached_program(entry, options, low, TraceOrigin.of(trace)) is None
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.setattr(
+        program_cache.shutil, "disk_usage", lambda _p: usage._replace(free=2 * need)
+    )
+    assert save_cached_program(entry, options, low, TraceOrigin.of(trace)) is not None
