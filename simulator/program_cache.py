@@ -25,11 +25,13 @@ parameters reuses the program with bit-identical results. An edited trace has an
 trace key, hence another program entry; older entries are left in the cache like the
 trace entries (delete the folder to reclaim the space).
 
-An entry is written under a temporary name and renamed when complete, so a killed run
-leaves no half entry under the final name. :func:`find_cached_program` treats an entry
-it cannot use (missing member, truncated column, malformed ``meta.json`` or
-``cache.json``, another key, an inconsistent program) as absent and deletes it: the
-trace is then read and lowered, and the entry written again. Only
+A loaded program's rows are memory-mapped copy-on-write from the entry (no copy; the
+reduction-rate rewrite stays in the process), and the program is validated as the
+lowering's is. An entry is written under a temporary name and renamed when complete,
+so a killed run leaves no half entry under the final name. :func:`find_cached_program`
+treats an entry it cannot use (missing member, truncated column, malformed
+``meta.json`` or ``cache.json``, another key, an inconsistent program) as absent and
+deletes it: the trace is then read and lowered, and the entry written again. Only
 :func:`load_cached_program`, for a caller naming an entry, raises
 :class:`~mpiuq.simulator.program_file.ProgramFileError`.
 """
