@@ -8,7 +8,10 @@ percentage while a model runs, and the one-off "compiling kernels" line on a new
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +22,8 @@ from mpiuq.simulator.trace.ir import Trace
 from mpiuq.simulator.trace.read import TraceLocation, locate_trace, read_located
 
 if TYPE_CHECKING:  # the replay engine (numba) is imported when a replay runs
-    from mpiuq.simulator.replay import ReplayProgress, ReplayResult, ReplaySetup
+    from mpiuq.simulator.lowering import Lowered, LoweringOptions
+    from mpiuq.simulator.replay import ReplayProgress, ReplayResult, ReplaySetup, TraceOrigin
 
 
 def read_with_progress(
@@ -88,7 +92,12 @@ def replay_file_with_progress(
     are identical.
 
     In memory, the trace is let go once lowered, so the simulation holds only the lowered
-    program and the trace's :class:`~mpiuq.simulator.replay.TraceOrigin`.
+    program and the trace's :class:`~mpiuq.simulator.replay.TraceOrigin`. With a trace
+    cache (``read_options``: ``cache_dir``, ``use_cache``), the lowered program is stored
+    beside the trace's entry while the models run, and a later in-memory replay of the
+    trace with the same lowering options loads it instead of reading and lowering the
+    trace (:mod:`~mpiuq.simulator.program_cache`; same results). Streamed replays neither
+    read nor write that cache.
 
     Raises
     ------
@@ -99,12 +108,14 @@ def replay_file_with_progress(
     """
     from mpiuq.simulator._deferred import when_numba
     from mpiuq.simulator.errors import SettingError
+    from mpiuq.simulator.program_cache import save_cached_program
     from mpiuq.simulator.replay import TraceOrigin, lower_for_replay, replay_lowered
 
     if stream not in STREAM_CHOICES:
         raise SettingError(f"stream={stream!r} is invalid: expected one of {STREAM_CHOICES}")
     when_numba(_skip_blas_probe)
     report = replay_reporter(progress)
+    options = setup.lowering_options(params)
     trace: Trace | None = None
     h5_file: Path | None = None
     where = locate_trace(path, **read_options)  # the cache key, computed once
@@ -112,6 +123,19 @@ def replay_file_with_progress(
         h5_file = where.h5_file
         if h5_file is not None and stream == "auto" and not _large(h5_file, path):
             h5_file = None
+    if h5_file is None and stream != "on":  # in memory: the program cache
+        with progress.watching_compilation():
+            cached = _cached_program(progress, path, where, options, stream)
+            if cached is not None:
+                return replay_lowered(
+                    cached.origin,
+                    cached.lowered,
+                    params,
+                    setup,
+                    on_progress=report,
+                    lowering_s=cached.load_s,
+                    threads=threads,
+                )
     if h5_file is None:
         trace = read_with_progress(progress, path, where)
         if stream == "on" or (stream == "auto" and _streams(trace.n_ops)):
@@ -131,15 +155,52 @@ def replay_file_with_progress(
         low, lowering_s = lower_for_replay(trace, params, setup, report)
         origin = TraceOrigin.of(trace)
         del trace
-        return replay_lowered(
-            origin,
-            low,
-            params,
-            setup,
-            on_progress=report,
-            lowering_s=lowering_s,
-            threads=threads,
-        )
+        # the program is stored for the next replay while this one runs (the writes
+        # release the GIL: 0.02-0.3 s hidden behind the simulation)
+        with ThreadPoolExecutor(1, thread_name_prefix="program-cache") as pool:
+            stored = pool.submit(save_cached_program, where.entry, options, low, origin)
+            result = replay_lowered(
+                origin,
+                low,
+                params,
+                setup,
+                on_progress=report,
+                lowering_s=lowering_s,
+                threads=threads,
+            )
+            stored.result()
+        return result
+
+
+@dataclass(frozen=True)
+class _Cached:
+    """A lowered program loaded from the program cache, and the seconds it took."""
+
+    lowered: Lowered
+    origin: TraceOrigin
+    load_s: float
+
+
+def _cached_program(
+    progress: Progress, path: Path, where: TraceLocation, options: LoweringOptions, stream: str
+) -> _Cached | None:
+    """The trace's lowered program from the program cache, with progress lines, or ``None``
+    (no cache, no usable entry, or a trace ``stream="auto"`` streams: the caller reads and
+    lowers the trace then)."""
+    from mpiuq.simulator.program_cache import find_cached_program
+
+    t0 = time.perf_counter()
+    found = find_cached_program(where.entry, options)
+    if found is None or (stream == "auto" and _streams(found.origin.n_ops)):
+        return None
+    load_s = time.perf_counter() - t0
+    origin, n_ops = found.origin, found.lowered.program.n_ops
+    progress.line(
+        f"trace {path}: {origin.format}, {origin.n_ranks} ranks, {origin.n_ops:,} operations "
+        "(not read: its lowered program is cached)"
+    )
+    progress.line(f"lowering: {n_ops:,} operations loaded from the cache ({load_s:.2f} s)")
+    return _Cached(found.lowered, origin, load_s)
 
 
 def _streams(n_trace_ops: int) -> bool:

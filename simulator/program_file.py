@@ -24,9 +24,9 @@ rows per rank at a time. Format version 1 is a directory ``NAME.mpiuqprog/`` wit
 ``reduce_rows.npy``, ``reduce_bytes.npy``
     int64 and float64: the reductions' combine rows and the bytes each combines.
 
-Reads use ``os.pread`` into the caller's buffers (no memory map: the resident size
-of a replay then counts exactly what it holds). Every problem with a file is a
-:class:`ProgramFileError` naming the file, the key and the bad value.
+Reads use ``os.pread`` into the caller's buffers (no memory map: the resident size of a
+replay counts exactly what it holds; ``to_program(mapped=True)`` maps the rows instead).
+Every problem with a file is a :class:`ProgramFileError` naming the file, key and value.
 """
 
 from __future__ import annotations
@@ -289,7 +289,8 @@ def _raw_to_npy(fd: int, dest: Path, dtype: type, n: int) -> None:
 
 
 def write_program_file(lowered: Lowered, facts: TraceFacts, path: str | Path) -> Path:
-    """Write an in-memory lowered trace as a program file (tests, small traces).
+    """Write an in-memory lowered trace as a program file (the program cache, tests);
+    returns the path written.
 
     Parameters
     ----------
@@ -299,18 +300,16 @@ def write_program_file(lowered: Lowered, facts: TraceFacts, path: str | Path) ->
         Trace facts stored with it (:meth:`TraceFacts.of`).
     path
         Destination directory (``NAME.mpiuqprog``).
-
-    Returns
-    -------
-    The path written.
     """
     prog = lowered.program
     with ProgramFileWriter(
         path, n_ranks=prog.n_ranks, call_names=prog.call_names, facts=facts
     ) as writer:
-        value = prog.nbytes.copy()
-        compute = prog.kind == OP_COMPUTE
-        value[compute] = prog.seconds[compute].view(np.int64)
+        value = prog.nbytes  # the lowering's programs: seconds is a view of the same column
+        if value.ctypes.data != prog.seconds.ctypes.data or value.strides != (8,):
+            value = prog.nbytes.copy()
+            compute = prog.kind == OP_COMPUTE
+            value[compute] = prog.seconds[compute].view(np.int64)
         writer.append_rows(prog.ops, value)
         writer.append_row_ptr(lowered.row_ptr)
         writer.write_wait_list(0, prog.wait_list)
@@ -382,7 +381,7 @@ def _meta(path: Path) -> dict[str, Any]:
     return meta
 
 
-def _npy(path: Path, name: str, dtype: type, length: int | None) -> npt.NDArray[Any]:
+def read_member(path: Path, name: str, dtype: type, length: int | None) -> npt.NDArray[Any]:
     """A checked ``.npy`` member: 1-D, of ``dtype``, ``length`` entries (None: any)."""
     file = path / name
     try:
@@ -403,8 +402,7 @@ def _npy(path: Path, name: str, dtype: type, length: int | None) -> npt.NDArray[
 class ProgramFile:
     """A program file opened read-only (see the module docstring for the format).
 
-    Holds ``rank_ptr`` and the wait list (``8 * n_ranks + 4 * n_wait`` bytes); rows are
-    read on demand by :meth:`read_rows`. Use as a context manager, or :meth:`close`.
+    Holds ``rank_ptr`` and the wait list; rows are read on demand (:meth:`read_rows`).
 
     Attributes
     ----------
@@ -414,10 +412,8 @@ class ProgramFile:
         Sizes of the program and of its trace.
     call_names
         MPI call names indexed by the rows' ``call`` column.
-    rank_ptr
-        int64 ``(n_ranks + 1,)``.
-    wait_list
-        int32 ``(n_wait,)``.
+    rank_ptr, wait_list
+        int64 ``(n_ranks + 1,)`` and int32 ``(n_wait,)``.
     collectives, algorithms, nonblocking_collectives
         As :class:`~mpiuq.simulator.lowering.Lowered`.
     facts
@@ -443,7 +439,7 @@ class ProgramFile:
             unsupported=dict(meta["unsupported"]),
             notes=tuple(meta["notes"]),
         )
-        self.rank_ptr: IntArray = _npy(path, "rank_ptr.npy", np.int64, self.n_ranks + 1)
+        self.rank_ptr: IntArray = read_member(path, "rank_ptr.npy", np.int64, self.n_ranks + 1)
         rp = self.rank_ptr
         if rp[0] != 0 or rp[-1] != self.n_ops or np.any(np.diff(rp) < 0):
             raise ProgramFileError(
@@ -452,7 +448,7 @@ class ProgramFile:
                 f"runs {int(rp[0])}..{int(rp[-1])} (non-decreasing: "
                 f"{bool(np.all(np.diff(rp) >= 0))}), expected non-decreasing 0..{self.n_ops}",
             )
-        self.wait_list: I32Array = _npy(path, "wait_list.npy", np.int32, self.n_wait)
+        self.wait_list: I32Array = read_member(path, "wait_list.npy", np.int32, self.n_wait)
         self._fds: dict[str, int] = {}
         try:
             for name, size in (
@@ -566,11 +562,18 @@ class ProgramFile:
             self._pread_into("row_ptr.bin", out, start * 8)
         return out
 
-    def to_program(self) -> Program:
-        """The whole program in memory (tests, small traces); not validated again."""
-        ops = np.empty((self.n_ops, OPS_WIDTH), dtype=np.int32)
-        value = np.empty(self.n_ops, dtype=np.int64)
-        self.read_rows(0, self.n_ops, ops, value)
+    def to_program(self, *, mapped: bool = False) -> Program:
+        """The whole program in memory (tests, small traces); not validated again.
+        ``mapped``: the rows memory-mapped copy-on-write instead of read (no copy; writes
+        stay in this process; the file must not be truncated meanwhile)."""
+        n, path = self.n_ops, self.path
+        if mapped and n and sys.byteorder == "little":
+            ops = np.asarray(np.memmap(path / "ops.bin", np.int32, "c", 0, (n, OPS_WIDTH)))
+            value = np.asarray(np.memmap(path / "value.bin", np.int64, "c", 0, n))
+        else:
+            ops = np.empty((self.n_ops, OPS_WIDTH), dtype=np.int32)
+            value = np.empty(self.n_ops, dtype=np.int64)
+            self.read_rows(0, self.n_ops, ops, value)
         return Program(
             n_ranks=self.n_ranks,
             rank_ptr=self.rank_ptr.copy(),
@@ -583,14 +586,14 @@ class ProgramFile:
             call_names=self.call_names,
         )
 
-    def to_lowered(self) -> Lowered:
-        """The whole lowered trace in memory (the program and the row map)."""
+    def to_lowered(self, *, mapped: bool = False) -> Lowered:
+        """The whole lowered trace in memory (the program, the row map; see to_program)."""
         return Lowered(
-            program=self.to_program(),
+            program=self.to_program(mapped=mapped),
             row_ptr=self.read_row_ptr(0, self.n_trace_ops + 1),
             collectives=dict(self.collectives),
             algorithms={k: list(v) for k, v in self.algorithms.items()},
             nonblocking_collectives=self.nonblocking_collectives,
-            reduce_rows=_npy(self.path, "reduce_rows.npy", np.int64, None),
-            reduce_bytes=_npy(self.path, "reduce_bytes.npy", np.float64, None),
+            reduce_rows=read_member(self.path, "reduce_rows.npy", np.int64, None),
+            reduce_bytes=read_member(self.path, "reduce_bytes.npy", np.float64, None),
         )

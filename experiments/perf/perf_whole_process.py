@@ -5,10 +5,12 @@ ti_comd_256r) it runs, one after the other in the same script, each command as i
 own process, started the way a user starts it:
 
 * ``mpiuq replay TRACE --model analytic --quiet``, **first run**: an empty trace
-  cache (a fresh ``MPIUQ_CACHE_DIR``), so the text trace is parsed; the compiled
+  cache (a fresh ``MPIUQ_CACHE_DIR``), so the text trace is parsed (and its lowered
+  program stored in the program cache, written while the model runs); the compiled
   loops come from numba's cache (warmed once before timing; a new machine compiles
   them once, which ``--cold-numba`` measures separately);
-* the same command again, **second run**: the parsed trace comes from the cache;
+* the same command again, **second run**: the trace's lowered program comes from the
+  program cache (the trace is neither read nor lowered);
   in both, mpiuq's modules are byte-compiled beforehand, as ``pip install`` leaves
   them (an editable install run with ``PYTHONDONTWRITEBYTECODE=1``, as on the shared
   machine, would otherwise compile every module's source in every run: 0.2-0.7 s);
