@@ -109,7 +109,7 @@ IntArray = npt.NDArray[np.int64]
 
 def _sources_digest() -> str:
     """SHA-256 of the files of :data:`LOWERING_SOURCES` (computed once per process)."""
-    from mpiuq.simulator._jit import digest_of
+    from mpiuq.simulator._sources import digest_of
 
     return digest_of(LOWERING_SOURCES, _HERE)
 
