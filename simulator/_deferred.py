@@ -86,15 +86,21 @@ def materialize() -> None:
 
 
 class DeferredObject:
-    """A numba object (an intrinsic, say) made by ``factory()`` once numba is imported."""
+    """A numba object (an intrinsic, say) made by ``factory()`` once numba is imported.
 
-    def __init__(self, factory: Callable[[], Any], name: str) -> None:
+    ``eager``: made as soon as numba is imported (an intrinsic registers itself with
+    numba's typing, which picks it up only before a compilation starts); otherwise on
+    first use.
+    """
+
+    def __init__(self, factory: Callable[[], Any], name: str, *, eager: bool = True) -> None:
         self._factory = factory
         self._real: Any = None
         self.__name__ = name
-        _objects.append(self)
-        if _state["ready"]:  # numba is imported: made now, before a compilation types it
-            self.real  # noqa: B018
+        if eager:
+            _objects.append(self)
+            if _state["ready"]:  # numba is imported: made now, before a compilation types it
+                self.real  # noqa: B018
 
     @property
     def real(self) -> Any:
@@ -115,7 +121,7 @@ def deferred_object(factory: Callable[[], Any], name: str) -> Any:
     return DeferredObject(factory, name)
 
 
-class Deferred:
+class Deferred(DeferredObject):
     """A compiled loop whose numba dispatcher is made on first need.
 
     Parameters
@@ -134,27 +140,15 @@ class Deferred:
         make: Callable[[Callable[..., Any]], Any],
         targetoptions: dict[str, Any],
     ) -> None:
+        super().__init__(lambda: make(py_func), py_func.__name__, eager=False)
         self.py_func = py_func
         self.targetoptions = dict(targetoptions)
-        self._make = make
-        self._real: Any = None
-        self.__name__ = py_func.__name__
         self.__qualname__ = py_func.__qualname__
         self.__module__ = py_func.__module__
         self.__doc__ = py_func.__doc__
         self.__wrapped__ = py_func
         #: The name of the loop in an ahead-of-time module (module path and name).
         self.key = f"{py_func.__module__}:{py_func.__qualname__}"
-
-    @property
-    def real(self) -> Any:
-        """The numba dispatcher (imports numba on first use)."""
-        if self._real is None:
-            materialize()
-            with _lock:
-                if self._real is None:
-                    self._real = self._make(self.py_func)
-        return self._real
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not kwargs:
@@ -171,7 +165,7 @@ class Deferred:
 
     def __getattr__(self, name: str) -> Any:
         # dispatcher attributes (signatures, overloads, ...): numba's dispatcher's
-        if name.startswith("__") or name in ("_real", "_make", "py_func", "targetoptions"):
+        if name.startswith("__") or name in ("_real", "_factory", "py_func", "targetoptions"):
             raise AttributeError(name)
         return getattr(self.real, name)
 
