@@ -32,14 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from mpiuq.simulator import _aot
+from mpiuq.simulator._aot import AotBuildError
 from mpiuq.simulator._deferred import Deferred, materialize, record_calls
-from mpiuq.simulator.errors import SimulatorError
 
 __all__ = ["AotBuild", "AotBuildError", "build_aot", "exercise"]
-
-
-class AotBuildError(SimulatorError, RuntimeError):
-    """The ahead-of-time module could not be built (numba's pycc or a C compiler missing)."""
 
 
 #: A tiny SimGrid TI trace: point-to-point, compute and the common collectives.
@@ -253,7 +249,10 @@ def build_aot(on_phase: Callable[[str], None] | None = None) -> AotBuild:
     t1 = time.perf_counter()
     say(f"compiling {sum(len(v) for v in calls.values())} exports of {len(calls)} loops")
     with tempfile.TemporaryDirectory(prefix="mpiuq-aot-", dir=folder) as tmp:
-        cc = CC(name)
+        try:
+            cc = CC(name)  # finds the C compiler it links with
+        except Exception as exc:
+            raise AotBuildError(f"numba's ahead-of-time compiler cannot start: {exc}") from exc
         cc.output_dir = tmp
         cc.target_cpu = "host"
         cc.verbose = False

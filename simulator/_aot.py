@@ -37,6 +37,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mpiuq.simulator.errors import SimulatorError
+
+
+class AotBuildError(SimulatorError, RuntimeError):
+    """The ahead-of-time module could not be built (numba's pycc or a C compiler missing,
+    or one of the build's runs failed)."""
+
+
 #: Version of the module's layout (its name, exports and table); part of its key.
 AOT_FORMAT = 1
 

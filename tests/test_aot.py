@@ -254,3 +254,23 @@ def test_aot_off_loads_nothing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
         assert _aot.loaded_module_path() is None
     finally:
         _aot.forget()
+
+
+def test_build_without_a_c_compiler_fails_in_one_line(tmp_path: Path) -> None:
+    """No C compiler: ``mpiuq kernels build`` exits 1 with one line naming the cause, and
+    leaves no module behind (commands keep running on numba's cache)."""
+    env = _env(tmp_path / "aot", aot=True, cache=tmp_path / "cache")
+    env["CC"] = str(tmp_path / "no-such-compiler")
+    proc = subprocess.run(
+        [sys.executable, "-m", "mpiuq", "kernels", "build", "--quiet"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert "ahead-of-time compiler cannot start" in lines[0]
+    assert not list((tmp_path / "aot").glob("mpiuq_loops_*"))
