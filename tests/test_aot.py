@@ -35,16 +35,16 @@ def _env(aot_dir: Path, *, aot: bool, cache: Path) -> dict[str, str]:
     return env
 
 
-def _mpiuq(args: list[str], env: dict[str, str], timeout: float = 900) -> str:
-    """Run ``mpiuq ARGS`` in its own process; its stdout (fails the test on an error)."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "mpiuq", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
+def _python(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` in its own process (output captured, any exit code)."""
+    return subprocess.run(
+        [sys.executable, *args], env=env, capture_output=True, text=True, timeout=900, check=False
     )
+
+
+def _mpiuq(args: list[str], env: dict[str, str]) -> str:
+    """Run ``mpiuq ARGS`` in its own process; its stdout (fails the test on an error)."""
+    proc = _python(["-m", "mpiuq", *args], env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc.stdout
 
@@ -91,14 +91,7 @@ _PROBE = (
 
 def _replay(args: list[str], env: dict[str, str]) -> tuple[Any, dict[str, Any]]:
     """``mpiuq replay ARGS --json`` in its own process: the JSON and the probe's facts."""
-    proc = subprocess.run(
-        [sys.executable, "-c", _PROBE, "replay", *args, "--json", "--quiet"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
+    proc = _python(["-c", _PROBE, "replay", *args, "--json", "--quiet"], env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     facts = json.loads(proc.stderr.strip().splitlines()[-1])
     return json.loads(proc.stdout), facts
@@ -261,14 +254,7 @@ def test_build_without_a_c_compiler_fails_in_one_line(tmp_path: Path) -> None:
     leaves no module behind (commands keep running on numba's cache)."""
     env = _env(tmp_path / "aot", aot=True, cache=tmp_path / "cache")
     env["CC"] = str(tmp_path / "no-such-compiler")
-    proc = subprocess.run(
-        [sys.executable, "-m", "mpiuq", "kernels", "build", "--quiet"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
+    proc = _python(["-m", "mpiuq", "kernels", "build", "--quiet"], env)
     assert proc.returncode == 1, proc.stderr[-2000:]
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1
