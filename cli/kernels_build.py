@@ -235,7 +235,13 @@ def build_aot(on_phase: Callable[[str], None] | None = None) -> AotBuild:
         ) from exc
     name = _aot.module_name()
     folder = _aot.aot_folder()
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise AotBuildError(
+            f"the module's folder {folder} cannot be made ({exc.strerror}): set "
+            f"{_aot.AOT_DIR_ENV} to a writable folder"
+        ) from exc
     calls: dict[str, dict[str, Any]] = {}
     t0 = time.perf_counter()
     say("running the loops on tiny inputs to learn their argument types")
@@ -261,10 +267,9 @@ def build_aot(on_phase: Callable[[str], None] | None = None) -> AotBuild:
         for loop_key in sorted(calls):
             for loop, types, fingerprints in calls[loop_key].values():
                 dispatcher = loop.real
-                overload = (
-                    dispatcher.overloads.get(types)
-                    or dispatcher.overloads[dispatcher.compile(types).signature.args]
-                )
+                if types not in dispatcher.overloads:  # the call ran a converting overload
+                    dispatcher.compile(types)
+                overload = dispatcher.overloads[types]
                 export = f"x{n}_{loop.__name__}"
                 n += 1
                 sig = overload.signature.return_type(*types)

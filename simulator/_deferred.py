@@ -26,6 +26,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from mpiuq.simulator._aot import aot_function
+
 #: Hooks run once numba is imported, before any loop compiles or loads (in order).
 _hooks: list[Callable[[], None]] = []
 
@@ -44,11 +46,12 @@ def numba_ready() -> bool:
 
 
 def when_numba(hook: Callable[[], None]) -> None:
-    """Run ``hook()`` once numba is imported for the loops (now, if it already is)."""
+    """Run ``hook()`` once numba is imported for the loops (now, if it already is; a hook
+    registered again before then still runs once)."""
     with _lock:
         if _state["ready"]:
             hook()
-        else:
+        elif hook not in _hooks:  # a caller registering on every call runs it once
             _hooks.append(hook)
 
 
@@ -152,8 +155,6 @@ class Deferred(DeferredObject):
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not kwargs:
-            from mpiuq.simulator._aot import aot_function
-
             compiled = aot_function(self.key, args)
             if compiled is not None:
                 return compiled(*args)

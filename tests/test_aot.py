@@ -260,3 +260,17 @@ def test_build_without_a_c_compiler_fails_in_one_line(tmp_path: Path) -> None:
     assert len(lines) == 1
     assert "ahead-of-time compiler cannot start" in lines[0]
     assert not list((tmp_path / "aot").glob("mpiuq_loops_*"))
+
+
+def test_build_into_a_file_fails_in_one_line(tmp_path: Path) -> None:
+    """``MPIUQ_AOT_DIR`` naming a file: one line naming the folder and the variable."""
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("x")
+    proc = _python(
+        ["-m", "mpiuq", "kernels", "build", "--quiet"],
+        _env(not_a_folder, aot=True, cache=tmp_path / "cache"),
+    )
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert f"folder {not_a_folder} cannot be made" in lines[0] and "MPIUQ_AOT_DIR" in lines[0]

@@ -9,7 +9,6 @@ that fails validation is refused naming the entry, and the cache then parses aga
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import subprocess
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from trace_checks import assert_same_trace
 
 from mpiuq.simulator.motifs import MotifSpec, synthesize
 from mpiuq.simulator.trace import TraceFormatError, load_trace_h5, read_trace, save_trace
@@ -39,21 +39,12 @@ def _entry(tmp_path: Path) -> tuple[Trace, Path]:
     return trace, entry
 
 
-def _same(a: Trace, b: Trace) -> None:
-    for f in dataclasses.fields(Trace):
-        x, y = getattr(a, f.name), getattr(b, f.name)
-        if isinstance(x, np.ndarray):
-            assert x.dtype == y.dtype and np.array_equal(x, y), f.name
-        else:
-            assert x == y, f.name
-
-
 def test_a_mapped_entry_equals_the_entry_read_with_h5py(tmp_path: Path) -> None:
     trace, entry = _entry(tmp_path)
     mapped = load_mapped(entry)
     assert mapped is not None
-    _same(mapped, load_trace_h5(entry))
-    _same(mapped, trace)
+    assert_same_trace(mapped, load_trace_h5(entry))
+    assert_same_trace(mapped, trace)
     assert isinstance(mapped.seconds.base, np.memmap)
     mapped.seconds[0] = 99.0  # copy on write: the entry keeps its value
     assert load_trace_h5(entry).seconds[0] == trace.seconds[0]
@@ -146,5 +137,5 @@ def test_a_mapped_entry_failing_validation_is_refused_then_parsed_again(tmp_path
         load_mapped(entry)
     assert str(entry) in str(info.value)
     again = read_trace(src, cache_dir=cache)  # the damaged entry goes, the trace is parsed
-    _same(again, first)
+    assert_same_trace(again, first)
     assert load_mapped(next(cache.glob("*.h5"))) is not None

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from trace_checks import assert_same_trace
 
 from mpiuq.main import main
 from mpiuq.simulator.trace import (
@@ -80,12 +81,7 @@ def test_hdf5_round_trip_is_exact(tmp_path: Path) -> None:
     t = read_trace(_ti(tmp_path), use_cache=False)
     save_trace(t, tmp_path / "t.h5")
     u = load_trace_h5(tmp_path / "t.h5")
-    for f in dataclasses.fields(Trace):
-        a, b = getattr(t, f.name), getattr(u, f.name)
-        if isinstance(a, np.ndarray):
-            assert a.dtype == b.dtype and np.array_equal(a, b), f.name
-        else:
-            assert a == b, f.name
+    assert_same_trace(t, u)
     (tmp_path / "junk.h5").write_bytes(b"not hdf5")
     with pytest.raises(TraceFormatError, match="not a readable mpiuq trace HDF5 file"):
         load_trace_h5(tmp_path / "junk.h5")
