@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -157,6 +156,8 @@ def replay_file_with_progress(
         del trace
         # the program is stored for the next replay while this one runs (the writes
         # release the GIL: 0.02-0.3 s hidden behind the simulation)
+        from concurrent.futures import ThreadPoolExecutor  # not for a cached program
+
         with ThreadPoolExecutor(1, thread_name_prefix="program-cache") as pool:
             stored = pool.submit(save_cached_program, where.entry, options, low, origin)
             result = replay_lowered(
