@@ -18,7 +18,7 @@ from mpiuq.progress import Progress
 from mpiuq.simulator.parameters import SimParams
 from mpiuq.simulator.trace import read_trace
 from mpiuq.simulator.trace.ir import Trace
-from mpiuq.simulator.trace.read import TraceLocation, locate_trace, read_located
+from mpiuq.simulator.trace.read import TraceLocation, locate_trace, read_located, store_trace
 
 if TYPE_CHECKING:  # the replay engine (numba) is imported when a replay runs
     from mpiuq.simulator.lowering import Lowered, LoweringOptions
@@ -26,16 +26,21 @@ if TYPE_CHECKING:  # the replay engine (numba) is imported when a replay runs
 
 
 def read_with_progress(
-    progress: Progress, path: Path, where: TraceLocation | None = None, **options: Any
+    progress: Progress,
+    path: Path,
+    where: TraceLocation | None = None,
+    *,
+    store: bool = True,
+    **options: Any,
 ) -> Trace:
-    """``read_trace(path, **options)`` (or ``read_located(where)``, when already located)
-    with a line saying what was read and how long it took.
+    """``read_trace(path, **options)`` (or ``read_located(where, store=store)``, when
+    already located) with a line saying what was read and how long it took.
 
     Imports numba only when the trace needs a compiled parser (a text trace), so a
     missing path or a cached trace is answered without it.
     """
     with progress.watching_compilation(), progress.stage(f"reading {path}") as done:
-        trace = read_trace(path, **options) if where is None else read_located(where)
+        trace = read_trace(path, **options) if where is None else read_located(where, store=store)
         done(f"{trace.format}, {trace.n_ranks} ranks, {trace.n_ops:,} operations")
     return trace
 
@@ -90,10 +95,11 @@ def replay_file_with_progress(
     :data:`~mpiuq.simulator.stream_default.STREAM_MIN_OPS` operations or more. The results
     are identical.
 
-    In memory, the trace is let go once lowered, so the simulation holds only the lowered
-    program and the trace's :class:`~mpiuq.simulator.replay.TraceOrigin`. With a trace
-    cache (``read_options``: ``cache_dir``, ``use_cache``), the lowered program is stored
-    beside the trace's entry while the models run, and a later in-memory replay of the
+    In memory, the trace is let go once lowered (and, when it was parsed, stored in its
+    cache entry, which happens while the models run), so the simulation holds only the
+    lowered program and the trace's :class:`~mpiuq.simulator.replay.TraceOrigin`. With a
+    trace cache (``read_options``: ``cache_dir``, ``use_cache``), the lowered program is
+    stored beside the trace's entry while the models run, and a later in-memory replay of the
     trace with the same lowering options loads it instead of reading and lowering the
     trace (:mod:`~mpiuq.simulator.program_cache`; same results). Streamed replays neither
     read nor write that cache.
@@ -136,9 +142,11 @@ def replay_file_with_progress(
                     threads=threads,
                 )
     if h5_file is None:
-        trace = read_with_progress(progress, path, where)
+        # a parsed trace's cache entry is written later: while the models run, unless
+        # this replay streams from it
+        trace = read_with_progress(progress, path, where, store=False)
         if stream == "on" or (stream == "auto" and _streams(trace.n_ops)):
-            h5_file = where.h5_file
+            h5_file = store_trace(trace, where)
             if h5_file is None and stream == "on":
                 raise SettingError(
                     f"stream='on' needs the trace {path} in an HDF5 file, and its cache "
@@ -153,13 +161,19 @@ def replay_file_with_progress(
             )
         low, lowering_s = lower_for_replay(trace, params, setup, report)
         origin = TraceOrigin.of(trace)
-        del trace
-        # the program is stored for the next replay while this one runs (the writes
-        # release the GIL: 0.02-0.3 s hidden behind the simulation)
+
+        def store(parsed: Trace) -> None:
+            store_trace(parsed, where)  # (a trace loaded from its entry is there already)
+            save_cached_program(where.entry, options, low, origin)
+
+        # the trace's cache entry and the lowered program are stored for the next replay
+        # while this one runs, on the other core (0.05-0.4 s hidden behind the simulation;
+        # the trace is let go once stored)
         from concurrent.futures import ThreadPoolExecutor  # not for a cached program
 
         with ThreadPoolExecutor(1, thread_name_prefix="program-cache") as pool:
-            stored = pool.submit(save_cached_program, where.entry, options, low, origin)
+            stored = pool.submit(store, trace)
+            del trace
             result = replay_lowered(
                 origin,
                 low,

@@ -21,6 +21,7 @@ __all__ = [
     "locate_trace",
     "read_located",
     "read_trace",
+    "store_trace",
 ]  # detect_format: from .detect
 
 FORMATS = ("dumpi", "otf2", "ti", "hdf5")
@@ -171,8 +172,12 @@ def read_trace(
     )
 
 
-def read_located(where: TraceLocation) -> Trace:
-    """:func:`read_trace` of a trace already located (:func:`locate_trace`)."""
+def read_located(where: TraceLocation, *, store: bool = True) -> Trace:
+    """:func:`read_trace` of a trace already located (:func:`locate_trace`).
+
+    ``store=False`` parses without writing the trace's cache entry: the caller stores it
+    later with :func:`store_trace` (a replay does while its models run).
+    """
     path, fmt, entry = where.path, where.fmt, where.entry
     if fmt == "hdf5":
         from mpiuq.simulator.trace.h5_reader import load_trace_h5
@@ -202,8 +207,22 @@ def read_located(where: TraceLocation) -> Trace:
         from mpiuq.simulator.trace.ti import read_ti
 
         trace = read_ti(path, flop_rate=where.flop_rate, located=where.located)
-    if entry is not None:
-        with contextlib.suppress(OSError):  # a read-only cache must not prevent reading
+    if store:
+        store_trace(trace, where)
+    return trace
+
+
+def store_trace(trace: Trace, where: TraceLocation) -> Path | None:
+    """Write ``trace``, read from ``where``, into its cache entry unless it is there.
+
+    Returns the entry's path, or ``None`` without a cache (or with one that cannot be
+    written: a read-only or full cache never stops a read).
+    """
+    entry = where.entry
+    if entry is None or where.fmt == "hdf5":
+        return None
+    if not entry.is_file():
+        with contextlib.suppress(OSError):
             save_trace(trace, entry, compress=False)
             write_layout(entry, trace)
-    return trace
+    return entry if entry.is_file() else None
