@@ -4,6 +4,11 @@ Events are ordered by simulated time, then by creation sequence (deterministic
 ties). The event loop leaves the event being handled at the root (``top_live``)
 until the handler's first push replaces it: one sift-down instead of a pop and a
 push for the common handler that schedules one follow-up event.
+
+Heap positions are never negative, so they index as unsigned integers (:data:`U`):
+numba then leaves out the negative-index wraparound it adds to every access with a
+signed index (a sign mask, an ``and`` with the array's length reloaded from the stack
+and an extra address computation), which made the kernel's trace replays 13-16% slower.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ import numpy as np
 import numpy.typing as npt
 
 from mpiuq.simulator._jit import njit
+
+U = np.uint64  #: heap indices are never negative: unsigned, numba skips wraparound code
 
 
 class Heap(NamedTuple):
@@ -36,16 +43,16 @@ def sift_up(heap, n, t, seq, code):  # type: ignore[no-untyped-def]
     i = n
     while i > 0:
         parent = (i - 1) >> 1
-        if _less(t, seq, h_t[parent], h_s[parent]):
-            h_t[i] = h_t[parent]
-            h_s[i] = h_s[parent]
-            h_c[i] = h_c[parent]
+        if _less(t, seq, h_t[U(parent)], h_s[U(parent)]):
+            h_t[U(i)] = h_t[U(parent)]
+            h_s[U(i)] = h_s[U(parent)]
+            h_c[U(i)] = h_c[U(parent)]
             i = parent
         else:
             break
-    h_t[i] = t
-    h_s[i] = seq
-    h_c[i] = code
+    h_t[U(i)] = t
+    h_s[U(i)] = seq
+    h_c[U(i)] = code
 
 
 @njit(inline="always", error_model="numpy")
@@ -59,18 +66,18 @@ def sift_down(heap, n, t, s, c):  # type: ignore[no-untyped-def]
             break
         child = left
         right = left + 1
-        if right < n and _less(h_t[right], h_s[right], h_t[left], h_s[left]):
+        if right < n and _less(h_t[U(right)], h_s[U(right)], h_t[U(left)], h_s[U(left)]):
             child = right
-        if _less(h_t[child], h_s[child], t, s):
-            h_t[i] = h_t[child]
-            h_s[i] = h_s[child]
-            h_c[i] = h_c[child]
+        if _less(h_t[U(child)], h_s[U(child)], t, s):
+            h_t[U(i)] = h_t[U(child)]
+            h_s[U(i)] = h_s[U(child)]
+            h_c[U(i)] = h_c[U(child)]
             i = child
         else:
             break
-    h_t[i] = t
-    h_s[i] = s
-    h_c[i] = c
+    h_t[U(i)] = t
+    h_s[U(i)] = s
+    h_c[U(i)] = c
 
 
 @njit(inline="always", error_model="numpy")
@@ -94,10 +101,10 @@ def runs_next(heap, n, top_live, t, seq):  # type: ignore[no-untyped-def]
         if n <= 1:
             return True
         best = 1
-        if n > 2 and _less(h_t[2], h_s[2], h_t[1], h_s[1]):
+        if n > 2 and _less(h_t[U(2)], h_s[U(2)], h_t[U(1)], h_s[U(1)]):
             best = 2
-        return _less(t, seq, h_t[best], h_s[best])
-    return n == 0 or _less(t, seq, h_t[0], h_s[0])
+        return _less(t, seq, h_t[U(best)], h_s[U(best)])
+    return n == 0 or _less(t, seq, h_t[U(0)], h_s[U(0)])
 
 
 @njit(inline="always", error_model="numpy")
@@ -106,5 +113,5 @@ def pop_root(heap, n):  # type: ignore[no-untyped-def]
     h_t, h_s, h_c = heap
     n -= 1
     if n > 0:
-        sift_down(heap, n, h_t[n], h_s[n], h_c[n])
+        sift_down(heap, n, h_t[U(n)], h_s[U(n)], h_c[U(n)])
     return n
