@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from mpiuq.simulator._jit import njit
 from mpiuq.simulator.kernel.rows import posted_envelope
+from mpiuq.simulator.kernel.unsigned import U
 
 INF = float("inf")
 
@@ -17,24 +18,24 @@ def envelope_matches(comm, src, tag, m_comm, m_src, m_tag):  # type: ignore[no-u
 @njit(inline="always", error_model="numpy")
 def enqueue(head, tail, nxt, owner, item):  # type: ignore[no-untyped-def]
     """Append ``item`` to the linked-list queue of ``owner`` (FIFO: MPI posting order)."""
-    if tail[owner] < 0:
-        head[owner] = item
+    if tail[U(owner)] < 0:
+        head[U(owner)] = item
     else:
-        nxt[tail[owner]] = item
-    tail[owner] = item
-    nxt[item] = -1
+        nxt[tail[U(owner)]] = item
+    tail[U(owner)] = item
+    nxt[U(item)] = -1
 
 
 @njit(inline="always", error_model="numpy")
 def unlink(head, tail, nxt, owner, prev, item):  # type: ignore[no-untyped-def]
     """Remove ``item`` (whose predecessor is ``prev``, -1 at the head) from ``owner``'s queue."""
     if prev < 0:
-        head[owner] = nxt[item]
+        head[U(owner)] = nxt[U(item)]
     else:
-        nxt[prev] = nxt[item]
-    if tail[owner] == item:
-        tail[owner] = prev
-    nxt[item] = -1
+        nxt[U(prev)] = nxt[U(item)]
+    if tail[U(owner)] == item:
+        tail[U(owner)] = prev
+    nxt[U(item)] = -1
 
 
 @njit(inline="always", error_model="numpy")
@@ -44,13 +45,13 @@ def find_posted(state, prog, dst, m):  # type: ignore[no-untyped-def]
     msgs = state.messages
     nxt = queues.next
     prev = -1
-    q = queues.posted_head[dst]
+    q = queues.posted_head[U(dst)]
     while q >= 0:
         src, tg, cm = posted_envelope(prog, state, q)
-        if envelope_matches(cm, src, tg, msgs.comm[m], msgs.src[m], msgs.tag[m]):
+        if envelope_matches(cm, src, tg, msgs.comm[U(m)], msgs.src[U(m)], msgs.tag[U(m)]):
             break
         prev = q
-        q = nxt[q]
+        q = nxt[U(q)]
     return q, prev
 
 
@@ -60,27 +61,27 @@ def find_unexpected(state, r, src, tag, comm):  # type: ignore[no-untyped-def]
     msgs = state.messages
     nxt = state.queues.next
     prev = -1
-    m = state.queues.unexpected_head[r]
+    m = state.queues.unexpected_head[U(r)]
     while m >= 0:
-        if envelope_matches(comm, src, tag, msgs.comm[m], msgs.src[m], msgs.tag[m]):
+        if envelope_matches(comm, src, tag, msgs.comm[U(m)], msgs.src[U(m)], msgs.tag[U(m)]):
             break
         prev = m
-        m = nxt[m]
+        m = nxt[U(m)]
     return m, prev
 
 
 @njit(inline="always", error_model="numpy")
 def init_request(requests, q, op, post_s, ready_s):  # type: ignore[no-untyped-def]
     """Fresh state of request slot ``q``, created by operation ``op`` at ``post_s``."""
-    requests.ready[q] = ready_s
-    requests.sync[q] = -INF  # no partner boundary yet (eqs. 1-2)
-    requests.stack1_start[q] = 0.0
-    requests.stack1_end[q] = 0.0
-    requests.stack2_start[q] = 0.0
-    requests.stack2_end[q] = 0.0
-    requests.copy_s[q] = 0.0
-    requests.post_s[q] = post_s
-    requests.op[q] = op
+    requests.ready[U(q)] = ready_s
+    requests.sync[U(q)] = -INF  # no partner boundary yet (eqs. 1-2)
+    requests.stack1_start[U(q)] = 0.0
+    requests.stack1_end[U(q)] = 0.0
+    requests.stack2_start[U(q)] = 0.0
+    requests.stack2_end[U(q)] = 0.0
+    requests.copy_s[U(q)] = 0.0
+    requests.post_s[U(q)] = post_s
+    requests.op[U(q)] = op
 
 
 @njit(inline="always", error_model="numpy")
@@ -93,14 +94,14 @@ def new_slot(slots, rid, n_refs):  # type: ignore[no-untyped-def]
     counters = slots.counters
     n_free = counters[1]
     if n_free > 0:
-        sl = slots.free[n_free - 1]
+        sl = slots.free[U(n_free - 1)]
         counters[1] = n_free - 1
     else:
         sl = counters[0]
         counters[0] = sl + 1
-    slots.slot_of[rid] = sl
-    slots.rid[sl] = rid
-    slots.refs[sl] = n_refs
+    slots.slot_of[U(rid)] = sl
+    slots.rid[U(sl)] = rid
+    slots.refs[U(sl)] = n_refs
     return sl
 
 
@@ -109,7 +110,7 @@ def release(slots, sl):  # type: ignore[no-untyped-def]
     """Drop one reference to slot ``sl``; the last one returns it to the free list."""
     refs = slots.refs
     counters = slots.counters
-    refs[sl] -= 1
-    if refs[sl] == 0:
+    refs[U(sl)] -= 1
+    if refs[U(sl)] == 0:
         slots.free[counters[1]] = sl
         counters[1] += 1
