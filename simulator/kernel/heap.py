@@ -5,8 +5,9 @@ ties). The event loop leaves the event being handled at the root (``top_live``)
 until the handler's first push replaces it: one sift-down instead of a pop and a
 push for the common handler that schedules one follow-up event.
 
-Heap positions index as unsigned integers (:mod:`.unsigned`): without numba's
-negative-index wraparound the replays' event loops took 13-16% less CPU.
+Computed heap positions index as unsigned integers (:mod:`.unsigned`; literal
+positions need not): without numba's negative-index wraparound the replays' event
+loops took 13-16% less CPU.
 """
 
 from __future__ import annotations
@@ -98,10 +99,10 @@ def runs_next(heap, n, top_live, t, seq):  # type: ignore[no-untyped-def]
         if n <= 1:
             return True
         best = 1
-        if n > 2 and _less(h_t[U(2)], h_s[U(2)], h_t[U(1)], h_s[U(1)]):
+        if n > 2 and _less(h_t[2], h_s[2], h_t[1], h_s[1]):
             best = 2
         return _less(t, seq, h_t[U(best)], h_s[U(best)])
-    return n == 0 or _less(t, seq, h_t[U(0)], h_s[U(0)])
+    return n == 0 or _less(t, seq, h_t[0], h_s[0])
 
 
 @njit(inline="always", error_model="numpy")
