@@ -159,21 +159,18 @@ def replay_file_with_progress(
             return _streamed(
                 progress, h5_file or path, params, setup, threads, scratch, window_rows
             )
-        low, lowering_s = lower_for_replay(trace, params, setup, report)
-        origin = TraceOrigin.of(trace)
-
-        def store(parsed: Trace) -> None:
-            store_trace(parsed, where)  # (a trace loaded from its entry is there already)
-            save_cached_program(where.entry, options, low, origin)
-
-        # the trace's cache entry and the lowered program are stored for the next replay
-        # while this one runs, on the other core (0.05-0.4 s hidden behind the simulation;
-        # the trace is let go once stored)
+        # the trace's cache entry is stored while it is lowered, and the lowered program
+        # while the models run, on the other core (0.1-0.5 s of writing hidden behind the
+        # lowering and the simulation; the trace is let go once stored and lowered)
         from concurrent.futures import ThreadPoolExecutor  # not for a cached program
 
         with ThreadPoolExecutor(1, thread_name_prefix="program-cache") as pool:
-            stored = pool.submit(store, trace)
+            # (a trace loaded from its entry is there already)
+            trace_stored = pool.submit(store_trace, trace, where)
+            low, lowering_s = lower_for_replay(trace, params, setup, report)
+            origin = TraceOrigin.of(trace)
             del trace
+            stored = pool.submit(save_cached_program, where.entry, options, low, origin)
             result = replay_lowered(
                 origin,
                 low,
@@ -183,6 +180,7 @@ def replay_file_with_progress(
                 lowering_s=lowering_s,
                 threads=threads,
             )
+            trace_stored.result()
             stored.result()
         return result
 

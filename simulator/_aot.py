@@ -140,25 +140,33 @@ def _load() -> None:
     with _lock:
         if _loaded["done"]:
             return
-        _loaded["done"] = True
-        if not aot_enabled():
-            return
-        name = module_name()
-        so, table_file = module_path(name), table_path(name)
-        if not so.is_file() or not table_file.is_file():
-            return
         try:
-            table = json.loads(table_file.read_text(encoding="utf-8"))
-            spec = importlib.util.spec_from_file_location(name, so)
-            if spec is None or spec.loader is None:
-                return
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-        except Exception:  # damaged, foreign or incompatible: numba's loops run instead
+            _load_module()
+        finally:
+            # only now: a thread that finds it done reads a loaded module (or none)
+            _loaded["done"] = True
+
+
+def _load_module() -> None:
+    """:func:`_load`'s work, under its lock."""
+    if not aot_enabled():
+        return
+    name = module_name()
+    so, table_file = module_path(name), table_path(name)
+    if not so.is_file() or not table_file.is_file():
+        return
+    try:
+        table = json.loads(table_file.read_text(encoding="utf-8"))
+        spec = importlib.util.spec_from_file_location(name, so)
+        if spec is None or spec.loader is None:
             return
-        _loaded["module"] = module
-        _loaded["path"] = so
-        _loaded["table"] = {loop: dict(entries) for loop, entries in table.get("loops", {}).items()}
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    except Exception:  # damaged, foreign or incompatible: numba's loops run instead
+        return
+    _loaded["module"] = module
+    _loaded["path"] = so
+    _loaded["table"] = {loop: dict(entries) for loop, entries in table.get("loops", {}).items()}
 
 
 def loaded_module_path() -> Path | None:

@@ -274,3 +274,33 @@ def test_build_into_a_file_fails_in_one_line(tmp_path: Path) -> None:
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1
     assert f"folder {not_a_folder} cannot be made" in lines[0] and "MPIUQ_AOT_DIR" in lines[0]
+
+
+def test_a_thread_calling_while_another_loads_the_module_waits_for_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two threads making their first loop calls at once (the TI parse on two cores) both
+    run the module's loops: the second waits for the first's load, it does not find the
+    module 'loaded' before it is (it then ran numba's loop, importing numba)."""
+    import threading
+    from types import SimpleNamespace
+
+    inside, release = threading.Event(), threading.Event()
+    key = _aot.fingerprint_key((1,))
+    assert key is not None
+
+    def slow_load() -> None:
+        inside.set()
+        release.wait(10)
+        _aot._loaded["module"] = SimpleNamespace(x0_f=lambda v: v + 1)
+        _aot._loaded["table"] = {"m:f": {key: "x0_f"}}
+
+    monkeypatch.setattr(_aot, "_loaded", {"done": False, "module": None, "table": {}, "path": None})
+    monkeypatch.setattr(_aot, "_load_module", slow_load)
+    loader = threading.Thread(target=_aot._load)
+    loader.start()
+    assert inside.wait(10)
+    threading.Timer(0.2, release.set).start()
+    found = _aot.aot_function("m:f", (1,))  # while the loader is inside
+    loader.join(10)
+    assert found is not None and found(1) == 2

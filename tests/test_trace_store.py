@@ -1,5 +1,5 @@
 """Storing a parsed trace's cache entry apart from the parse (``read_located(store=False)``,
-``store_trace``), and a first replay storing it while its model runs."""
+``store_trace``), and a first replay storing it while it is lowered and its model runs."""
 
 from __future__ import annotations
 

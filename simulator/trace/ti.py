@@ -24,7 +24,9 @@ the request. Receives recorded with source -333 (any-source) become ``ANY_SOURCE
 Every value is checked against :mod:`.limits` as it is read (ranks, peers, roots,
 counts, tags, bytes, compute seconds); any problem is a :class:`TraceFormatError`
 naming file, rank and line. The text is parsed by compiled code over the raw bytes
-(:mod:`.ti_kernel`), about 3-5 million lines per second.
+(:mod:`.ti_kernel`), about 3-5 million lines per second; the files of a trace are
+read, decompressed and scanned in two halves on two threads, and a trace of 2 MiB of text
+or more is parsed that way too (:mod:`.split_parse`), with the serial parse's result.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import numpy as np
 from mpiuq.simulator.trace.errors import TraceFormatError
 from mpiuq.simulator.trace.ir import ANY_SOURCE, Trace
 from mpiuq.simulator.trace.limits import MAX_LINES
+from mpiuq.simulator.trace.split_parse import SPLIT_MIN_BYTES, run_pair, run_parser_split
 from mpiuq.simulator.trace.ti_errors import line_error
 from mpiuq.simulator.trace.ti_files import find_ti_files, read_text_bytes
 from mpiuq.simulator.trace.ti_kernel import scan_ranks
@@ -137,10 +140,14 @@ def read_ti(
     if not (flop_rate > 0.0 and np.isfinite(flop_rate)):
         raise ValueError(f"flop_rate={flop_rate!r} is invalid: expected a finite rate > 0 flop/s")
     files, notes = find_ti_files(path) if located is None else located
-    texts = [read_text_bytes(f) for f in files]
-    n_lines, top, msg = _scan(texts, files, flop_rate)
+    texts, lines, top, msg = _read_and_scan(files, flop_rate)
     n_ranks = top + 1
-    st = run_parser(texts, n_ranks, msg, float(flop_rate), (_NAMES, _SLOTS, _DT_SIZES), n_lines)
+    tables = (_NAMES, _SLOTS, _DT_SIZES)
+    st = None
+    if sum(len(t) for t in texts) >= SPLIT_MIN_BYTES:  # on two cores: the same state
+        st = run_parser_split(texts, lines, n_ranks, msg, float(flop_rate), tables)
+    if st is None:
+        st = run_parser(texts, n_ranks, msg, float(flop_rate), tables, sum(lines))
     C, Q = st.C, st.Q
     if st.E[0]:
         f = int(st.E[4])
@@ -201,18 +208,20 @@ def read_ti(
     return trace
 
 
-def _scan(texts: list[bytes], files: list[Path], rate: float) -> tuple[int, int, bool]:
-    """Action lines, largest rank and dialect over all files (ranks checked first)."""
-    E = np.zeros(10, np.int64)
-    n_lines, top, msg = 0, -1, False
-    for f, text in enumerate(texts):
-        buf = np.frombuffer(text, np.uint8)
-        lines, t, m = scan_ranks(buf, f, E)
-        if E[0]:
-            raise line_error(E, np.zeros(2), files[f], buf, rate)
-        n_lines += int(lines)
-        top = max(top, int(t))
-        msg = msg or bool(m)
+def _read_and_scan(files: list[Path], rate: float) -> tuple[list[bytes], list[int], int, bool]:
+    """Each file's text (decompressed) and action lines, the largest rank and the
+    dialect; the two halves of the files on two threads (decompression and the scan
+    release the GIL; errors are raised in file order)."""
+    if len(files) < 2:
+        texts, lines, top, msg = _read_group(files, 0, rate)
+    else:
+        k = len(files) // 2
+        head, tail = run_pair(
+            lambda: _read_group(files[:k], 0, rate), lambda: _read_group(files[k:], k, rate)
+        )
+        texts, lines = head[0] + tail[0], head[1] + tail[1]
+        top, msg = max(head[2], tail[2]), head[3] or tail[3]
+    n_lines = sum(lines)
     if top < 0:
         raise TraceFormatError(
             "no action line found: expected lines '<rank> <action> [args]'", file=str(files[0])
@@ -222,7 +231,28 @@ def _scan(texts: list[bytes], files: list[Path], rate: float) -> tuple[int, int,
             f"{n_lines} action lines, more than the {MAX_LINES} one trace may hold",
             file=str(files[0]),
         )
-    return n_lines, top, msg
+    return texts, lines, top, msg
+
+
+def _read_group(
+    files: list[Path], first: int, rate: float
+) -> tuple[list[bytes], list[int], int, bool]:
+    """Texts, action lines, largest rank and dialect of ``files`` (files ``first``, ...)."""
+    E = np.zeros(10, np.int64)
+    texts: list[bytes] = []
+    per_file: list[int] = []
+    top, msg = -1, False
+    for i, path in enumerate(files):
+        text = read_text_bytes(path)
+        buf = np.frombuffer(text, np.uint8)
+        lines, t, m = scan_ranks(buf, first + i, E)
+        if E[0]:
+            raise line_error(E, np.zeros(2), path, buf, rate)
+        texts.append(text)
+        per_file.append(int(lines))
+        top = max(top, int(t))
+        msg = msg or bool(m)
+    return texts, per_file, top, msg
 
 
 def _check_finalized(R: np.ndarray, files: list[Path]) -> None:
