@@ -1,5 +1,5 @@
 """Allow ``python -m mpiuq``."""
 
-from mpiuq.main import main
+from mpiuq.main import run
 
-raise SystemExit(main())
+run()

@@ -321,3 +321,47 @@ def test_replay_reports_each_stage_on_stderr_unless_quiet(
         ends = sorted(lines[2:4])
         assert ends[0].startswith("analytic: ") and "M events/s)" in ends[0]
         assert ends[1].startswith("compute-only: ") and " events in " in ends[1]
+
+
+def test_console_script_ends_a_replay_with_its_output_and_exit_code(tmp_path: Path) -> None:
+    """``python -m mpiuq replay`` (the console script's :func:`run`) ends the process
+    without the interpreter's clean-up after a replay: the table and a ``--out`` file are
+    complete, the exit code is the command's (0, or 2 for a missing trace)."""
+    from mpiuq.simulator.motifs import MotifSpec, synthesize
+    from mpiuq.simulator.trace import save_trace
+
+    trace_file = tmp_path / "halo.h5"
+    save_trace(synthesize(MotifSpec("halo3d", n_ranks=8, iterations=2)), trace_file)
+    env = dict(os.environ, MPIUQ_CACHE_DIR=str(tmp_path / "cache"))
+    first, second = tmp_path / "1" / "out", tmp_path / "2" / "out"
+    argv = ["replay", str(trace_file), "--model", "analytic", "--out", str(first)]
+    done = subprocess.run(
+        [sys.executable, "-m", "mpiuq", *argv],
+        capture_output=True, text=True, timeout=300, env=env, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    in_process = io.StringIO()
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(sys, "stdout", in_process)
+        m.setenv("MPIUQ_CACHE_DIR", str(tmp_path / "cache"))
+        assert main([*argv[:-1], str(second), "--quiet"]) == 0
+    # every line written before the exit (wall-clock figures aside)
+    assert _without_numbers(done.stdout) == _without_numbers(in_process.getvalue())
+    assert sorted(p.name for p in first.iterdir()) == sorted(p.name for p in second.iterdir())
+    for p in first.iterdir():
+        if p.suffix == ".json":
+            json.loads(p.read_text())  # complete
+            assert _without_numbers(p.read_text()) == _without_numbers(
+                (second / p.name).read_text()
+            )
+    missing = subprocess.run(
+        [sys.executable, "-m", "mpiuq", "replay", str(tmp_path / "none.h5")],
+        capture_output=True, text=True, timeout=120, env=env, check=False,
+    )  # fmt: skip
+    assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
+def _without_numbers(text: str) -> str:
+    import re
+
+    return re.sub(r"[0-9.]+", "N", text)
