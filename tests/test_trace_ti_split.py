@@ -17,8 +17,8 @@ from mpiuq.simulator.trace.ir import Trace
 
 
 def _read(path: Path, monkeypatch: pytest.MonkeyPatch, *, split: bool) -> tuple[Trace, int]:
-    """The trace read with the parse split (always) or serial (never); and how many
-    times the split parse joined two halves."""
+    """The trace read on two threads (the parse split whatever the size) or on one; and
+    how many times the split parse joined two halves."""
     joins = [0]
     real_append = split_parse._append
 
@@ -27,9 +27,9 @@ def _read(path: Path, monkeypatch: pytest.MonkeyPatch, *, split: bool) -> tuple[
         real_append(*args)  # type: ignore[arg-type]
 
     with monkeypatch.context() as m:
-        m.setattr(ti_module, "SPLIT_MIN_BYTES", 0 if split else 1 << 62)
+        m.setattr(ti_module, "SPLIT_MIN_BYTES", 0)
         m.setattr(split_parse, "_append", counting)
-        trace = read_ti(path)
+        trace = read_ti(path, threads=2 if split else 1)
     return trace, joins[0]
 
 
@@ -192,3 +192,9 @@ def test_every_shared_ti_trace_split_equals_serial(
     serial, _ = _read(index, monkeypatch, split=False)
     split, _ = _read(index, monkeypatch, split=True)
     _assert_same(serial, split)
+
+
+def test_threads_must_be_one_or_two(tmp_path: Path) -> None:
+    index = _index(tmp_path, FOUR_RANKS)
+    with pytest.raises(ValueError, match="threads=3 is invalid: expected 1 or 2"):
+        read_ti(index, threads=3)

@@ -9,11 +9,14 @@ of ``--repeat``) and with the previous Python parser
 trace lines per second (lines of the files read, comments and blank lines
 included) for both, the speed-up and whether both produced the same
 :meth:`Trace.digest` (every column, bit for bit). Both run single-threaded in this
-process, one after the other, so the figures are per core; for the compiled
-parser the rate is also given from CPU time (``time.process_time``), which is what
-a core delivers when other work shares the machine. Loading the compiled
-code from numba's cache (or compiling it on a new machine) is done once before
-timing and shown apart.
+process (``read_ti(..., threads=1)``), one after the other, so those figures are per
+core; for the compiled parser the rate is also given from CPU time
+(``time.process_time``), which is what a core delivers when other work shares the
+machine. The last columns time the compiled parser as ``mpiuq`` runs it, on two
+threads (``threads=2``: files read and scanned in two halves, traces of 2 MiB or more
+parsed in two file groups; best of ``--repeat``), and check that it gives the same
+trace. Loading the compiled code from numba's cache (or compiling it on a new
+machine) is done once before timing and shown apart.
 
 Usage::
 
@@ -76,20 +79,28 @@ def main() -> int:
     read_ti(DATA / "gen_ti_lulesh_8r")
     print(f"load (or first compile) of the compiled parser: {time.perf_counter() - t0:.2f} s\n")
     head = f"{'trace':32s} {'lines':>9s} {'new s':>7s} {'new Ml/s':>9s} {'CPU Ml/s':>9s}"
+    head += f" {'2 thr s':>7s} {'2 thr Ml/s':>10s} {'same':>4s}"
     if old is not None:
         head += f" {'old s':>7s} {'old Ml/s':>9s} {'speed-up':>8s} {'identical':>9s}"
     print(head)
-    sum_lines = sum_new = sum_old = sum_cpu = 0.0
+    sum_lines = sum_new = sum_old = sum_cpu = sum_two = 0.0
     for name in names:
         trace = DATA / name
         n = _lines(trace)
-        best = cpu = float("inf")
+        best = cpu = two = float("inf")
         for _ in range(args.repeat):
             t, c = time.perf_counter(), time.process_time()
-            new = read_ti(trace)
+            new = read_ti(trace, threads=1)
             best = min(best, time.perf_counter() - t)
             cpu = min(cpu, time.process_time() - c)
+        for _ in range(args.repeat):
+            t = time.perf_counter()
+            paired = read_ti(trace, threads=2)
+            two = min(two, time.perf_counter() - t)
         row = f"{name:32s} {n:9d} {best:7.3f} {n / best / 1e6:9.2f} {n / cpu / 1e6:9.2f}"
+        same2 = "yes" if paired.digest() == new.digest() else "NO"
+        row += f" {two:7.3f} {n / two / 1e6:10.2f} {same2:>4s}"
+        sum_two += two
         sum_cpu += cpu
         sum_lines += n
         sum_new += best
@@ -102,7 +113,8 @@ def main() -> int:
             row += f" {t_old:7.2f} {n / t_old / 1e6:9.3f} {t_old / best:7.1f}x {same:>9s}"
         print(row, flush=True)
     total = f"{'all':32s} {int(sum_lines):9d} {sum_new:7.2f} {sum_lines / sum_new / 1e6:9.2f}"
-    total += f" {sum_lines / sum_cpu / 1e6:9.2f}"
+    total += f" {sum_lines / sum_cpu / 1e6:9.2f} {sum_two:7.2f} {sum_lines / sum_two / 1e6:10.2f}"
+    total += " " * 5
     if old is not None:
         total += f" {sum_old:7.1f} {sum_lines / sum_old / 1e6:9.3f} {sum_old / sum_new:7.1f}x"
     print(total)

@@ -110,6 +110,7 @@ def read_ti(
     *,
     flop_rate: float = 1e9,
     located: tuple[list[Path], list[str]] | None = None,
+    threads: int = 2,
 ) -> Trace:
     """Read a SimGrid time-independent trace.
 
@@ -123,6 +124,10 @@ def read_ti(
     located : tuple, optional
         ``find_ti_files(path)`` when the caller has it already (an index of many rank
         files is then resolved once).
+    threads : int
+        2 (default): the files are read and scanned in two halves on two threads, and a
+        trace of :data:`~.split_parse.SPLIT_MIN_BYTES` or more is parsed that way too;
+        1: everything on the calling thread. The trace is the same.
 
     Returns
     -------
@@ -139,12 +144,16 @@ def read_ti(
     """
     if not (flop_rate > 0.0 and np.isfinite(flop_rate)):
         raise ValueError(f"flop_rate={flop_rate!r} is invalid: expected a finite rate > 0 flop/s")
+    if threads not in (1, 2):
+        raise ValueError(f"threads={threads!r} is invalid: expected 1 or 2")
     files, notes = find_ti_files(path) if located is None else located
-    texts, lines, top, msg = _read_and_scan(files, flop_rate)
+    texts, lines, top, msg = _read_and_scan(files, flop_rate, threads)
     n_ranks = top + 1
     tables = (_NAMES, _SLOTS, _DT_SIZES)
     st = None
-    if sum(len(t) for t in texts) >= SPLIT_MIN_BYTES:  # on two cores: the same state
+    if (
+        threads == 2 and sum(len(t) for t in texts) >= SPLIT_MIN_BYTES
+    ):  # on two cores: the same state
         st = run_parser_split(texts, lines, n_ranks, msg, float(flop_rate), tables)
     if st is None:
         st = run_parser(texts, n_ranks, msg, float(flop_rate), tables, sum(lines))
@@ -208,11 +217,13 @@ def read_ti(
     return trace
 
 
-def _read_and_scan(files: list[Path], rate: float) -> tuple[list[bytes], list[int], int, bool]:
+def _read_and_scan(
+    files: list[Path], rate: float, threads: int
+) -> tuple[list[bytes], list[int], int, bool]:
     """Each file's text (decompressed) and action lines, the largest rank and the
     dialect; the two halves of the files on two threads (decompression and the scan
     release the GIL; errors are raised in file order)."""
-    if len(files) < 2:
+    if len(files) < 2 or threads < 2:
         texts, lines, top, msg = _read_group(files, 0, rate)
     else:
         k = len(files) // 2
