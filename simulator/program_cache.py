@@ -54,6 +54,7 @@ import numpy.typing as npt
 from mpiuq.simulator.codes import OP_COMPUTE
 from mpiuq.simulator.errors import ProgramError
 from mpiuq.simulator.lowering import Lowered, LoweringOptions
+from mpiuq.simulator.program import Program
 from mpiuq.simulator.program_file import (
     FORMAT_VERSION,
     SUFFIX,
@@ -64,6 +65,7 @@ from mpiuq.simulator.program_file import (
     write_program_file,
 )
 from mpiuq.simulator.replay import TraceOrigin
+from mpiuq.simulator.two_threads import run_pair
 
 __all__ = [
     "CACHE_VERSION",
@@ -197,13 +199,23 @@ def load_cached_program(
         facts, n_ranks, call_names = pf.facts, pf.n_ranks, pf.call_names
     trace_rank_ptr = read_member(p, "trace_rank_ptr.npy", np.int64, n_ranks + 1)
     trace_call = read_member(p, "trace_call.npy", np.int16, facts.n_trace_ops)
-    _check_consistent(p, low, trace_rank_ptr, trace_call, len(call_names))
+    # the program is validated on the other core while its row map and combine steps
+    # are checked (an error of the latter is raised first); the combine steps' seconds
+    # are rewritten afterwards, from bytes > 0 at a rate > 0 (what validation checks)
+    _, invalid = run_pair(
+        lambda: _check_consistent(p, low, trace_rank_ptr, trace_call, len(call_names)),
+        lambda: _problem_of(low.program),
+        name="program-check",
+    )
+    if invalid is not None:
+        raise ProgramFileError(p, "program", f"is invalid ({invalid})")
     if written_rate != options.reduce_rate_Bps and low.reduce_rows.size:
-        low.program.seconds[low.reduce_rows] = low.reduce_bytes / options.reduce_rate_Bps
-    try:
-        low.program.validate()
-    except ProgramError as exc:
-        raise ProgramFileError(p, "program", f"is invalid ({exc})") from None
+        seconds = low.reduce_bytes / options.reduce_rate_Bps
+        if not np.all(np.isfinite(seconds)):
+            raise ProgramFileError(
+                p / "reduce_bytes.npy", "reduce_bytes", "give combine steps of infinite seconds"
+            )
+        low.program.seconds[low.reduce_rows] = seconds
     origin = TraceOrigin(
         source=facts.source,
         format=facts.format,
@@ -216,6 +228,15 @@ def load_cached_program(
         notes=tuple(facts.notes),
     )
     return CachedProgram(low, origin)
+
+
+def _problem_of(program: Program) -> ProgramError | None:
+    """The error :meth:`Program.validate` raises for ``program``, or ``None``."""
+    try:
+        program.validate()
+    except ProgramError as exc:
+        return exc
+    return None
 
 
 def _check_consistent(
@@ -252,7 +273,7 @@ def _check_consistent(
             int(rows.min()) < 0
             or int(rows.max()) >= prog.n_ops
             or np.any(prog.kind[rows] != OP_COMPUTE)
-            or not np.all(nbytes > 0)
+            or not np.all(np.isfinite(nbytes) & (nbytes > 0))
         )
     ):
         raise ProgramFileError(

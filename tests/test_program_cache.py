@@ -267,6 +267,23 @@ def _bad_rank_ptr(path: Path) -> None:
     np.save(path / "trace_rank_ptr.npy", ptr)
 
 
+def _bad_op_kind(path: Path) -> None:
+    ops = np.fromfile(path / "ops.bin", dtype="<i4")
+    ops[0] = 99  # the first row's operation code
+    ops.tofile(path / "ops.bin")
+
+
+def _infinite_reduce_bytes(path: Path) -> None:
+    nbytes = np.load(path / "reduce_bytes.npy")
+    nbytes[0] = np.inf
+    np.save(path / "reduce_bytes.npy", nbytes)
+
+
+def _bad_rank_ptr_and_op_kind(path: Path) -> None:
+    _bad_rank_ptr(path)
+    _bad_op_kind(path)
+
+
 DAMAGES = {
     "truncated ops.bin": (_truncate, r"ops\.bin: holds \d+ bytes, expected \d+ \(truncated\)"),
     "bad meta.json": (_bad_meta, r"meta\.json: is not readable JSON"),
@@ -275,6 +292,10 @@ DAMAGES = {
     "bad trace calls": (_bad_trace_calls, r"trace_call\.npy: has 3 entries, expected \d+"),
     "bad reduce rows": (_bad_reduce_rows, r"not the program's combine steps"),
     "bad rank offsets": (_bad_rank_ptr, r"row_ptr: does not map the trace's ranks"),
+    "bad operation code": (_bad_op_kind, r"program: is invalid \(unknown operation code 99"),
+    "infinite combine bytes": (_infinite_reduce_bytes, r"not the program's combine steps"),
+    # checked at once on two threads: the row map's error is the one raised
+    "both": (_bad_rank_ptr_and_op_kind, r"row_ptr: does not map the trace's ranks"),
 }
 
 

@@ -23,9 +23,6 @@ first group's.
 from __future__ import annotations
 
 import ctypes
-import threading
-from collections.abc import Callable
-from typing import TypeVar
 
 import numpy as np
 
@@ -52,41 +49,13 @@ from mpiuq.simulator.trace.ti_state import (
     R_LAST,
     R_LINE,
 )
+from mpiuq.simulator.two_threads import run_pair
 
-__all__ = ["SPLIT_MIN_BYTES", "run_pair", "run_parser_split", "split_point"]
-
-H = TypeVar("H")
-T = TypeVar("T")
+__all__ = ["SPLIT_MIN_BYTES", "run_parser_split", "split_point"]
 
 #: Text bytes below which a trace is parsed in one thread (a thread and the join cost
 #: more than half of parsing it).
 SPLIT_MIN_BYTES = 1 << 21
-
-
-def run_pair(head: Callable[[], H], tail: Callable[[], T]) -> tuple[H, T]:
-    """``(head(), tail())``, ``tail`` in a worker thread while ``head`` runs in this one.
-
-    Both run to their end; an exception of ``head`` is raised first (it comes first in
-    file order), else one of ``tail``.
-    """
-    tail_out: list[T] = []
-    failure: list[BaseException] = []
-
-    def run_tail() -> None:
-        try:
-            tail_out.append(tail())
-        except BaseException as exc:  # re-raised in the calling thread
-            failure.append(exc)
-
-    worker = threading.Thread(target=run_tail, name="ti-parse", daemon=True)
-    worker.start()
-    try:
-        head_out = head()
-    finally:
-        worker.join()
-    if failure:
-        raise failure[0]
-    return head_out, tail_out[0]
 
 
 def split_point(sizes: list[int]) -> int:

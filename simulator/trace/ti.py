@@ -38,7 +38,7 @@ import numpy as np
 from mpiuq.simulator.trace.errors import TraceFormatError
 from mpiuq.simulator.trace.ir import ANY_SOURCE, Trace
 from mpiuq.simulator.trace.limits import MAX_LINES
-from mpiuq.simulator.trace.split_parse import SPLIT_MIN_BYTES, run_pair, run_parser_split
+from mpiuq.simulator.trace.split_parse import SPLIT_MIN_BYTES, run_parser_split
 from mpiuq.simulator.trace.ti_errors import line_error
 from mpiuq.simulator.trace.ti_files import find_ti_files, read_text_bytes
 from mpiuq.simulator.trace.ti_kernel import scan_ranks
@@ -63,6 +63,7 @@ from mpiuq.simulator.trace.ti_state import (
     R_LINE,
     S_NONE,
 )
+from mpiuq.simulator.two_threads import run_pair
 
 __all__ = ["SMPI_DATATYPE_BYTES", "find_ti_files", "read_ti"]
 
