@@ -4,12 +4,11 @@ the join shifts, on every shared TI trace, and the serial fallback and error ord
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
-import numpy as np
 import pytest
 from shared_data import TRACES, needs_traces
+from trace_checks import assert_same_trace
 
 from mpiuq.simulator.trace import TraceFormatError, read_ti, split_parse
 from mpiuq.simulator.trace import ti as ti_module
@@ -31,16 +30,6 @@ def _read(path: Path, monkeypatch: pytest.MonkeyPatch, *, split: bool) -> tuple[
         m.setattr(split_parse, "_append", counting)
         trace = read_ti(path, threads=2 if split else 1)
     return trace, joins[0]
-
-
-def _assert_same(a: Trace, b: Trace) -> None:
-    for field in dataclasses.fields(Trace):
-        x, y = getattr(a, field.name), getattr(b, field.name)
-        if isinstance(x, np.ndarray):
-            assert x.dtype == y.dtype and np.array_equal(x, y), field.name
-        else:
-            assert x == y, field.name
-    assert a.digest() == b.digest()
 
 
 def _index(tmp: Path, files: dict[str, str]) -> Path:
@@ -118,7 +107,7 @@ def test_split_parse_gives_the_serial_trace(
     serial, serial_joins = _read(index, monkeypatch, split=False)
     split, joins = _read(index, monkeypatch, split=True)
     assert serial_joins == 0 and joins == 1
-    _assert_same(serial, split)
+    assert_same_trace(serial, split)
     # the cases the hand-written trace is for, as the serial parse reads them
     assert serial.unsupported == {"TI action frobnicate": 2}
     assert any("failed test" in note for note in serial.notes)
@@ -140,43 +129,44 @@ def test_a_rank_in_both_halves_is_parsed_serially(
     serial, _ = _read(index, monkeypatch, split=False)
     split, joins = _read(index, monkeypatch, split=True)
     assert joins == 0  # the halves were not joined: parsed again, serially
-    _assert_same(serial, split)
+    assert_same_trace(serial, split)
 
 
-def test_an_error_in_the_second_half_is_the_serial_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+#: Broken files, the error expected, and the file and line it names, on one thread as
+#: on two: a parse error in the second half; one in each half (the first file's is
+#: raised); a scan error (bad rank token) in the second half.
+BROKEN = {
+    "second half": (
+        {"r3.txt": _lines("3 init", "3 send 2 1 abc", "3 finalize")},
+        "expected a number",
+        "r3.txt",
+    ),
+    "both halves": (
+        {
+            "r1.txt": _lines("1 init", "1 wait 0 1 5", "1 finalize"),
+            "r3.txt": _lines("3 init", "3 send 2 1 abc", "3 finalize"),
+        },
+        "no isend/irecv posted",
+        "r1.txt",
+    ),
+    "scan, second half": (
+        {"r2.txt": _lines("2 init", "two compute 5", "2 finalize")},
+        "expected '<rank> <action>",
+        "r2.txt",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BROKEN))
+@pytest.mark.parametrize("split", [False, True])
+def test_errors_are_the_serial_parse_s(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str, split: bool
 ) -> None:
-    files = dict(FOUR_RANKS)
-    files["r3.txt"] = _lines("3 init", "3 send 2 1 abc", "3 finalize")
-    index = _index(tmp_path, files)
-    for split in (False, True):
-        with pytest.raises(TraceFormatError, match="expected a number") as info:
-            _read(index, monkeypatch, split=split)
-        assert info.value.file == str(tmp_path / "r3.txt") and info.value.record == 2
-
-
-def test_an_error_in_each_half_reports_the_first_file_s(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    files = dict(FOUR_RANKS)
-    files["r1.txt"] = _lines("1 init", "1 wait 0 1 5", "1 finalize")
-    files["r3.txt"] = _lines("3 init", "3 send 2 1 abc", "3 finalize")
-    index = _index(tmp_path, files)
-    for split in (False, True):
-        with pytest.raises(TraceFormatError, match="no isend/irecv posted") as info:
-            _read(index, monkeypatch, split=split)
-        assert info.value.file == str(tmp_path / "r1.txt") and info.value.record == 2
-
-
-def test_a_scan_error_in_the_second_half_names_its_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    files = dict(FOUR_RANKS)
-    files["r2.txt"] = _lines("2 init", "two compute 5", "2 finalize")
-    index = _index(tmp_path, files)
-    with pytest.raises(TraceFormatError, match="expected '<rank> <action>") as info:
-        _read(index, monkeypatch, split=True)
-    assert info.value.file == str(tmp_path / "r2.txt") and info.value.record == 2
+    broken, match, named = BROKEN[case]
+    index = _index(tmp_path, {**FOUR_RANKS, **broken})
+    with pytest.raises(TraceFormatError, match=match) as info:
+        _read(index, monkeypatch, split=split)
+    assert info.value.file == str(tmp_path / named) and info.value.record == 2
 
 
 def _multi_file_ti_traces() -> list[Path]:
@@ -191,7 +181,7 @@ def test_every_shared_ti_trace_split_equals_serial(
 ) -> None:
     serial, _ = _read(index, monkeypatch, split=False)
     split, _ = _read(index, monkeypatch, split=True)
-    _assert_same(serial, split)
+    assert_same_trace(serial, split)
 
 
 def test_threads_must_be_one_or_two(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ import ctypes
 
 import numpy as np
 
-from mpiuq.simulator.trace.ti_parse import DONE, FAILED, ParserState, parse_lines
+from mpiuq.simulator.trace.ti_parse import ParserState, run_parser
 from mpiuq.simulator.trace.ti_state import (
     C_CALLS,
     C_FAILED_TESTS,
@@ -71,31 +71,6 @@ def split_point(sizes: list[int]) -> int:
     return best
 
 
-def _parse_group(
-    st: ParserState,
-    texts: list[bytes],
-    first: int,
-    n_ranks: int,
-    rate: float,
-    tables: tuple[np.ndarray, np.ndarray, np.ndarray],
-) -> None:
-    """Parse ``texts`` (files ``first``, ``first + 1``, ...) into ``st``, as run_parser does."""
-    names, slots, dtsize = tables
-    pos = np.zeros(2, np.int64)
-    for i, text in enumerate(texts):
-        buf = np.frombuffer(text, dtype=np.uint8)
-        pos[:] = 0
-        while True:
-            status = parse_lines(
-                buf, first + i, pos, n_ranks, False, rate, names, slots, dtsize, *st.arrays()
-            )
-            if status == FAILED:
-                return
-            if status == DONE:
-                break
-            st.grow_for_line(n_ranks)
-
-
 def run_parser_split(
     texts: list[bytes],
     lines: list[int],
@@ -125,8 +100,8 @@ def run_parser_split(
     head.ops, head.Q = tuple(col[:gap] for col in ops), Q[:gap]  # each its serial room
     tail.ops, tail.Q = tuple(col[gap:] for col in ops), Q[gap:]
     run_pair(
-        lambda: _parse_group(head, texts[:k], 0, n_ranks, rate, tables),
-        lambda: _parse_group(tail, texts[k:], k, n_ranks, rate, tables),
+        lambda: run_parser(texts[:k], n_ranks, False, rate, tables, 0, state=head),
+        lambda: run_parser(texts[k:], n_ranks, False, rate, tables, 0, state=tail, first=k),
     )
     if np.any((head.R[:, R_LINE] > 0) & (tail.R[:, R_LINE] > 0)):
         return None  # a rank in both groups: its state of the first group is needed

@@ -206,16 +206,21 @@ def run_parser(
     rate: float,
     tables: tuple[np.ndarray, np.ndarray, np.ndarray],
     n_lines: int,
+    *,
+    state: ParserState | None = None,
+    first: int = 0,
 ) -> ParserState:
     """Parse every line of every file (the texts, in order), growing arrays as needed.
 
     ``tables`` = (action names, action slots, datatype sizes). Check ``E[0]`` of the
-    result for an error (``E[4]`` is then the index of the file).
+    result for an error (``E[4]`` is then the index of the file). ``state``: parse into
+    this state (default: a new one for ``n_lines`` lines); ``first``: the index of the
+    first text among the trace's files (as errors and unknown actions name them).
     """
     names, slots, dtsize = tables
-    st = ParserState.new(n_ranks, n_lines, msg, names.shape[0])
+    st = ParserState.new(n_ranks, n_lines, msg, names.shape[0]) if state is None else state
     pos = np.zeros(2, np.int64)
-    for f, text in enumerate(texts):
+    for f, text in enumerate(texts, start=first):
         buf = np.frombuffer(text, dtype=np.uint8)
         pos[:] = 0
         while True:
