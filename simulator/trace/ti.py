@@ -152,9 +152,8 @@ def read_ti(
     n_ranks = top + 1
     tables = (_NAMES, _SLOTS, _DT_SIZES)
     st = None
-    if (
-        threads == 2 and sum(len(t) for t in texts) >= SPLIT_MIN_BYTES
-    ):  # on two cores: the same state
+    if threads == 2 and sum(len(t) for t in texts) >= SPLIT_MIN_BYTES:
+        # on two cores, into the serial parse's state (None: it must run serially)
         st = run_parser_split(texts, lines, n_ranks, msg, float(flop_rate), tables)
     if st is None:
         st = run_parser(texts, n_ranks, msg, float(flop_rate), tables, sum(lines))
