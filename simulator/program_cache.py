@@ -201,7 +201,8 @@ def load_cached_program(
     trace_call = read_member(p, "trace_call.npy", np.int16, facts.n_trace_ops)
     # the program is validated on the other core while its row map and combine steps
     # are checked (an error of the latter is raised first); the combine steps' seconds
-    # are rewritten afterwards, from bytes > 0 at a rate > 0 (what validation checks)
+    # are rewritten afterwards, from the checked bytes (finite, > 0) at the options' rate
+    # (finite, > 0), and refused if one comes out infinite
     _, invalid = run_pair(
         lambda: _check_consistent(p, low, trace_rank_ptr, trace_call, len(call_names)),
         lambda: _problem_of(low.program),
