@@ -211,7 +211,8 @@ def load_cached_program(
     if invalid is not None:
         raise ProgramFileError(p, "program", f"is invalid ({invalid})")
     if written_rate != options.reduce_rate_Bps and low.reduce_rows.size:
-        seconds = low.reduce_bytes / options.reduce_rate_Bps
+        with np.errstate(over="ignore"):  # an overflow is refused just below
+            seconds = low.reduce_bytes / options.reduce_rate_Bps
         if not np.all(np.isfinite(seconds)):
             raise ProgramFileError(
                 p / "reduce_bytes.npy", "reduce_bytes", "give combine steps of infinite seconds"

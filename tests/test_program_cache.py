@@ -201,6 +201,20 @@ def test_other_reduction_rate_rewrites_the_combine_steps(tmp_path: Path) -> None
     assert_same_lowered(found.lowered, low_slow)
 
 
+def test_combine_steps_rewritten_to_infinite_seconds_are_refused(tmp_path: Path) -> None:
+    """Bytes that pass the entry's check (finite, > 0) but overflow at another rate."""
+    trace = reducing_trace()
+    entry = tmp_path / "k.h5"
+    written, tiny = LoweringOptions(reduce_rate_Bps=3e9), LoweringOptions(reduce_rate_Bps=1e-10)
+    path = save_cached_program(entry, written, lower_trace(trace, written), TraceOrigin.of(trace))
+    assert path is not None
+    nbytes = np.load(path / "reduce_bytes.npy")
+    np.save(path / "reduce_bytes.npy", np.full_like(nbytes, 1e300))
+    assert find_cached_program(entry, written) is not None  # at the written rate: usable
+    with pytest.raises(ProgramFileError, match="combine steps of infinite seconds"):
+        load_cached_program(path, "k", tiny)
+
+
 def test_key_follows_the_options_that_shape_the_program(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
