@@ -96,7 +96,7 @@ def replay_file_with_progress(
     are identical.
 
     In memory, the trace is let go once lowered (and, when it was parsed, stored in its
-    cache entry, which happens while the models run), so the simulation holds only the
+    cache entry, which happens while it is lowered), so the simulation holds only the
     lowered program and the trace's :class:`~mpiuq.simulator.replay.TraceOrigin`. With a
     trace cache (``read_options``: ``cache_dir``, ``use_cache``), the lowered program is
     stored beside the trace's entry while the models run, and a later in-memory replay of the
@@ -142,8 +142,8 @@ def replay_file_with_progress(
                     threads=threads,
                 )
     if h5_file is None:
-        # a parsed trace's cache entry is written later: while the models run, unless
-        # this replay streams from it
+        # a parsed trace's cache entry is written later: while it is lowered, unless this
+        # replay streams from it (then now)
         trace = read_with_progress(progress, path, where, store=False)
         if stream == "on" or (stream == "auto" and _streams(trace.n_ops)):
             h5_file = store_trace(trace, where)

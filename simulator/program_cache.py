@@ -65,7 +65,7 @@ from mpiuq.simulator.program_file import (
     write_program_file,
 )
 from mpiuq.simulator.replay import TraceOrigin
-from mpiuq.simulator.two_threads import run_pair
+from mpiuq.simulator.watch import run_pair
 
 __all__ = [
     "CACHE_VERSION",

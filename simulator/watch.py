@@ -5,7 +5,8 @@ The event loop (``nogil=True``) runs for minutes on large traces as one compiled
 far it got (e.g. the ranks' program counters) and hands the fraction to a callback.
 The call's arguments and results are the same as without a watcher, so results are
 bit-identical; only the caller's thread waits differently. :func:`run_concurrently`
-runs several such calls at once (e.g. one replay per network model).
+runs several such calls at once (e.g. one replay per network model), :func:`run_pair`
+two (e.g. the two halves of a trace's files).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import TypeVar
 
 T = TypeVar("T")
 A = TypeVar("A")
+H = TypeVar("H")
 
 #: Seconds between two samples of a watched call's progress.
 POLL_INTERVAL_S = 0.5
@@ -83,6 +85,37 @@ def run_concurrently(
         order = sorted(range(len(items)), key=lambda j: first(items[j]))
         futures = {j: pool.submit(call, items[j]) for j in order}
         return [futures[j].result() for j in range(len(items))]
+
+
+def run_pair(
+    head: Callable[[], H], tail: Callable[[], T], *, name: str = "mpiuq-pair"
+) -> tuple[H, T]:
+    """``(head(), tail())``, ``tail`` in a worker thread (named ``name``) while ``head``
+    runs in this one: :func:`run_concurrently` for two calls, without a thread pool
+    (whose import a cached replay otherwise skips).
+
+    Both run to their end; an exception of ``head`` is raised first (the work that
+    comes first, as a caller orders it: the first files of a trace, say), else one of
+    ``tail``.
+    """
+    tail_out: list[T] = []
+    failure: list[BaseException] = []
+
+    def run_tail() -> None:
+        try:
+            tail_out.append(tail())
+        except BaseException as exc:  # re-raised in the calling thread
+            failure.append(exc)
+
+    worker = threading.Thread(target=run_tail, name=name, daemon=True)
+    worker.start()
+    try:
+        head_out = head()
+    finally:
+        worker.join()
+    if failure:
+        raise failure[0]
+    return head_out, tail_out[0]
 
 
 def one_at_a_time(callback: Callable[[A], None]) -> Callable[[A], None]:

@@ -184,7 +184,8 @@ def test_every_shared_ti_trace_split_equals_serial(
     assert_same_trace(serial, split)
 
 
-def test_threads_must_be_one_or_two(tmp_path: Path) -> None:
+@pytest.mark.parametrize("threads", [3, 0, -1, True, 2.5, "2", None])
+def test_threads_must_be_one_or_two(tmp_path: Path, threads: object) -> None:
     index = _index(tmp_path, FOUR_RANKS)
-    with pytest.raises(ValueError, match="threads=3 is invalid: expected 1 or 2"):
-        read_ti(index, threads=3)
+    with pytest.raises(ValueError, match=r"threads=.* is invalid: expected 1 or 2"):
+        read_ti(index, threads=threads)  # type: ignore[arg-type]

@@ -49,7 +49,7 @@ from mpiuq.simulator.trace.ti_state import (
     R_LAST,
     R_LINE,
 )
-from mpiuq.simulator.two_threads import run_pair
+from mpiuq.simulator.watch import run_pair
 
 __all__ = ["SPLIT_MIN_BYTES", "run_parser_split", "split_point"]
 

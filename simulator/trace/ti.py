@@ -63,7 +63,7 @@ from mpiuq.simulator.trace.ti_state import (
     R_LINE,
     S_NONE,
 )
-from mpiuq.simulator.two_threads import run_pair
+from mpiuq.simulator.watch import run_pair
 
 __all__ = ["SMPI_DATATYPE_BYTES", "find_ti_files", "read_ti"]
 
@@ -145,7 +145,7 @@ def read_ti(
     """
     if not (flop_rate > 0.0 and np.isfinite(flop_rate)):
         raise ValueError(f"flop_rate={flop_rate!r} is invalid: expected a finite rate > 0 flop/s")
-    if threads not in (1, 2):
+    if isinstance(threads, bool) or threads not in (1, 2):
         raise ValueError(f"threads={threads!r} is invalid: expected 1 or 2")
     files, notes = find_ti_files(path) if located is None else located
     texts, lines, top, msg = _read_and_scan(files, flop_rate, threads)
