@@ -44,6 +44,7 @@ from mpiuq.calibration.campaign_result import CampaignResult
 from mpiuq.calibration.config import Campaign
 from mpiuq.calibration.errors import ResultsError
 from mpiuq.surrogate.atomic_write import replace_atomically
+from mpiuq.surrogate.json_text import write_json
 from mpiuq.surrogate.storage import save_pce
 
 SURROGATE_FILE = "surrogate.h5"
@@ -178,8 +179,7 @@ def write_summary(
         "mpiuq_version": MPIUQ_VERSION,
         "files": {p.name: file_sha256(p) for p in files},
     }
-    with replace_atomically(path) as tmp:
-        tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    write_json(path, doc)
     return path
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from mpiuq.surrogate.atomic_write import replace_atomically
 from mpiuq.surrogate.box import ParameterBox
 from mpiuq.surrogate.errors import SurrogateInputError
+from mpiuq.surrogate.json_text import write_json
 from mpiuq.surrogate.text_input import read_text
 
 SIDECAR_FORMAT = "mpiuq.surrogate.design"
@@ -152,8 +153,7 @@ def write_design_csv(
         "n_points": int(np.asarray(design).shape[0]),
     }
     doc.update(meta or {})
-    with replace_atomically(side) as tmp:
-        tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    write_json(side, doc)
     return side
 
 
