@@ -99,7 +99,7 @@ def result_json(result: BenchmarkResult) -> dict[str, Any]:
     return {
         "benchmark": result.benchmark,
         "window": result.setup.window if result.benchmark == "stream" else None,
-        "params": result.params.as_dict(),
+        "params": result.params.as_json_dict(),
         "results": rows,
     }
 

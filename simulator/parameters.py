@@ -212,6 +212,11 @@ class SimParams:
         out.update(_regimes.flatten(self.regime_table()))
         return out
 
+    def as_json_dict(self) -> dict[str, float | int | None]:
+        """:meth:`as_dict` for a JSON document: the last regime's unbounded ``max_bytes``
+        (infinity, which JSON cannot hold) is written as ``None`` (no bound)."""
+        return {k: None if v == math.inf else v for k, v in self.as_dict().items()}
+
     def with_values(self, **values: float | int) -> SimParams:
         """Return a copy with some parameters changed (validated)."""
         return SimParams.from_mapping(values, base=self)
