@@ -15,9 +15,14 @@ into files in the results folder:
     :func:`mpiuq.calibration.calibrated.load_posterior_draws` reads when ``posterior.nc``
     is absent);
 ``summary.json``
-    the summary of :func:`mpiuq.calibration.report.summary_dict`, plus what the
-    caller adds (figure names, plot timings), plus ``run``: the run's fingerprint and
-    the SHA-256 of every file the run wrote.
+    ``format``/``format_version`` (:data:`~.handoff.SUMMARY_FORMAT`, version
+    :data:`~.handoff.SUMMARY_VERSION`), the summary of
+    :func:`mpiuq.calibration.report.summary_dict`, plus what the caller adds (figure
+    names, plot timings), ``run``: the run's fingerprint and the SHA-256 of every file the
+    run wrote, and ``handoff``: the calibration hand-off record
+    (:class:`~mpiuq.calibration.handoff.Handoff`: estimates, fixed values, regime table
+    with names, the posterior files' sizes and SHA-256), read back as a unit by
+    :func:`~mpiuq.calibration.handoff.verified_handoff`.
 
 Completeness: every file is written to a temporary name and renamed into place, and
 ``summary.json`` is written last, so a folder with a ``summary.json`` holds a finished
@@ -43,6 +48,12 @@ from typing import Any
 from mpiuq.calibration.campaign_result import CampaignResult
 from mpiuq.calibration.config import Campaign
 from mpiuq.calibration.errors import ResultsError
+from mpiuq.calibration.handoff import (
+    SUMMARY_FORMAT,
+    SUMMARY_VERSION,
+    build_handoff,
+    file_sha256,
+)
 from mpiuq.surrogate.atomic_write import replace_atomically
 from mpiuq.surrogate.json_text import write_json
 from mpiuq.surrogate.storage import save_pce
@@ -141,15 +152,6 @@ def run_fingerprint(campaign: Campaign) -> str:
     return h.hexdigest()
 
 
-def file_sha256(path: Path) -> str:
-    """SHA-256 of a file's bytes."""
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def write_summary(
     summary: dict[str, Any],
     out_dir: str | Path,
@@ -172,13 +174,16 @@ def write_summary(
         The run's :func:`run_fingerprint`.
     """
     path = Path(out_dir) / SUMMARY_FILE
-    doc = dict(summary)
+    doc = {"format": SUMMARY_FORMAT, "format_version": SUMMARY_VERSION, **summary}
     doc["run"] = {
         "complete": True,
         "fingerprint": fingerprint,
         "mpiuq_version": MPIUQ_VERSION,
         "files": {p.name: file_sha256(p) for p in files},
     }
+    posterior = [p for p in files if p.name in (POSTERIOR_FILE, POSTERIOR_DRAWS_FILE)]
+    if doc.get("parameters"):
+        doc["handoff"] = build_handoff(doc, fingerprint or "", posterior).to_json()
     write_json(path, doc)
     return path
 
