@@ -25,6 +25,7 @@ of another campaign beside the files are refused with a
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -122,7 +123,12 @@ class Handoff:
     files: tuple[ListedFile, ...]
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON table of the record."""
+        """The JSON table of the record, with ``sha256``: the digest of its other fields
+        (canonical JSON), so a value changed in the file is recognised."""
+        body = self._body()
+        return {**body, "sha256": _record_digest(body)}
+
+    def _body(self) -> dict[str, Any]:
         return {
             "version": HANDOFF_VERSION,
             "campaign": self.campaign,
@@ -159,6 +165,12 @@ class Handoff:
             table = with_slots(out.regime_table(), slots)
             out = SimParams.from_mapping({"regimes": table}, base=out)
         return out
+
+
+def _record_digest(body: Mapping[str, Any]) -> str:
+    """SHA-256 of a record's fields as canonical JSON (sorted keys, no blanks)."""
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _of_thresholds(regimes: tuple[Regime, ...]) -> bool:
@@ -211,7 +223,7 @@ def build_handoff(summary: Mapping[str, Any], fingerprint: str, files: list[Path
             {"name": p.name, "size": p.stat().st_size, "sha256": file_sha256(p)} for p in files
         ],
     }
-    return _parse(doc, Path("summary.json"))
+    return _parse(doc, Path("summary.json"), sealed=False)
 
 
 def _bad(where: Path, key: str, value: object, expected: str) -> HandoffError:
@@ -230,10 +242,24 @@ def _number(where: Path, key: str, name: str, value: object) -> float:
         raise _bad(where, key, value, exc.allowed) from None
 
 
-def _parse(doc: object, where: Path) -> Handoff:
-    """The typed record of a ``handoff`` table (every field checked, named on error)."""
+def _parse(doc: object, where: Path, *, sealed: bool = True) -> Handoff:
+    """The typed record of a ``handoff`` table (every field checked, named on error);
+    ``sealed``: it must carry its ``sha256`` (all but a record being built)."""
     if not isinstance(doc, Mapping):
         raise _bad(where, "", doc, "a table")
+    if "sha256" in doc:
+        body = {k: v for k, v in doc.items() if k != "sha256"}
+        try:
+            digest = _record_digest(body)
+        except (TypeError, ValueError):
+            digest = ""
+        if doc["sha256"] != digest:
+            raise HandoffError(
+                f"{where}: the hand-off record does not match its sha256 (a value was changed "
+                "after the run wrote it): re-run the campaign or restore the file"
+            )
+    elif sealed:
+        raise _bad(where, "sha256", None, "the record's own SHA-256")
     if doc.get("version") != HANDOFF_VERSION:
         raise _bad(where, "version", doc.get("version"), f"{HANDOFF_VERSION}")
     campaign, fingerprint = doc.get("campaign"), doc.get("fingerprint")

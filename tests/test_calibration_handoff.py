@@ -108,9 +108,16 @@ def _summary(tmp_path: Path, files: tuple[str, ...] = (), **over: object) -> Pat
     return tmp_path
 
 
-def _edit_summary(folder: Path, change) -> None:  # type: ignore[no-untyped-def]
+def _edit_summary(folder: Path, change, reseal: bool = True) -> None:  # type: ignore[no-untyped-def]
+    """Change a summary; ``reseal``: record the changed hand-off's own SHA-256 again (as a
+    program rewriting it would), so the checks behind that digest are reached."""
+    from mpiuq.calibration.handoff import _record_digest
+
     doc = json.loads((folder / "summary.json").read_text())
     change(doc)
+    record = doc.get("handoff")
+    if reseal and isinstance(record, dict):
+        record["sha256"] = _record_digest({k: v for k, v in record.items() if k != "sha256"})
     (folder / "summary.json").write_text(json.dumps(doc))
 
 
@@ -343,6 +350,15 @@ def test_malformed_hand_off_records_name_the_key(tmp_path: Path, change, match: 
     folder = _summary(tmp_path)
     _edit_summary(folder, lambda d: change(d["handoff"]))
     with pytest.raises(CalibratedParametersError, match=match):
+        load_calibrated(folder)
+
+
+def test_a_value_changed_in_the_record_is_recognised(tmp_path: Path) -> None:
+    folder = _summary(tmp_path)
+    _edit_summary(
+        folder, lambda d: d["handoff"]["estimates"]["link_bw_GBps"].update(median=5.3), reseal=False
+    )
+    with pytest.raises(CalibratedParametersError, match=r"does not match its sha256"):
         load_calibrated(folder)
 
 

@@ -281,7 +281,11 @@ def test_calibrated_values_out_of_range(tmp_path: Path) -> None:
     write_summary(doc, tmp_path, [], fingerprint="f")
     assert load_calibrated(tmp_path, "mean").values() == {"link_bw_GBps": 5.0}
     written = json.loads((tmp_path / "summary.json").read_text())
-    written["handoff"]["estimates"]["link_bw_GBps"]["median"] = 1e300  # edited by hand
+    from mpiuq.calibration.handoff import _record_digest
+
+    record = written["handoff"]
+    record["estimates"]["link_bw_GBps"]["median"] = 1e300  # edited, its digest recorded again
+    record["sha256"] = _record_digest({k: v for k, v in record.items() if k != "sha256"})
     (tmp_path / "summary.json").write_text(json.dumps(written))
     with pytest.raises(
         CalibratedParametersError,

@@ -27,7 +27,7 @@ from mpiuq.surrogate.json_text import write_json
 def migrate(folder: Path) -> str:
     path = folder / "summary.json"
     doc = json.loads(path.read_text(encoding="utf-8"))
-    if doc.get("format_version") == SUMMARY_VERSION and "handoff" in doc:
+    if doc.get("format_version") == SUMMARY_VERSION and "sha256" in doc.get("handoff", {}):
         return "already has a hand-off record"
     run = doc.get("run") if isinstance(doc.get("run"), dict) else {}
     recorded = run.get("files", {}) if isinstance(run.get("files"), dict) else {}
@@ -37,6 +37,7 @@ def migrate(folder: Path) -> str:
         if p.is_file() and recorded.get(name) == file_sha256(p):
             listed.append(p)
     record = build_handoff(doc, str(run.get("fingerprint") or ""), listed)
+    doc.pop("handoff", None)
     out = {"format": SUMMARY_FORMAT, "format_version": SUMMARY_VERSION, **doc}
     out["handoff"] = record.to_json()
     write_json(path, out)
