@@ -96,7 +96,7 @@ def seal_text(text: str) -> str:
     Examples
     --------
     >>> unseal_text(seal_text('{"a": 1}'), "x.json")
-    '{"a": 1}'
+    '{"a": 1}\\n'
     """
     body = text if text.endswith("\n") else text + "\n"
     return f"{body}{_SEAL}{_digest_bytes(body.encode('utf-8'))}\n"
