@@ -119,18 +119,21 @@ def unseal_text(sealed: str, where: str | Path) -> str:
     return body
 
 
-def read_sealed_json(path: Path) -> Any:
+def read_sealed_json(path: Path, missing: str = "is missing") -> Any:
     """The JSON document of a sealed file (see :func:`seal_text`).
 
     Raises
     ------
     ChecksumError
-        If the file is not valid UTF-8, fails its seal, or is not JSON.
-    OSError
-        If it cannot be read.
+        If the file is missing (saying ``missing``), cannot be read, is not valid UTF-8,
+        fails its seal, or is not JSON.
     """
     try:
         text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise ChecksumError(path, missing) from None
+    except OSError as exc:
+        raise ChecksumError(path, f"cannot be read ({exc.strerror})") from None
     except UnicodeDecodeError:
         raise ChecksumError(path, "is not UTF-8 text (damaged)") from None
     body = unseal_text(text, path)
@@ -172,12 +175,7 @@ def verify_manifest(folder: Path) -> tuple[str, ...]:
         missing, of another size or content, or the folder holds a file it does not list.
     """
     path = folder / MANIFEST
-    try:
-        doc = read_sealed_json(path)
-    except FileNotFoundError:
-        raise ChecksumError(path, "is missing (an entry without checksums)") from None
-    except OSError as exc:
-        raise ChecksumError(path, f"cannot be read ({exc.strerror})") from None
+    doc = read_sealed_json(path, "is missing (an entry without checksums)")
     files = doc.get("files") if isinstance(doc, dict) else None
     if (
         not isinstance(doc, dict)

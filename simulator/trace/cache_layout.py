@@ -130,12 +130,7 @@ def verify_entry(entry: Path) -> dict[str, Any]:
         match its recorded size or digest (names the file).
     """
     path = layout_path(entry)
-    try:
-        doc = read_sealed_json(path)
-    except FileNotFoundError:
-        raise ChecksumError(path, "is missing: the entry cannot be verified") from None
-    except OSError as exc:
-        raise ChecksumError(path, f"cannot be read ({exc.strerror})") from None
+    doc = read_sealed_json(path, "is missing: the entry cannot be verified")
     if (
         not isinstance(doc, dict)
         or doc.get("format_version") != FORMAT_VERSION
