@@ -21,6 +21,7 @@ its checks. A mapped trace is validated like any other (:meth:`~.ir.Trace.valida
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -149,9 +150,11 @@ def verify_entry(entry: Path) -> dict[str, Any]:
 
 
 def discard_entry(entry: Path) -> None:
-    """Delete a cache entry and its layout (a damaged or stale entry: parsed again)."""
-    entry.unlink(missing_ok=True)
-    layout_path(entry).unlink(missing_ok=True)
+    """Delete a cache entry and its layout (a damaged or stale entry: parsed again); a
+    cache that cannot be changed keeps them (they are verified, so never used)."""
+    for path in (entry, layout_path(entry)):
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)
 
 
 def load_mapped(entry: Path, doc: dict[str, Any] | None = None) -> Trace | None:

@@ -110,9 +110,10 @@ class TraceLocation:
         try:
             if entry.stat().st_size < min_entry_bytes:
                 return None
-            verify_entry(entry)
-        except FileNotFoundError:
+        except OSError:  # no entry (or no cache folder)
             return None
+        try:
+            verify_entry(entry)
         except (ChecksumError, OSError):
             discard_entry(entry)  # damaged: parsed again, never read
             return None
