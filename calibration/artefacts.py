@@ -44,6 +44,7 @@ from mpiuq.calibration.campaign_result import CampaignResult
 from mpiuq.calibration.config import Campaign
 from mpiuq.calibration.errors import ResultsError
 from mpiuq.surrogate.atomic_write import replace_atomically
+from mpiuq.surrogate.hdf5_errors import naming_hdf5_errors
 from mpiuq.surrogate.storage import save_pce
 
 SURROGATE_FILE = "surrogate.h5"
@@ -113,7 +114,7 @@ def write_result_files(result: CampaignResult, out_dir: str | Path) -> list[Path
     save_pce(result.main.proposal.surrogate, local)
     posterior = out / POSTERIOR_FILE
     idata = inference_data(result)
-    with replace_atomically(posterior) as tmp:
+    with replace_atomically(posterior) as tmp, naming_hdf5_errors(posterior):
         idata.to_netcdf(str(tmp))
     draws = out / POSTERIOR_DRAWS_FILE
     write_posterior_draws(idata["posterior"], draws)
@@ -127,7 +128,7 @@ def write_posterior_draws(posterior: Any, path: Path) -> None:
     subset = posterior[names]
     subset.attrs = dict(posterior.attrs)
     encoding = {n: {"zlib": True, "complevel": 6} for n in names}
-    with replace_atomically(path) as tmp:
+    with replace_atomically(path) as tmp, naming_hdf5_errors(path):
         subset.to_netcdf(str(tmp), group="posterior", engine="h5netcdf", encoding=encoding)
 
 
