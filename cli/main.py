@@ -28,7 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "mpiuq.simulate_cmd",
         "run ping-pong or streaming benchmarks on the simulator",
     ),
-    "campaign": ("mpiuq.campaign_cmd", "Bayesian calibration campaigns (run, show)"),
+    "campaign": ("mpiuq.campaign_cmd", "Bayesian calibration campaigns (run, show, report)"),
     "trace": ("mpiuq.trace_cmd", "inspect MPI traces (DUMPI, OTF2, SimGrid TI)"),
     "surrogate": (
         "mpiuq.surrogate_cmd",
@@ -46,6 +46,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "kernels": (
         "mpiuq.kernels_cmd",
         "build or show the compiled loops' start-up module",
+    ),
+    "report": (
+        "mpiuq.report_cmd",
+        "write the self-contained HTML report of a campaign, replay or what-if folder",
     ),
 }
 

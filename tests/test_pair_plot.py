@@ -13,20 +13,10 @@ from PIL import Image
 
 from mpiuq import campaign_plots
 from mpiuq.campaign_plots import PAIRS_PRINT_WIDTH_IN, PAIRS_WIDTH_PX, pair_fonts, pair_plot
+from mpiuq.simulator.parameters import CONTINUOUS_PARAMETERS
 
-NAMES = [
-    "injection_bw_GBps",
-    "link_bw_GBps",
-    "memory_bw_GBps",
-    "post_header_delay_us",
-    "post_rdma_delay_us",
-    "rdma_pin_latency_us",
-    "rdma_pin_per_page_ns",
-    "hop_latency_ns",
-    "eager_rdma_threshold_bytes",
-    "regime1_copy_bw_GBps",
-    "regime2_segment_us",
-]
+#: The simulator's parameters, then longer names such as regime slots and other models'.
+NAMES = [*CONTINUOUS_PARAMETERS, "eager_rdma_threshold_bytes", "regime1_copy_bw_GBps", "x_us"]
 
 
 def test_fonts_shrink_with_the_panel_count_within_readable_bounds() -> None:
