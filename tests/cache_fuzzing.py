@@ -155,17 +155,11 @@ def make_entries(trace_path: Path, cache_dir: Path) -> CacheEntries:
 
 
 def _copy_trace(trace: Trace) -> Trace:
+    """``trace`` with its columns copied out of the entry's mapping."""
+    import dataclasses
+
     cols = {n: np.array(getattr(trace, n)) for n in (*OP_COLUMNS, *AUX_COLUMNS)}
-    return Trace(
-        format=trace.format,
-        source=trace.source,
-        n_ranks=trace.n_ranks,
-        n_requests=trace.n_requests,
-        call_names=trace.call_names,
-        unsupported=dict(trace.unsupported),
-        notes=trace.notes,
-        **cols,
-    )
+    return dataclasses.replace(trace, **cols)
 
 
 def _program_arrays(cached: Any) -> dict[str, np.ndarray]:
