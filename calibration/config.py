@@ -51,6 +51,10 @@ NOMINAL_SOURCES: tuple[str, ...] = ("config", "map")
 
 #: Longest campaign name (it names the results folder).
 MAX_NAME_CHARS = 100
+#: Smallest non-zero ``data.sd_floor_rel``: a relative spread of 1e-300 squares to a
+#: variance of 0 (18 observations of the issue's reproducer), a likelihood of infinite
+#: weight; a millionth of the value is already far below any timer's resolution.
+MIN_SD_FLOOR_REL = 1e-6
 #: Most sizes per protocol regime (``data.sizes_per_protocol``).
 MAX_SIZES_PER_PROTOCOL = 1000
 #: Longest burst of back-to-back iterations (``data.burst_length``; runs go up to 10^9).
@@ -873,6 +877,10 @@ def _parse_data(t: Mapping[str, Any], base_dir: Path) -> DataSpec:
     aggregate = _bool(t, "aggregate_bursts", "data.", False)
     burst = _int(t, "burst_length", "data.", minimum=1, default=10, maximum=MAX_BURST_LENGTH)
     floor = _float(t, "sd_floor_rel", "data.", 0.0, lo=0.0, hi=1.0)
+    if 0.0 < floor < MIN_SD_FLOOR_REL:  # its square underflows: a variance of exactly 0
+        raise CampaignError(
+            "data.sd_floor_rel", floor, f"0 (no floor) or a number in [{MIN_SD_FLOOR_REL:g}, 1]"
+        )
     min_size = _int(t, "min_size_bytes", "data.", minimum=1, default=1, maximum=2**62)
     max_size = _int(t, "max_size_bytes", "data.", minimum=1, default=2**62, maximum=2**62)
     if max_size < min_size:

@@ -7,7 +7,6 @@ nor writes: the CLI does.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import arviz as az
@@ -17,6 +16,7 @@ from mpiuq.calibration.campaign_result import CampaignResult, VariantResult
 from mpiuq.calibration.checks import failed
 from mpiuq.calibration.posterior import Posterior
 from mpiuq.calibration.sampler import ChainDiagnostics
+from mpiuq.surrogate.json_text import json_text
 
 
 def inference_data(result: CampaignResult) -> az.InferenceData:
@@ -57,10 +57,10 @@ def inference_data(result: CampaignResult) -> az.InferenceData:
     attrs["campaign"] = result.campaign.name
     attrs["seed"] = result.campaign.seed
     attrs["observable"] = obs.observable
-    attrs["data_sets"] = json.dumps(list(obs.labels))
+    attrs["data_sets"] = json_text(list(obs.labels))
     attrs["source"] = main.exact.source
-    attrs["model_parameters"] = json.dumps(list(main.problem.model_names))
-    attrs["fixed"] = json.dumps(_fixed(result))
+    attrs["model_parameters"] = json_text(list(main.problem.model_names))
+    attrs["fixed"] = json_text(_fixed(result))
     attrs["checks_passed"] = int(not failed(result.checks))
     return idata
 

@@ -23,6 +23,7 @@ from matplotlib.axes import Axes
 
 from mpiuq.calibration.campaign_result import CampaignResult
 from mpiuq.simulator.parameters import UNITS
+from mpiuq.surrogate.atomic_write import save_figure_atomically
 
 
 def write_figures(result: CampaignResult, out: Path) -> list[Path]:
@@ -67,7 +68,7 @@ def _sensitivity(r: CampaignResult, path: Path) -> Path:
     fig.colorbar(im, ax=ax, label="total Sobol index")
     ax.set_title(f"{r.campaign.name}: sensitivity of each output")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure_atomically(fig, path, dpi=110)
     plt.close(fig)
     return path
 
@@ -85,7 +86,7 @@ def _predictive(r: CampaignResult, path: Path) -> Path:
     for k in range(n_sets):
         _predictive_panel(r, k, axes[2 * k][0], axes[2 * k + 1][0])
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure_atomically(fig, path, dpi=110)
     plt.close(fig)
     return path
 
@@ -219,7 +220,7 @@ def _marginals(r: CampaignResult, path: Path) -> Path:
         axes[k // cols][k % cols].axis("off")
     fig.suptitle(f"{r.campaign.name}: marginal posteriors (zoomed; shaded: 90% HDI)")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure_atomically(fig, path, dpi=110)
     plt.close(fig)
     return path
 
@@ -388,7 +389,7 @@ def pair_plot(
         fontsize=pt["labels"],
     )
     fig.suptitle(title, fontsize=pt["title"])
-    fig.savefig(path, dpi=PAIRS_WIDTH_PX / width_in)
+    save_figure_atomically(fig, path, dpi=PAIRS_WIDTH_PX / width_in)
     plt.close(fig)
     return path
 
@@ -445,6 +446,6 @@ def _discrepancy(r: CampaignResult, path: Path) -> Path:
         fontsize=9,
     )
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure_atomically(fig, path, dpi=110)
     plt.close(fig)
     return path

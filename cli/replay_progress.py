@@ -125,7 +125,7 @@ def replay_file_with_progress(
     h5_file: Path | None = None
     where = locate_trace(path, **read_options)  # the cache key, computed once
     if stream != "off":  # the trace's HDF5 file, if it has one already (no trace read)
-        h5_file = where.h5_file
+        h5_file = where.h5_file_of_size(0 if stream == "on" else _stream_entry_bytes())
         if h5_file is not None and stream == "auto" and not _large(h5_file, path):
             h5_file = None
     if h5_file is None and stream != "on":  # in memory: the program cache
@@ -222,15 +222,21 @@ def _streams(n_trace_ops: int) -> bool:
     return stream_by_default(n_trace_ops)
 
 
+def _stream_entry_bytes() -> int:
+    """Size below which a cache entry holds too few operations to stream by default (72 B
+    per operation, see :func:`_large`): such an entry is not verified for streaming."""
+    from mpiuq.simulator.stream_default import STREAM_MIN_OPS
+
+    return 72 * STREAM_MIN_OPS
+
+
 def _large(h5_path: Path, trace_path: Path) -> bool:
     """Whether the trace file holds enough operations to stream by default.
 
     A cache entry (``h5_path`` is not ``trace_path``) is stored uncompressed, at least
     72 B per operation, so a smaller one is answered from its size, without h5py.
     """
-    from mpiuq.simulator.stream_default import STREAM_MIN_OPS
-
-    if h5_path != trace_path and h5_path.stat().st_size < 72 * STREAM_MIN_OPS:
+    if h5_path != trace_path and h5_path.stat().st_size < _stream_entry_bytes():
         return False
     from mpiuq.simulator.trace.h5_reader import open_trace_h5
 

@@ -8,19 +8,24 @@ instead of the table.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from mpiuq.surrogate.json_text import json_text, write_json
 
 _NUMBER = r"(?:-?[0-9][0-9.eE+-]*|null|NaN|-?Infinity)"
 #: A JSON list of numbers as ``json.dumps(..., indent=1)`` lays it out, one item a line.
 _NUMBER_LIST = re.compile(rf"\[\s*({_NUMBER}(?:,\s*{_NUMBER})*)\s*\]")
 
 
-def result_json(data: dict[str, Any]) -> str:
+def result_json(data: dict[str, Any], where: str = "") -> str:
     """``data`` as indented JSON with every list of numbers on one line.
+
+    JSON of :func:`~mpiuq.surrogate.json_text.json_text`: a NaN or infinite number is
+    refused (a :class:`~mpiuq.surrogate.json_text.NonFiniteJSONError` naming its key and
+    ``where``), never written as the non-standard ``NaN``/``Infinity``.
 
     The per-draw values of a replay are lists of 64 or more numbers: one line each keeps
     the file readable and about a third of the size, and parses to the same object.
@@ -32,7 +37,7 @@ def result_json(data: dict[str, Any]) -> str:
      }
     }
     """
-    text = json.dumps(data, indent=1)
+    text = json_text(data, indent=1, where=where)
     return _NUMBER_LIST.sub(lambda m: "[" + re.sub(r",\s+", ", ", m.group(1)) + "]", text)
 
 
@@ -59,16 +64,17 @@ def emit(
     table
         The human-readable table.
     """
+    text = result_json(data, str(args.out / json_name) if args.out is not None else "JSON output")
     report = None
     if args.out is not None:
         from mpiuq.report_cmd import write_folder_report
 
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / json_name).write_text(result_json(data) + "\n")
+        write_json(args.out / json_name, None, text=text)  # atomic: a full disk keeps the old
         plot(args.out / figure_name)
         report = write_folder_report(args.out / json_name)
     if args.json:
-        print(result_json(data))
+        print(text)
         return
     print(table())
     if args.out is not None:

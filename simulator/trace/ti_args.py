@@ -38,6 +38,7 @@ from mpiuq.simulator.trace.ti_state import (
     E_TAG,
     E_VEC,
     SMPI_ANY_SOURCE,
+    SMPI_ANY_TAG,
 )
 
 # token table columns
@@ -108,8 +109,17 @@ def arg_bytes(TK, na, i, D):  # type: ignore[no-untyped-def]
 
 @parser_njit()
 def arg_tag(TK, na, i, lo, D):  # type: ignore[no-untyped-def]
-    """Tag argument ``i``: lo..MAX_TAG (lo = -1 on receives: MPI_ANY_TAG)."""
+    """Tag argument ``i``: lo..MAX_TAG (lo = -1 on receives: MPI_ANY_TAG, which SMPI
+    writes as -444; both are read as -1)."""
+    if lo < 0 and _is_smpi_any_tag(TK, na, i):
+        return 0, -1
     return arg_int(TK, na, i, lo, MAX_TAG, E_TAG, D)
+
+
+@parser_njit()
+def _is_smpi_any_tag(TK, na, i):  # type: ignore[no-untyped-def]
+    """Whether argument ``i`` is SMPI's MPI_ANY_TAG (-444)."""
+    return i < na and TK[i + 2, T_INT_STATUS] == NUM_OK and TK[i + 2, T_INT] == SMPI_ANY_TAG
 
 
 @parser_njit()
@@ -157,6 +167,8 @@ def arg_key(TK, na, n, D):  # type: ignore[no-untyped-def]
     err, d = arg_int(TK, na, 1, SMPI_ANY_SOURCE, n - 1, E_KEY, D)
     if err:
         return err, 0, 0, 0
+    if _is_smpi_any_tag(TK, na, 2):  # a wait for a receive of MPI_ANY_TAG
+        return 0, s, d, -1
     err, t = arg_int(TK, na, 2, -1, MAX_TAG, E_KEY, D)
     return err, s, d, t
 

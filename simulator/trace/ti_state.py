@@ -121,6 +121,8 @@ X_WAIT_LAST = -5  # MSG "wait": the newest pending request's key
 X_MSG_UNSUPPORTED = -6
 
 SMPI_ANY_SOURCE = -333
+#: How SMPI (SimGrid 3.32) writes MPI_ANY_TAG in TI traces (receives and wait keys).
+SMPI_ANY_TAG = -444
 DROPPED = -1  # kind of a row removed after the fact (a failed test)
 
 K_COMPUTE = int(OpKind.COMPUTE)
