@@ -177,7 +177,7 @@ def test_unconverged_run_says_so_loudly(
 def test_grouped_stage_is_compared_with_the_exact_posterior(blind_run: tuple[Path, Path]) -> None:
     _, out = blind_run
     s = json.loads((out / "summary.json").read_text())
-    check = s["checks"]["grouped_vs_exact"]
+    check = s["checks"]["grouped_vs_posterior"]
     shifts = [p["grouped"]["shift_sd"] for p in s["parameters"].values()]
     assert check["value"] == pytest.approx(max(shifts))
     assert check["severity"] == "warn" and check["passed"] == (max(shifts) <= check["threshold"])
