@@ -10,11 +10,16 @@ Usage (from the repository root)::
     python experiments/checks/posterior_reference.py compare   --campaign C.toml --results DIR
 
 ``reference`` runs plain emcee (differential-evolution 80% + snooker 20% moves, the
-library's own implementation; no symmetry folding, no surrogate) directly on the
-campaign's log-posterior with the simulator as predictor
+library's own implementation; no surrogate, none of the campaign's sampler code) directly
+on the campaign's log-posterior with the simulator as predictor
 (:func:`mpiuq.calibration.target.simulator_problem`), four independent ensembles started
 in a small ball around a MAP found by scipy's Powell search from the best of 20,000 prior
-draws. It runs blocks of steps until every parameter's effective sample size (emcee's
+draws. Parameters the campaign declares exchangeable (``[posterior] exchangeable``; its
+run checks that swapping them leaves the outputs unchanged) are sampled in one order
+(a constraint in this script's wrapper of the log-posterior) and every draw then gets a
+random order; ``--no-fold`` samples them unordered, which mixes far more slowly across
+the corner of the ``min(a, b)`` ridge (emcee's autocorrelation time 600-700 steps
+against 70-80). It runs blocks of steps until every parameter's effective sample size (emcee's
 integrated autocorrelation time per ensemble, summed over ensembles) reaches ``--ess``
 (default 10,000; at least 2,000) and the post-burn chain is at least 50 autocorrelation
 times long, and stores thinned draws (``reference.npz``) and statistics
@@ -130,8 +135,9 @@ def campaign_file(case: str, work: Path) -> Path:
 # --- the target ---------------------------------------------------------------------------
 
 
-def target_of(path: Path, threads: int = 2) -> tuple[Any, Any]:
-    """The campaign's simulator log-posterior (all parameters) and its problem."""
+def target_of(path: Path, threads: int = 2) -> tuple[Any, Any, list[list[int]]]:
+    """The campaign's simulator log-posterior (all parameters), its problem and the column
+    indices of its declared exchangeable groups."""
     from mpiuq.calibration.campaign import discrepancy_for, model_for, observations_for
     from mpiuq.calibration.config import load_campaign
     from mpiuq.calibration.target import simulator_problem
@@ -140,16 +146,21 @@ def target_of(path: Path, threads: int = 2) -> tuple[Any, Any]:
     obs = observations_for(campaign)
     model = model_for(campaign, obs, threads)
     problem = simulator_problem(campaign, obs, model, discrepancy_for(campaign, obs))
-    return problem.log_posterior(), problem
+    groups = [[problem.names.index(n) for n in g] for g in campaign.posterior.exchangeable]
+    return problem.log_posterior(), problem, groups
 
 
 # --- reference ----------------------------------------------------------------------------
 
 
-def _map(log_post: Any, lo: np.ndarray, hi: np.ndarray, rng: Any) -> np.ndarray:
+def _map(
+    log_post: Any, lo: np.ndarray, hi: np.ndarray, rng: Any, groups: list[list[int]]
+) -> np.ndarray:
     from scipy.optimize import minimize
 
     x = rng.uniform(lo, hi, size=(20000, lo.size))
+    for g in groups:
+        x[:, g] = np.sort(x[:, g], axis=1)
     lp = log_post(x)
     best = x[np.argsort(lp)[::-1][:4]]
     ends = []
@@ -165,9 +176,19 @@ def _map(log_post: Any, lo: np.ndarray, hi: np.ndarray, rng: Any) -> np.ndarray:
     return np.asarray(max(ends, key=lambda e: e[0])[1], dtype=np.float64)
 
 
-def _ball(x_map: np.ndarray, lo: np.ndarray, hi: np.ndarray, walkers: int, rng: Any) -> np.ndarray:
+def _ball(
+    x_map: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    walkers: int,
+    rng: Any,
+    groups: list[list[int]],
+) -> np.ndarray:
     ball = x_map + 1e-4 * (hi - lo) * rng.standard_normal((walkers, lo.size))
-    return np.clip(ball, lo + 1e-9 * (hi - lo), hi - 1e-9 * (hi - lo))
+    ball = np.clip(ball, lo + 1e-9 * (hi - lo), hi - 1e-9 * (hi - lo))
+    for g in groups:
+        ball[:, g] = np.sort(ball[:, g], axis=1)
+    return ball
 
 
 def run_reference(path: Path, out: Path, args: argparse.Namespace) -> None:
@@ -177,7 +198,22 @@ def run_reference(path: Path, out: Path, args: argparse.Namespace) -> None:
     import emcee
 
     logging.getLogger("emcee").setLevel(logging.ERROR)  # short-chain notes while it grows
-    log_post, problem = target_of(path)
+    campaign_log_post, problem, groups = target_of(path)
+    if args.no_fold:
+        groups = []
+
+    def log_post(x: np.ndarray) -> np.ndarray:
+        # exchangeable groups (declared by the campaign and swap-checked by its run): the
+        # posterior restricted to one ordering, symmetrised at the end (plain numpy here)
+        x = np.atleast_2d(x)
+        ok = np.ones(x.shape[0], dtype=bool)
+        for g in groups:
+            ok &= np.all(np.diff(x[:, g], axis=1) >= 0.0, axis=1)
+        out = np.full(x.shape[0], -np.inf)
+        if ok.any():
+            out[ok] = campaign_log_post(x[ok])
+        return out
+
     names = list(problem.names)
     lo, hi = problem.lower, problem.upper
     dim = lo.size
@@ -185,14 +221,14 @@ def run_reference(path: Path, out: Path, args: argparse.Namespace) -> None:
     samplers = []
     states = []
     t0 = time.perf_counter()
-    x_map = _map(log_post, lo, hi, rng)
+    x_map = _map(log_post, lo, hi, rng, groups)
     print(f"MAP search: {time.perf_counter() - t0:.0f} s", flush=True)
     for _ in range(args.ensembles):
         moves = [(emcee.moves.DEMove(), 0.8), (emcee.moves.DESnookerMove(), 0.2)]
         s = emcee.EnsembleSampler(args.walkers, dim, log_post, vectorize=True, moves=moves)
         s.random_state = np.random.RandomState(int(rng.integers(2**31 - 1))).get_state()
         samplers.append(s)
-        states.append(_ball(x_map, lo, hi, args.walkers, rng))
+        states.append(_ball(x_map, lo, hi, args.walkers, rng, groups))
     burn = args.burn
     steps = 0
     while True:
@@ -221,15 +257,20 @@ def run_reference(path: Path, out: Path, args: argparse.Namespace) -> None:
             break
     acc = [float(np.mean(s.acceptance_fraction)) for s in samplers]
     thin = max(1, int(np.ceil(tau.max() / 2)))
+    flat = chain.reshape(-1, dim).copy()
+    for g in groups:  # a uniformly random order of every group's values in every draw
+        perm = np.argsort(rng.random((flat.shape[0], len(g))), axis=1)
+        flat[:, g] = np.take_along_axis(flat[:, g], perm, axis=1)
+    chain = flat.reshape(chain.shape)
     kept = chain[:, ::thin].reshape(-1, dim)
     if kept.shape[0] > args.keep:
         kept = kept[np.linspace(0, kept.shape[0] - 1, args.keep).round().astype(int)]
-    flat = chain.reshape(-1, dim)
     out.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(out / "reference.npz", draws=kept.astype(np.float32), names=np.array(names))
     stats = {
         "campaign": str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path),
         "sampler": "emcee 3 EnsembleSampler, DEMove 0.8 + DESnookerMove 0.2, vectorize=True",
+        "folded": [[names[j] for j in g] for g in groups],
         "ensembles": args.ensembles,
         "walkers": args.walkers,
         "burn": burn,
@@ -279,6 +320,11 @@ def main() -> int:
     ap.add_argument("--ess", type=float, default=10000.0)
     ap.add_argument("--keep", type=int, default=10000, help="thinned reference draws stored")
     ap.add_argument("--seed", type=int, default=20261127)
+    ap.add_argument(
+        "--no-fold",
+        action="store_true",
+        help="sample exchangeable parameters unordered (both mirror images) as well",
+    )
     args = ap.parse_args()
     if args.ess < 2000:
         ap.error("--ess must be at least 2000")
@@ -302,16 +348,227 @@ def main() -> int:
 
 
 def compare_case(case: str, path: Path, out: Path, work: Path) -> None:
-    """Placeholder until the comparison lands (next commit)."""
-    raise SystemExit("compare: not implemented yet")
+    """Run the campaign, store its draws and write ``comparison.json`` against the reference."""
+    from mpiuq.calibration.campaign import run_campaign
+    from mpiuq.calibration.config import load_campaign
+
+    ref_file = out / "reference.npz"
+    if not ref_file.exists():
+        raise SystemExit(f"no reference for {case}: run the 'reference' command first")
+    t0 = time.perf_counter()
+    result = run_campaign(load_campaign(path), work / case / "run")
+    seconds = time.perf_counter() - t0
+    v = result.main
+    names = list(v.problem.names)
+    np.savez_compressed(
+        out / "campaign.npz", draws=v.exact.draws.astype(np.float32), names=np.array(names)
+    )
+    checks = {c.name: c.passed for c in result.checks if c.severity == "fail"}
+    d = v.direct
+    run_info = {
+        "path": result.path.path if result.path is not None else "surrogate",
+        "reason": result.path.reason if result.path is not None else "",
+        "exact_for_simulator": v.verified,
+        "seconds": round(seconds, 1),
+        "must_pass_checks": checks,
+        "direct": None
+        if d is None
+        else {
+            "steps": d.steps,
+            "evaluations": d.evaluations,
+            "max_rhat": float(np.max(d.rhat)),
+            "min_ess_bulk": float(np.min(d.ess_bulk)),
+            "min_ess_tail": float(np.min(d.ess_tail)),
+        },
+    }
+    (out / "campaign.json").write_text(json.dumps(run_info, indent=1))
+    print(f"{case}: campaign ran in {seconds:.0f} s ({run_info['path']} path)", flush=True)
+
+
+def _load(out: Path, which: str) -> tuple[np.ndarray, list[str]]:
+    z = np.load(out / f"{which}.npz")
+    return np.asarray(z["draws"], dtype=np.float64), [str(n) for n in z["names"]]
+
+
+def energy_test(
+    x: np.ndarray, y: np.ndarray, rng: np.random.Generator, n: int = 1000, perms: int = 300
+) -> tuple[float, float]:
+    """Multivariate energy distance of two samples (standardised by ``y``'s sd) and its
+    permutation p-value, on ``n`` evenly spaced draws of each (nearly independent draws)."""
+    from scipy.spatial.distance import cdist
+
+    sd = y.std(axis=0)
+    a = x[np.linspace(0, x.shape[0] - 1, n).round().astype(int)] / sd
+    b = y[np.linspace(0, y.shape[0] - 1, n).round().astype(int)] / sd
+    z = np.concatenate([a, b])
+    dist = cdist(z, z)
+
+    def stat(idx: np.ndarray) -> float:
+        i, j = idx[:n], idx[n:]
+        return float(
+            2 * dist[np.ix_(i, j)].mean() - dist[np.ix_(i, i)].mean() - dist[np.ix_(j, j)].mean()
+        )
+
+    observed = stat(np.arange(2 * n))
+    null = np.array([stat(rng.permutation(2 * n)) for _ in range(perms)])
+    return observed, float((1 + np.sum(null >= observed)) / (1 + perms))
+
+
+def compare_draws(out: Path) -> dict[str, Any]:
+    """Per-parameter and joint comparison of the stored campaign and reference draws."""
+    from scipy.stats import energy_distance, ks_2samp
+
+    ref, names = _load(out, "reference")
+    cam, names_c = _load(out, "campaign")
+    if names != names_c:
+        raise SystemExit(f"{out}: parameter names differ: {names} vs {names_c}")
+    stats = json.loads((out / "reference.json").read_text())
+    rows = {}
+    ok = True
+    for j, n in enumerate(names):
+        r = stats["parameters"][n]  # the full reference chain's moments
+        shift = (cam[:, j].mean() - r["mean"]) / r["sd"]
+        ratio = cam[:, j].std(ddof=1) / r["sd"]
+        q = np.percentile(cam[:, j], [5, 25, 50, 75, 95])
+        qr = [r["quantiles"][k] for k in ("5", "25", "50", "75", "95")]
+        passed = abs(shift) <= MAX_MEAN_SHIFT_SD and abs(ratio - 1) <= MAX_SD_RATIO_ERROR
+        ok &= bool(passed)
+        rows[n] = {
+            "ref_mean": r["mean"],
+            "ref_sd": r["sd"],
+            "ref_ess": r["ess"],
+            "mean": float(cam[:, j].mean()),
+            "sd": float(cam[:, j].std(ddof=1)),
+            "mean_shift_ref_sd": float(shift),
+            "sd_ratio": float(ratio),
+            "quantile_shift_ref_sd": [float((a - b) / r["sd"]) for a, b in zip(q, qr, strict=True)],
+            "energy_distance_ref_sd": float(
+                energy_distance(cam[:, j] / r["sd"], ref[:, j] / r["sd"])
+            ),
+            "passed": bool(passed),
+        }
+    e, p = energy_test(cam, ref, np.random.default_rng(0))
+    campaign_info = json.loads((out / "campaign.json").read_text())
+    sym = []
+    for c in _exchangeable_pairs(names):
+        i, k = names.index(c[0]), names.index(c[1])
+        for label, x in (("campaign", cam), ("reference", ref)):
+            sd = 0.5 * (x[:, i].std() + x[:, k].std())
+            sym.append(
+                {
+                    "draws": label,
+                    "parameters": list(c),
+                    "mean_diff_sd": float(abs(x[:, i].mean() - x[:, k].mean()) / sd),
+                    "ks_p": float(ks_2samp(x[:, i], x[:, k]).pvalue),
+                }
+            )
+    return {
+        "rule": f"|mean shift| <= {MAX_MEAN_SHIFT_SD} reference sd and |sd ratio - 1| <= "
+        f"{MAX_SD_RATIO_ERROR} for every parameter",
+        "passed": bool(ok),
+        "campaign": campaign_info,
+        "reference": {k: v for k, v in stats.items() if k != "parameters"},
+        "energy": {"statistic": e, "permutation_p": p, "n_each": 1000},
+        "symmetry": sym,
+        "parameters": rows,
+    }
+
+
+def _exchangeable_pairs(names: list[str]) -> list[tuple[str, str]]:
+    pair = ("injection_bw_GBps", "link_bw_GBps")
+    return [pair] if all(n in names for n in pair) else []
 
 
 def write_table(results: Path) -> None:
-    """Placeholder until the comparison lands (next commit)."""
+    """``comparison.json`` per case and ``table.md`` over all cases with both draw sets."""
+    lines = [
+        "| case | path | parameter | ref mean | ref sd | ref ESS | mean shift (ref sd) | sd ratio "
+        "| q05/q50/q95 shift (ref sd) | pass |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    tail = []
+    for out in sorted(p for p in results.iterdir() if (p / "campaign.npz").exists()):
+        if not (out / "reference.npz").exists():
+            continue
+        c = compare_draws(out)
+        (out / "comparison.json").write_text(json.dumps(c, indent=1))
+        for n, r in c["parameters"].items():
+            q = r["quantile_shift_ref_sd"]
+            lines.append(
+                f"| {out.name} | {c['campaign']['path']} | {n} | {r['ref_mean']:.4g} | "
+                f"{r['ref_sd']:.4g} | {r['ref_ess']:.0f} | {r['mean_shift_ref_sd']:+.3f} | "
+                f"{r['sd_ratio']:.3f} | {q[0]:+.2f}/{q[2]:+.2f}/{q[4]:+.2f} | "
+                f"{'yes' if r['passed'] else 'NO'} |"
+            )
+        sym = "; ".join(
+            f"{s['draws']}: {s['parameters'][0]} vs {s['parameters'][1]} means differ by "
+            f"{s['mean_diff_sd']:.3f} sd, KS p = {s['ks_p']:.2g}"
+            for s in c["symmetry"]
+        )
+        tail.append(
+            f"- **{out.name}**: rule {'met' if c['passed'] else 'NOT met'}; joint energy "
+            f"distance {c['energy']['statistic']:.4f}, permutation p = "
+            f"{c['energy']['permutation_p']:.3f} (1,000 draws each, standardised); campaign "
+            f"{c['campaign']['seconds']} s on the {c['campaign']['path']} path, exact for the "
+            f"simulator: {c['campaign']['exact_for_simulator']}; reference "
+            f"{c['reference']['evaluations']} simulator runs" + (f"; {sym}" if sym else "")
+        )
+    text = "# Campaign posterior against a long direct MCMC\n\n"
+    text += "Written by `experiments/checks/posterior_reference.py compare`.\n\n"
+    (results / "table.md").write_text(text + "\n".join(lines) + "\n\n" + "\n".join(tail) + "\n")
 
 
 def figures(results: Path) -> None:
-    """Placeholder until the comparison lands (next commit)."""
+    """One figure per case: every parameter's marginal, campaign against reference."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    for out in sorted(p for p in results.iterdir() if (p / "comparison.json").exists()):
+        ref, names = _load(out, "reference")
+        cam, _ = _load(out, "campaign")
+        c = json.loads((out / "comparison.json").read_text())
+        cols = 5
+        rows = -(-len(names) // cols)
+        fig, axes = plt.subplots(rows, cols, figsize=(3.0 * cols, 2.4 * rows))
+        for j, (n, ax) in enumerate(zip(names, axes.ravel(), strict=False)):
+            r = c["parameters"][n]
+            lo, hi = np.percentile(ref[:, j], [0.2, 99.8])
+            bins = np.linspace(lo, hi, 50)
+            ax.hist(ref[:, j], bins=bins, density=True, color="0.6", label="reference")
+            ax.hist(
+                cam[:, j],
+                bins=bins,
+                density=True,
+                histtype="step",
+                color="tab:blue",
+                lw=1.4,
+                label="campaign",
+            )
+            ax.set_title(n, fontsize=8)
+            ax.text(
+                0.02,
+                0.97,
+                f"mean {r['mean_shift_ref_sd']:+.3f} sd\nsd x{r['sd_ratio']:.3f}",
+                transform=ax.transAxes,
+                va="top",
+                fontsize=7,
+                color="k" if r["passed"] else "red",
+            )
+            ax.tick_params(labelsize=6)
+            ax.set_yticks([])
+        for ax in axes.ravel()[len(names) :]:
+            ax.set_visible(False)
+        axes.ravel()[0].legend(fontsize=6, loc="upper right")
+        fig.suptitle(
+            f"{out.name}: campaign ({c['campaign']['path']} path) vs long direct MCMC; energy "
+            f"test p = {c['energy']['permutation_p']:.3f}",
+            fontsize=9,
+        )
+        fig.tight_layout()
+        fig.savefig(out / "marginals.png", dpi=80)
+        plt.close(fig)
 
 
 if __name__ == "__main__":
