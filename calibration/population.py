@@ -56,7 +56,10 @@ class PopulationSettings:
     populations
         Independent populations (>= 2): the chains of R-hat.
     burn
-        Steps discarded from every population.
+        Least number of steps discarded from every population; at every convergence check
+        the first half of the steps run so far is discarded if that is more (warm-up = half
+        the run, as in Stan and Gelman et al.), so a slow transient from the start positions
+        never stays in the draws.
     steps
         Steps between convergence checks.
     max_steps
@@ -118,6 +121,8 @@ class PopulationRun:
         R-hat across populations, bulk/tail ESS per parameter (:func:`~.sampler.diagnose`).
     steps_done
         Steps run, burn included.
+    burn
+        Steps discarded (the larger of ``settings.burn`` and half of ``steps_done``).
     evaluations
         Log-density evaluations so far (start positions included).
     nonfinite
@@ -130,6 +135,7 @@ class PopulationRun:
     log_density: FloatArray
     diagnostics: ChainDiagnostics
     steps_done: int
+    burn: int
     evaluations: int
     nonfinite: int
     done: bool
@@ -264,11 +270,12 @@ def iter_populations(
             chain[:, step] = x
             logs[:, step] = lp
             step += 1
-        post = chain[:, s.burn : step]
+        burn = max(s.burn, step // 2)
+        post = chain[:, burn:step]
         acc = accepted / (step * w)
         diag = diagnose(post, acc, s.target_rhat, s.target_ess)
         done = diag.converged or step >= s.max_steps
-        yield PopulationRun(post, logs[:, s.burn : step], diag, step, evaluations, nonfinite, done)
+        yield PopulationRun(post, logs[:, burn:step], diag, step, burn, evaluations, nonfinite, done)
         if done:
             return
 
