@@ -36,10 +36,10 @@ from mpiuq.calibration.checks import (
 )
 from mpiuq.calibration.comparison import compare, psis_loo
 from mpiuq.calibration.config import Campaign, SimulatorSpec
-from mpiuq.calibration.direct import direct_posterior, simulator_density
+from mpiuq.calibration.direct import DirectStats, direct_posterior, simulator_density
 from mpiuq.calibration.discrepancy import Discrepancy, regime_discrepancy
 from mpiuq.calibration.estimates import estimate
-from mpiuq.calibration.exact import exact_posterior, surrogate_only
+from mpiuq.calibration.exact import ExactPosterior, exact_posterior, surrogate_only
 from mpiuq.calibration.grouping import Grouping, joint_grouping, sensitivity_grouping
 from mpiuq.calibration.joint_model import NamedModel, joint
 from mpiuq.calibration.likelihood import ModelPredictor
@@ -546,17 +546,31 @@ def _variant(
         if direct is not None and direct.groups:  # the swap check verifies the symmetry
             exact = replace(exact, draws=symmetrise(exact.draws, direct.groups, rng))
     emit(CampaignProgress("posterior", 1, 1, name))
-    prior_model = model if model is not None else pce.predict
+    return _scored(name, campaign, exact_p, proposal, exact, model, seed_pred, lap)
+
+
+def _scored(
+    name: str,
+    campaign: Campaign,
+    exact_p: Problem,
+    proposal: Proposal,
+    exact: ExactPosterior,
+    model: NamedModel,
+    seed_pred: np.random.SeedSequence,
+    lap: Callable[[str], None],
+    direct: DirectStats | None = None,
+) -> VariantResult:
+    """Predictive and PSIS-LOO of a variant's final draws."""
     pred = predictive(
         exact_p,
         exact,
-        prior_model,
+        model,
         np.random.default_rng(seed_pred),
         campaign.calibration.predictive_draws,
     )
     loo = psis_loo(exact.loglik)
     lap(f"posterior ({name})")
-    return VariantResult(name, exact_p, proposal, exact, pred, loo)
+    return VariantResult(name, exact_p, proposal, exact, pred, loo, direct)
 
 
 def _direct_variant(
@@ -606,16 +620,7 @@ def _direct_variant(
         pce.predict(exact.draws[:, :nm]), exact.outputs, np.sqrt(problem.data_var)
     )
     proposal = Proposal(problem, pce, grouped, check, (), "simulator")
-    pred = predictive(
-        exact_p,
-        exact,
-        model,
-        np.random.default_rng(seed_pred),
-        campaign.calibration.predictive_draws,
-    )
-    loo = psis_loo(exact.loglik)
-    lap(stage)
-    return VariantResult(name, exact_p, proposal, exact, pred, loo, stats)
+    return _scored(name, campaign, exact_p, proposal, exact, model, seed_pred, lap, stats)
 
 
 def _model_variant(

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from mpiuq.calibration.campaign import noise_for
 from mpiuq.calibration.config import Campaign
 from mpiuq.calibration.discrepancy import Discrepancy
 from mpiuq.calibration.joint_model import NamedModel
 from mpiuq.calibration.likelihood import ModelPredictor
-from mpiuq.calibration.noise import noise_model
 from mpiuq.calibration.observations import Observations
 from mpiuq.calibration.posterior import Problem
 
@@ -44,14 +44,7 @@ def simulator_problem(
     """
     p = campaign.parameters
     disc = discrepancy if discrepancy is not None else Discrepancy()
-    noise = noise_model(
-        tuple(spec.likelihood for spec in campaign.datasets),
-        observations.dataset,
-        observations.labels,
-        tuple(spec.nu for spec in campaign.datasets),
-        observations.log_mean,
-        observations.log_var,
-    )
+    noise = noise_for(campaign, observations)
     default = np.concatenate([np.asarray(p.nominal, dtype=np.float64), disc.nominal, noise.nominal])
     return Problem(
         predictor=ModelPredictor(model),

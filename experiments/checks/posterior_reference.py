@@ -54,46 +54,24 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "results" / "posterior_check"
 STOCK = ROOT / "experiments" / "stampede-ib.toml"
-SIZES = (
-    1,
-    3,
-    7,
-    20,
-    54,
-    146,
-    158,
-    400,
-    1054,
-    2593,
-    6798,
-    17107,
-    17498,
-    39686,
-    87444,
-    197051,
-    440936,
-    989921,
-)
-TRUTHS = {
-    "inj": {
-        "injection_bw_GBps": 5.5,
-        "link_bw_GBps": 7.0,
-        "memory_bw_GBps": 8.0,
-        "post_header_delay_us": 0.6,
-        "post_rdma_delay_us": 1.5,
-        "rdma_pin_latency_us": 3.0,
-        "rdma_pin_per_page_ns": 20.0,
-    },
-    "link": {
-        "injection_bw_GBps": 7.5,
-        "link_bw_GBps": 4.0,
-        "memory_bw_GBps": 18.0,
-        "post_header_delay_us": 1.8,
-        "post_rdma_delay_us": 0.3,
-        "rdma_pin_latency_us": 6.0,
-        "rdma_pin_per_page_ns": 70.0,
-    },
-}
+
+
+def _stock_truths() -> tuple[tuple[int, ...], dict[str, dict[str, float]]]:
+    """The sizes and the two truths of tests/test_campaign_blind_recovery_stock.py."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "stock_truths", ROOT / "tests" / "test_campaign_blind_recovery_stock.py"
+    )
+    if spec is None or spec.loader is None:  # pragma: no cover - the file is in the repository
+        raise SystemExit("tests/test_campaign_blind_recovery_stock.py not found")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    t = module.TRUTHS
+    return module.SIZES, {"inj": t["inj-bottleneck"], "link": t["link-bottleneck"]}
+
+
+SIZES, TRUTHS = _stock_truths()
 CASES = ("main", "inj", "link")
 #: Pass rule of the comparison.
 MAX_MEAN_SHIFT_SD = 0.1
@@ -202,16 +180,26 @@ def run_reference(path: Path, out: Path, args: argparse.Namespace) -> None:
     if args.no_fold:
         groups = []
 
-    def log_post(x: np.ndarray) -> np.ndarray:
+    # zero-bounded parameters (discrepancy spreads) on the log scale with --log-scale:
+    # v = log(x), density p(exp(v)) exp(v)
+    logs = np.flatnonzero(problem.lower == 0.0) if args.log_scale else np.zeros(0, dtype=int)
+
+    def to_x(v: np.ndarray) -> np.ndarray:
+        x = np.array(v, dtype=np.float64)
+        x[..., logs] = np.exp(x[..., logs])
+        return x
+
+    def log_post(v: np.ndarray) -> np.ndarray:
         # exchangeable groups (declared by the campaign and swap-checked by its run): the
         # posterior restricted to one ordering, symmetrised at the end (plain numpy here)
-        x = np.atleast_2d(x)
+        v = np.atleast_2d(v)
+        x = to_x(v)
         ok = np.ones(x.shape[0], dtype=bool)
         for g in groups:
             ok &= np.all(np.diff(x[:, g], axis=1) >= 0.0, axis=1)
         out = np.full(x.shape[0], -np.inf)
         if ok.any():
-            out[ok] = campaign_log_post(x[ok])
+            out[ok] = campaign_log_post(x[ok]) + v[ok][:, logs].sum(axis=1)
         return out
 
     names = list(problem.names)
@@ -221,14 +209,16 @@ def run_reference(path: Path, out: Path, args: argparse.Namespace) -> None:
     samplers = []
     states = []
     t0 = time.perf_counter()
-    x_map = _map(log_post, lo, hi, rng, groups)
+    lo_v, hi_v = lo.copy(), hi.copy()
+    lo_v[logs], hi_v[logs] = np.log(1e-6 * hi[logs]), np.log(hi[logs])
+    x_map = _map(log_post, lo_v, hi_v, rng, groups)
     print(f"MAP search: {time.perf_counter() - t0:.0f} s", flush=True)
     for _ in range(args.ensembles):
         moves = [(emcee.moves.DEMove(), 0.8), (emcee.moves.DESnookerMove(), 0.2)]
         s = emcee.EnsembleSampler(args.walkers, dim, log_post, vectorize=True, moves=moves)
         s.random_state = np.random.RandomState(int(rng.integers(2**31 - 1))).get_state()
         samplers.append(s)
-        states.append(_ball(x_map, lo, hi, args.walkers, rng, groups))
+        states.append(_ball(x_map, lo_v, hi_v, args.walkers, rng, groups))
     burn = args.burn
     steps = 0
     while True:
@@ -257,6 +247,7 @@ def run_reference(path: Path, out: Path, args: argparse.Namespace) -> None:
             break
     acc = [float(np.mean(s.acceptance_fraction)) for s in samplers]
     thin = max(1, int(np.ceil(tau.max() / 2)))
+    chain = to_x(chain)
     flat = chain.reshape(-1, dim).copy()
     for g in groups:  # a uniformly random order of every group's values in every draw
         perm = np.argsort(rng.random((flat.shape[0], len(g))), axis=1)
@@ -271,6 +262,7 @@ def run_reference(path: Path, out: Path, args: argparse.Namespace) -> None:
         "campaign": str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path),
         "sampler": "emcee 3 EnsembleSampler, DEMove 0.8 + DESnookerMove 0.2, vectorize=True",
         "folded": [[names[j] for j in g] for g in groups],
+        "log_scale": [names[j] for j in logs],
         "ensembles": args.ensembles,
         "walkers": args.walkers,
         "burn": burn,
@@ -318,8 +310,13 @@ def main() -> int:
     ap.add_argument("--block", type=int, default=2000)
     ap.add_argument("--max-steps", type=int, default=20000)
     ap.add_argument("--ess", type=float, default=10000.0)
-    ap.add_argument("--keep", type=int, default=10000, help="thinned reference draws stored")
+    ap.add_argument("--keep", type=int, default=4000, help="thinned reference draws stored")
     ap.add_argument("--seed", type=int, default=20261127)
+    ap.add_argument(
+        "--log-scale",
+        action="store_true",
+        help="sample parameters whose prior starts at 0 on the log scale",
+    )
     ap.add_argument(
         "--no-fold",
         action="store_true",
@@ -379,6 +376,7 @@ def compare_case(case: str, path: Path, out: Path, work: Path) -> None:
             "max_rhat": float(np.max(d.rhat)),
             "min_ess_bulk": float(np.min(d.ess_bulk)),
             "min_ess_tail": float(np.min(d.ess_tail)),
+            "ess_bulk": {n: float(e) for n, e in zip(names, d.ess_bulk, strict=True)},
         },
     }
     (out / "campaign.json").write_text(json.dumps(run_info, indent=1))
@@ -416,10 +414,11 @@ def energy_test(
 
 def compare_draws(out: Path) -> dict[str, Any]:
     """Per-parameter and joint comparison of the stored campaign and reference draws."""
-    from scipy.stats import energy_distance, ks_2samp
+    from scipy.stats import energy_distance, ks_2samp, kurtosis
 
     ref, names = _load(out, "reference")
     cam, names_c = _load(out, "campaign")
+    campaign_info = json.loads((out / "campaign.json").read_text())
     if names != names_c:
         raise SystemExit(f"{out}: parameter names differ: {names} vs {names_c}")
     stats = json.loads((out / "reference.json").read_text())
@@ -432,6 +431,11 @@ def compare_draws(out: Path) -> dict[str, Any]:
         q = np.percentile(cam[:, j], [5, 25, 50, 75, 95])
         qr = [r["quantiles"][k] for k in ("5", "25", "50", "75", "95")]
         passed = abs(shift) <= MAX_MEAN_SHIFT_SD and abs(ratio - 1) <= MAX_SD_RATIO_ERROR
+        # Monte Carlo error of the sd ratio from both sides' ESS and the excess kurtosis
+        # (se(sd) / sd = sqrt((kurtosis + 2) / (4 ESS)) for nearly independent draws)
+        ess_c = (campaign_info.get("direct") or {}).get("ess_bulk", {}).get(n, float("nan"))
+        kurt = float(kurtosis(ref[:, j]))
+        se_ratio = float(np.sqrt((kurt + 2) / 4 * (1 / ess_c + 1 / r["ess"])))
         ok &= bool(passed)
         rows[n] = {
             "ref_mean": r["mean"],
@@ -445,10 +449,12 @@ def compare_draws(out: Path) -> dict[str, Any]:
             "energy_distance_ref_sd": float(
                 energy_distance(cam[:, j] / r["sd"], ref[:, j] / r["sd"])
             ),
+            "kurtosis": kurt,
+            "campaign_ess": ess_c,
+            "sd_ratio_mc_se": se_ratio,
             "passed": bool(passed),
         }
     e, p = energy_test(cam, ref, np.random.default_rng(0))
-    campaign_info = json.loads((out / "campaign.json").read_text())
     sym = []
     for c in _exchangeable_pairs(names):
         i, k = names.index(c[0]), names.index(c[1])
@@ -482,9 +488,9 @@ def _exchangeable_pairs(names: list[str]) -> list[tuple[str, str]]:
 def write_table(results: Path) -> None:
     """``comparison.json`` per case and ``table.md`` over all cases with both draw sets."""
     lines = [
-        "| case | path | parameter | ref mean | ref sd | ref ESS | mean shift (ref sd) | sd ratio "
-        "| q05/q50/q95 shift (ref sd) | pass |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| case | path | parameter | ref mean | ref sd | ref ESS | campaign ESS | kurtosis "
+        "| mean shift (ref sd) | sd ratio (MC se) | q05/q50/q95 shift (ref sd) | pass |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     tail = []
     for out in sorted(p for p in results.iterdir() if (p / "campaign.npz").exists()):
@@ -496,8 +502,10 @@ def write_table(results: Path) -> None:
             q = r["quantile_shift_ref_sd"]
             lines.append(
                 f"| {out.name} | {c['campaign']['path']} | {n} | {r['ref_mean']:.4g} | "
-                f"{r['ref_sd']:.4g} | {r['ref_ess']:.0f} | {r['mean_shift_ref_sd']:+.3f} | "
-                f"{r['sd_ratio']:.3f} | {q[0]:+.2f}/{q[2]:+.2f}/{q[4]:+.2f} | "
+                f"{r['ref_sd']:.4g} | {r['ref_ess']:.0f} | {r['campaign_ess']:.0f} | "
+                f"{r['kurtosis']:.1f} | {r['mean_shift_ref_sd']:+.3f} | "
+                f"{r['sd_ratio']:.3f} ({r['sd_ratio_mc_se']:.3f}) | "
+                f"{q[0]:+.2f}/{q[2]:+.2f}/{q[4]:+.2f} | "
                 f"{'yes' if r['passed'] else 'NO'} |"
             )
         sym = "; ".join(
