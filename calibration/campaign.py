@@ -350,7 +350,11 @@ def _run(
         swap = swap_error(model, groups, problem.lower[:nm0], problem.upper[:nm0], aux)
     path = _choose_path(campaign, problem, model, grouped, groups)
     emit(CampaignProgress("posterior path", 1, 1, path.path))
-    direct = _Direct(path, groups, problem.names, campaign.posterior.target_ess)
+    post = campaign.posterior
+    direct = _Direct(path, groups, problem.names, post.target_ess, post.target_rhat)
+    compared = replace(
+        direct, target_ess=post.variant_target_ess, target_rhat=post.variant_target_rhat
+    )
 
     main = _variant(
         "discrepancy" if disc.enabled else "no discrepancy",
@@ -385,7 +389,7 @@ def _run(
             emit,
             lap,
             reuse_surrogate=True,
-            direct=replace(direct, target_ess=campaign.posterior.variant_target_ess),
+            direct=compared,
         )
         alternatives = (alt,)
     for spec, seed_v in zip(campaign.variants, root.spawn(len(campaign.variants)), strict=True):
@@ -401,7 +405,7 @@ def _run(
                 seed_v,
                 emit,
                 lap,
-                replace(direct, groups=(), target_ess=campaign.posterior.variant_target_ess),
+                replace(compared, groups=()),
             ),
         )
     if alternatives:
@@ -455,12 +459,13 @@ def _run(
 @dataclass(frozen=True, slots=True)
 class _Direct:
     """How a variant computes its posterior: the path, the exchangeable groups (columns of
-    ``names``), the names of the start draws' columns and the ESS target."""
+    ``names``), the names of the start draws' columns and the ESS and R-hat targets."""
 
     path: PathChoice
     groups: Groups
     names: tuple[str, ...]
     target_ess: float
+    target_rhat: float
 
 
 def exchangeable_columns(campaign: Campaign, names: tuple[str, ...]) -> Groups:
@@ -589,7 +594,7 @@ def _direct_variant(
     the surrogate's error at the final draws is reported, not used."""
     seed_run, seed_pred = seed.spawn(2)
     exact_p = exact_problem(problem, model)
-    settings = population_settings(campaign.posterior, direct.target_ess)
+    settings = population_settings(campaign.posterior, direct.target_ess, direct.target_rhat)
     flat = grouped.draws.reshape(-1, grouped.draws.shape[-1])
     start = np.tile(problem.nominal, (flat.shape[0], 1))
     for j, n in enumerate(problem.names):
@@ -610,7 +615,8 @@ def _direct_variant(
         start,
         settings,
         direct.groups,
-        campaign.exact.draws,
+        # as many final draws as effective ones: fewer would throw precision away
+        max(campaign.exact.draws, int(np.ceil(direct.target_ess))),
         np.random.default_rng(seed_run),
         exact_p.names,
         report,

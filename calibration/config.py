@@ -327,9 +327,9 @@ class PosteriorSpec:
     target_rhat, target_ess
         Direct sampler's convergence targets for the campaign's model (rank-normalised split
         R-hat across populations, bulk and tail ESS of every parameter).
-    variant_target_ess
-        ESS target of the models fitted only for the comparison (``[[variants]]``, the model
-        without discrepancy).
+    variant_target_ess, variant_target_rhat
+        ESS and R-hat targets of the models fitted only for the PSIS-LOO comparison
+        (``[[variants]]``, the model without discrepancy; their check only warns).
     max_direct_seconds
         ``"auto"`` picks the direct path when its estimated sampling time is at most this.
     """
@@ -342,8 +342,9 @@ class PosteriorSpec:
     steps: int = 250
     max_steps: int = 8000
     target_rhat: float = 1.01
-    target_ess: float = 2000.0
+    target_ess: float = 4000.0
     variant_target_ess: float = 400.0
+    variant_target_rhat: float = 1.05
     max_direct_seconds: float = 600.0
 
 
@@ -1203,6 +1204,7 @@ def _parse_posterior(t: Mapping[str, Any], parameters: ParameterSpec) -> Posteri
         "target_rhat",
         "target_ess",
         "variant_target_ess",
+        "variant_target_rhat",
         "max_direct_seconds",
     )
     _check_keys(p, t, keys)
@@ -1246,6 +1248,9 @@ def _parse_posterior(t: Mapping[str, Any], parameters: ParameterSpec) -> Posteri
         target_ess=_float(t, "target_ess", p, d.target_ess, lo=10.0, hi=1e7),
         variant_target_ess=_float(
             t, "variant_target_ess", p, d.variant_target_ess, lo=10.0, hi=1e7
+        ),
+        variant_target_rhat=_float(
+            t, "variant_target_rhat", p, d.variant_target_rhat, lo=1.0, hi=2.0
         ),
         max_direct_seconds=_float(t, "max_direct_seconds", p, d.max_direct_seconds, lo=0.0, hi=1e9),
     )

@@ -275,7 +275,9 @@ def iter_populations(
         acc = accepted / (step * w)
         diag = diagnose(post, acc, s.target_rhat, s.target_ess)
         done = diag.converged or step >= s.max_steps
-        yield PopulationRun(post, logs[:, burn:step], diag, step, burn, evaluations, nonfinite, done)
+        yield PopulationRun(
+            post, logs[:, burn:step], diag, step, burn, evaluations, nonfinite, done
+        )
         if done:
             return
 

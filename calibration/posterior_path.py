@@ -4,8 +4,8 @@ The choice is by cost. One batch of the simulator (all walkers of one half of ev
 population, as the direct sampler calls it) is timed on the campaign's own start draws;
 the direct sampler's time is then estimated from the steps it needs to reach its ESS
 target, assuming an autocorrelation time of :data:`TAU_STEPS_PER_PARAMETER` steps per
-parameter (differential evolution measured 7-9 per parameter on the stock campaign's
-10-parameter posterior), two batches per step. ``posterior.sampler = "auto"`` picks the
+parameter (differential evolution measured 5-9 per parameter on the stock campaign's
+10-parameter posterior), two batches per step, the first half of the run being warm-up. ``posterior.sampler = "auto"`` picks the
 direct path when that estimate is at most ``posterior.max_direct_seconds``; ``"direct"``
 and ``"surrogate"`` force a path.
 """
@@ -60,23 +60,26 @@ class PathChoice:
     reason: str
 
 
-def population_settings(spec: PosteriorSpec, target_ess: float | None = None) -> PopulationSettings:
-    """Direct-sampler settings from the ``[posterior]`` table (``target_ess`` overrides)."""
+def population_settings(
+    spec: PosteriorSpec, target_ess: float | None = None, target_rhat: float | None = None
+) -> PopulationSettings:
+    """Direct-sampler settings from the ``[posterior]`` table (the targets override)."""
     return PopulationSettings(
         walkers=spec.walkers,
         populations=spec.populations,
         burn=spec.burn,
         steps=spec.steps,
         max_steps=spec.max_steps,
-        target_rhat=spec.target_rhat,
+        target_rhat=spec.target_rhat if target_rhat is None else target_rhat,
         target_ess=spec.target_ess if target_ess is None else target_ess,
     )
 
 
 def estimated_direct_seconds(spec: PosteriorSpec, dim: int, seconds_per_batch: float) -> float:
-    """Estimated wall time of the direct sampler: burn plus the steps to the ESS target."""
+    """Estimated wall time of the direct sampler: the steps to the ESS target, doubled (the
+    first half of the run is warm-up)."""
     per_step = spec.populations * spec.walkers / (TAU_STEPS_PER_PARAMETER * dim)
-    steps = min(spec.max_steps, spec.burn + math.ceil(spec.target_ess / per_step))
+    steps = min(spec.max_steps, max(spec.burn, 2 * math.ceil(spec.target_ess / per_step)))
     return 2.0 * steps * seconds_per_batch
 
 
@@ -96,7 +99,7 @@ def choose_path(
     --------
     >>> c = choose_path(PosteriorSpec(), 10, 64, 0.005)
     >>> c.path, round(c.estimated_seconds, 1)
-    ('direct', 17.6)
+    ('direct', 62.5)
     >>> choose_path(PosteriorSpec(), 10, 64, 64.0).path
     'surrogate'
     """
