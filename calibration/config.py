@@ -342,7 +342,7 @@ class PosteriorSpec:
     steps: int = 250
     max_steps: int = 8000
     target_rhat: float = 1.01
-    target_ess: float = 4000.0
+    target_ess: float = 2000.0
     variant_target_ess: float = 400.0
     variant_target_rhat: float = 1.05
     max_direct_seconds: float = 600.0

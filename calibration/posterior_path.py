@@ -99,7 +99,7 @@ def choose_path(
     --------
     >>> c = choose_path(PosteriorSpec(), 10, 64, 0.005)
     >>> c.path, round(c.estimated_seconds, 1)
-    ('direct', 62.5)
+    ('direct', 31.3)
     >>> choose_path(PosteriorSpec(), 10, 64, 64.0).path
     'surrogate'
     """

@@ -136,9 +136,9 @@ def test_outputs_files_and_show(
     idata = az.from_netcdf(out / "posterior.nc")
     for group in ("posterior", "prior", "posterior_predictive", "observed_data", "log_likelihood"):
         assert hasattr(idata, group), group
-    # the direct path keeps as many final draws as its ESS target (4,000 > exact.draws = 600)
-    assert idata.posterior["memory_bw_GBps"].shape == (1, 4000)
-    assert idata.log_likelihood["y"].shape == (1, 4000, len(SIZES))
+    # the direct path keeps as many final draws as its ESS target (2,000 > exact.draws = 600)
+    assert idata.posterior["memory_bw_GBps"].shape == (1, 2000)
+    assert idata.log_likelihood["y"].shape == (1, 2000, len(SIZES))
     assert idata.posterior.attrs["source"] == "simulator"
     assert main(["campaign", "show", str(out)]) == 0
     text = capsys.readouterr().out
