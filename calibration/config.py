@@ -242,7 +242,7 @@ class CalibrationSpec:
         likelihood found before sampling, so that a group is not biased by far-off
         nominal values of parameters its outputs depend on only weakly.
     moves
-        emcee proposal: ``"stretch"`` or ``"de"`` (differential evolution + snooker).
+        emcee proposal: ``"stretch"`` or ``"de"`` (differential evolution, ``DEMove``).
     map_starts
         Number of best posterior samples used as starts of the MAP optimisation before
         sampling (``nominal_source = "map"``).
