@@ -19,8 +19,8 @@ draws. Parameters the campaign declares exchangeable (``[posterior] exchangeable
 run checks that swapping them leaves the outputs unchanged) are sampled in one order
 (a constraint in this script's wrapper of the log-posterior) and every draw then gets a
 random order; ``--no-fold`` samples them unordered, which mixes far more slowly across
-the corner of the ``min(a, b)`` ridge (emcee's autocorrelation time 600-700 steps
-against 120-180). Parameters whose prior starts at 0 (the discrepancy spreads, with long
+the corner of the ``min(a, b)`` ridge (emcee's autocorrelation time for the bandwidths
+620-680 steps against 120-180 ordered). Parameters whose prior starts at 0 (the discrepancy spreads, with long
 upper tails: kurtosis up to 20) are sampled on the log scale with the Jacobian, a plain
 change of variables here (``--linear`` turns it off: their autocorrelation time is then
 about twice as long and the far tail is visited in rare excursions). It runs blocks of steps until every parameter's effective sample size (emcee's
