@@ -179,7 +179,8 @@ def _path(result: CampaignResult) -> dict[str, Any]:
         out["verified"] = (
             "direct MCMC on the simulator converged (R-hat and bulk/tail ESS of every "
             "parameter across independent populations met their targets, no failed "
-            "simulator run): the draws are exact for the simulator up to Monte Carlo error"
+            "simulator run): the draws are exact for the simulator up to Monte Carlo error "
+            "(rare excursions into long tails are not seen by these diagnostics)"
         )
     elif main.direct is not None:
         out["verified"] = "direct MCMC on the simulator did NOT meet its targets: not exact"
