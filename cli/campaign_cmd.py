@@ -290,14 +290,7 @@ def format_table(summary: dict[str, Any]) -> str:
         f"surrogate error at the posterior ({sur['checked_by']}, {sur['n_draws']} draws): "
         f"worst RMS {sur['worst_rmse_data_sd']:.3g} data sd"
     )
-    ex = summary["exact"]
-    if "importance" in ex:
-        imp, mv = ex["importance"], ex.get("moves", {})
-        lines.append(
-            f"simulator-exact posterior: importance k-hat {imp['pareto_khat']:.2f}, ESS "
-            f"{imp['ess']:.0f} of {imp['n_proposal']}; {mv.get('steps', 0)} moves per draw, "
-            f"acceptance {mv.get('acceptance', 0.0):.2f}"
-        )
+    lines += _posterior_lines(summary.get("posterior", {}))
     pred = summary["predictive"]
     lines.append(
         f"posterior predictive ({pred['source']}): data inside the 90% band at "
@@ -327,6 +320,41 @@ def format_table(summary: dict[str, Any]) -> str:
     timings = ", ".join(f"{k} {v:.1f}s" for k, v in summary["timings_s"].items())
     lines.append(f"timings: {timings}")
     return "\n".join(lines)
+
+
+def _posterior_lines(post: dict[str, Any]) -> list[str]:
+    """Which posterior path ran, what it did and what was verified."""
+    if not post:
+        return []
+    lines = [
+        f"posterior path: {post.get('path', '?')} ({post.get('reason', 'recorded before paths')})"
+    ]
+    d = post.get("direct")
+    if d is not None:
+        ess = min(min(p["ess_bulk"], p["ess_tail"]) for p in d["parameters"].values())
+        rhat = max(p["rhat"] for p in d["parameters"].values())
+        lines.append(
+            f"direct MCMC on the simulator: {d['populations']} populations x {d['walkers']} "
+            f"walkers, {d['steps']} steps, {d['evaluations']} runs in {d['seconds']:.1f} s; "
+            f"max R-hat {rhat:.4f}, min ESS {ess:.0f}"
+        )
+        for c in d.get("symmetry", []):
+            lines.append(
+                f"exchangeable {c['parameters'][0]} / {c['parameters'][1]}: sampled in order, "
+                f"draws symmetrised (means differ by {c['mean_diff_sd']:.3f} sd)"
+            )
+    if "importance" in post:
+        imp, mv = post["importance"], post.get("moves", {})
+        lines.append(
+            f"surrogate posterior corrected on the simulator: importance k-hat "
+            f"{imp['pareto_khat']:.2f}, ESS {imp['ess']:.0f} of {imp['n_proposal']}; "
+            f"{mv.get('steps', 0)} moves per draw, acceptance {mv.get('acceptance', 0.0):.2f}"
+        )
+    exact = post.get("exact_for_simulator", False)
+    lines.append(
+        f"{'exact for the simulator' if exact else 'not verified exact'}: {post.get('verified', '')}"
+    )
+    return lines
 
 
 def _g(x: float) -> str:

@@ -4,8 +4,8 @@
 ``predictive.png`` (Fig. 6: simulator-computed posterior predictive against the data, over
 log message size with the protocol boundaries, one pair of panels per data set; the variant
 without discrepancy too),
-``marginals.png`` (Fig. 7: exact and grouped marginal posteriors, zoomed on the posterior),
-``pairs.png`` (pair plot of the exact posterior with 50%/90% contours and the identified
+``marginals.png`` (Fig. 7: final and grouped marginal posteriors, zoomed on the posterior),
+``pairs.png`` (pair plot of the final posterior with 50%/90% contours and the identified
 combinations' level sets), and ``discrepancy.png`` (the discrepancy terms' posterior).
 """
 
@@ -191,7 +191,7 @@ def _marginals(r: CampaignResult, path: Path) -> Path:
         lo, hi = r.main.problem.lower[j], r.main.problem.upper[j]
         a, b = _zoom(np.concatenate([draws[:, j], grouped[:, j]]), lo, hi)
         bins = np.linspace(a, b, 41)
-        ax.hist(draws[:, j], bins=bins, density=True, color="tab:blue", alpha=0.6, label="exact")
+        ax.hist(draws[:, j], bins=bins, density=True, color="tab:blue", alpha=0.6, label="posterior")
         ax.hist(
             grouped[:, j],
             bins=bins,
@@ -263,7 +263,7 @@ def _pairs(r: CampaignResult, path: Path) -> Path:
         names,
         ranges,
         [(c.kind, c.first, c.second, c.median, c.hdi90) for c in combos],
-        f"{r.campaign.name}: exact posterior pairs (contours: 50%/90% of the draws)",
+        f"{r.campaign.name}: posterior pairs (contours: 50%/90% of the draws)",
         path,
     )
 
