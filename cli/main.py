@@ -42,10 +42,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "speed-up of what-if scenarios (faster network, lighter MPI stack, ...) "
         "with posterior intervals",
     ),
-    "kernels": (
-        "mpiuq.kernels_cmd",
-        "build or show the compiled loops' start-up module",
-    ),
 }
 
 
@@ -113,6 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         if part
     )
+    _running[0] = command
     try:
         return int(args.handler(args))
     except BrokenPipeError:
@@ -126,6 +123,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"mpiuq {command}: {kind}", file=sys.stderr)
         return exit_code(exc)
 
+
+#: The command being run (for the message of an interrupt before it ends).
+_running = [""]
 
 #: Commands after which the console script ends the process without the interpreter's
 #: clean-up (see :func:`run`).
@@ -141,8 +141,13 @@ def run() -> NoReturn:
     threads joined when it returns. Not when another thread is still running or a
     distributed client may need its exit handlers (the process then exits as usual),
     and never for :func:`main` called from Python.
+
+    The command runs in a worker thread, so that Ctrl-C ends it within a second even
+    during a numba compilation or a long compiled loop (:mod:`mpiuq.interrupt`).
     """
-    code = main()
+    from mpiuq.interrupt import run_interruptibly
+
+    code = run_interruptibly(main, lambda: _running[0])
     quick = (
         named_command(sys.argv[1:]) in QUICK_EXIT_COMMANDS
         and "distributed" not in sys.modules

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from mpiuq.simulator._deferred import deferred_object
+from mpiuq.simulator._jit import intrinsic
 
 
 def _prefetch(typingctx: Any, array: Any, index: Any) -> Any:
@@ -38,13 +38,4 @@ def _prefetch(typingctx: Any, array: Any, index: Any) -> Any:
 
 
 #: ``prefetch(array, index)`` inside compiled code (the intrinsic, typed for callers).
-def _make_prefetch() -> Any:
-    """The intrinsic (imports numba)."""
-    from numba.extending import intrinsic
-
-    return intrinsic(_prefetch)
-
-
-#: ``prefetch(array, index)`` inside compiled code (the intrinsic, typed for callers; made
-#: when numba is imported).
-prefetch: Callable[[Any, Any], None] = deferred_object(_make_prefetch, "prefetch")
+prefetch: Callable[[Any, Any], None] = intrinsic(_prefetch)

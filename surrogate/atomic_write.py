@@ -16,6 +16,10 @@ from pathlib import Path
 
 PARTIAL_MARK = ".partial-"
 
+#: Temporary files being written now by :func:`replace_atomically` (the command line
+#: removes them if the process is interrupted, :mod:`mpiuq.interrupt`).
+IN_FLIGHT: set[Path] = set()
+
 
 def partial_path(path: Path) -> Path:
     """The temporary name of ``path`` for this process: ``<name>.partial-<pid>``."""
@@ -69,6 +73,7 @@ def replace_atomically(path: str | os.PathLike[str]) -> Iterator[Path]:
     if target.is_dir():
         raise IsADirectoryError(errno.EISDIR, "is a folder, expected a file name", str(target))
     tmp = partial_path(target)
+    IN_FLIGHT.add(tmp)
     try:
         yield tmp
         fsync_file(tmp)
@@ -77,6 +82,8 @@ def replace_atomically(path: str | os.PathLike[str]) -> Iterator[Path]:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
+    finally:
+        IN_FLIGHT.discard(tmp)
     fsync_dir(target.parent)
 
 
