@@ -8,10 +8,10 @@ version and the SHA-256 of the loop's own source file. The install compiles them
 
 **Sources.** The loops inline functions of other files and freeze the integer codes
 of ``codes.py``: numba's key does not see those files. So the cached loops of every
-compiled-source folder are dropped when the digest of :data:`COMPILED_SOURCES`
-differs from the one recorded beside them (:func:`drop_stale_caches`, once per
-process, before the first loop is made): an edit anywhere in them recompiles every
-loop once.
+compiled-source folder are dropped when the digest of :data:`COMPILED_SOURCES` (with
+the loops' :data:`DEFAULT_OPTIONS`) differs from the one recorded beside them
+(:func:`drop_stale_caches`, once per process, before the first loop is made): an edit
+anywhere in them recompiles every loop once.
 
 **Compilations.** :func:`on_compile` tells the command line (the only code that
 prints) when a loop misses the cache and compiles, and how long it took.
@@ -57,6 +57,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 #: beside the path its module was imported from).
 SIMULATOR_DIR = Path(os.path.dirname(os.path.abspath(__file__)))
 
+#: Options every loop is compiled with unless it says otherwise (part of the caches' stamp).
+DEFAULT_OPTIONS: dict[str, Any] = {"nogil": True}
+
 #: Every loop made by :func:`njit` in this process (numba dispatchers, in import order).
 LOOPS: list[Any] = []
 
@@ -100,6 +103,12 @@ def _stamp_file(root: Path) -> Path:
     return Path(base) / f"{hashlib.sha1(str(root).encode()).hexdigest()}-{STAMP_NAME}"
 
 
+def stamp_of(root: Path = SIMULATOR_DIR) -> str:
+    """What the cached loops must have been compiled from: the digest of
+    :data:`COMPILED_SOURCES` and the default options."""
+    return f"{digest_of(COMPILED_SOURCES, root)} {sorted(DEFAULT_OPTIONS.items())!r}"
+
+
 def drop_stale_caches(root: Path = SIMULATOR_DIR) -> bool:
     """Delete the cached loops (``*.nbi``, ``*.nbc``) of the compiled-source folders if
     they were compiled from other sources than today's (the digest beside them differs
@@ -108,7 +117,7 @@ def drop_stale_caches(root: Path = SIMULATOR_DIR) -> bool:
     A folder that cannot be written (a read-only install) is left as it is: its
     sources do not change either.
     """
-    digest = digest_of(COMPILED_SOURCES, root)
+    digest = stamp_of(root)
     stamp = _stamp_file(root)
     with suppress(OSError):
         if stamp.read_text(encoding="ascii").strip() == digest:
@@ -162,7 +171,7 @@ def njit(**options: Any) -> Callable[[F], F]:
     (:mod:`mpiuq.interrupt`). The first call in a process drops cached loops compiled
     from other sources (:func:`drop_stale_caches`) before any loop is made.
     """
-    options.setdefault("nogil", True)
+    options = DEFAULT_OPTIONS | options
     if not _checked:
         with _lock:
             if not _checked:
@@ -205,9 +214,16 @@ class _CompileListener(event.Listener):  # type: ignore[misc]  # numba is untype
         if self._local.depth == 0:
             took = time.perf_counter() - getattr(self._local, "start", time.perf_counter())
             name = _loop_name(ev)
-            _record_compile_s(name, took)
+            if _is_loop(ev):
+                _record_compile_s(name, took)
             for callback in list(_compile_callbacks):
                 callback(name, took)
+
+
+def _is_loop(ev: event.Event) -> bool:
+    """Whether a ``numba:compile`` event is about one of :data:`LOOPS`."""
+    data = ev.data if isinstance(ev.data, dict) else {}
+    return any(data.get("dispatcher") is loop for loop in LOOPS)
 
 
 def _loop_name(ev: event.Event) -> str:

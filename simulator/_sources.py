@@ -12,9 +12,9 @@ __all__ = ["COMPILED_SOURCES", "digest_of", "sources_digest"]
 _HERE = Path(__file__).resolve().parent
 
 #: Source files compiled into the loops (by inlining or as frozen constants), relative
-#: to the ``simulator`` folder; a glob per package.
+#: to the ``simulator`` folder; a glob per package. (``_jit.py`` is not one: what of it
+#: reaches the machine code, the loops' default options, is in the caches' stamp.)
 COMPILED_SOURCES: tuple[str, ...] = (
-    "_jit.py",
     "_prefetch.py",
     "_program_check.py",
     "_lowering_kernel.py",
