@@ -119,6 +119,8 @@ class Progress:
         """Say that ``loop`` starts compiling (``took_s`` ``None``) or was compiled and
         cached (``took_s`` seconds); while it compiles, a line every
         :data:`COMPILE_TICK_S` seconds says how long it has been going."""
+        if self.quiet:
+            return
         if took_s is not None:
             self._compile_ticker = None
             self.line(f"compiled {loop} in {took_s:.0f} s (cached: not compiled again)")
@@ -129,8 +131,9 @@ class Progress:
         hint = (
             f"it took {before:.0f} s when last compiled here"
             if before is not None
-            else "about a minute per large loop on an idle 2-core machine, longer on a busy one"
+            else "the largest loops take a minute or more on an idle 2-core machine"
         )
+        expect = f" of about {before:.0f} s" if before is not None else ""
         self.line(f"compiling {loop} (not in numba's cache: {hint})")
         ticker = object()
         self._compile_ticker = ticker
@@ -141,7 +144,7 @@ class Progress:
                 time.sleep(COMPILE_TICK_S)
                 if self._compile_ticker is not ticker:
                     return
-                self.line(f"still compiling {loop}: {time.perf_counter() - start:.0f} s")
+                self.line(f"still compiling {loop}: {time.perf_counter() - start:.0f} s{expect}")
 
         import threading
 
