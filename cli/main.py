@@ -127,6 +127,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 #: The command being run (for the message of an interrupt before it ends).
 _running = [""]
 
+#: Commands whose second word is an action (``campaign run``, ``trace info``, ...).
+_WITH_ACTIONS = frozenset({"campaign", "trace", "surrogate"})
+
+
+def command_words(argv: Sequence[str]) -> str:
+    """The command (and action) named in ``argv``, before it is parsed: ``campaign run``
+    for ``campaign run X.toml``, ``replay`` for ``replay TRACE``, ``""`` for none."""
+    words = [w for w in argv if not w.startswith("-")]
+    if not words or words[0] not in COMMANDS:
+        return ""
+    if words[0] in _WITH_ACTIONS and len(words) > 1:
+        return f"{words[0]} {words[1]}"
+    return words[0]
+
+
 #: Commands after which the console script ends the process without the interpreter's
 #: clean-up (see :func:`run`).
 QUICK_EXIT_COMMANDS = frozenset({"replay"})
@@ -147,6 +162,7 @@ def run() -> NoReturn:
     """
     from mpiuq.interrupt import run_interruptibly
 
+    _running[0] = command_words(sys.argv[1:])  # named in a message of an early Ctrl-C
     code = run_interruptibly(main, lambda: _running[0])
     quick = (
         named_command(sys.argv[1:]) in QUICK_EXIT_COMMANDS

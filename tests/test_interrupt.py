@@ -66,6 +66,15 @@ def test_a_worker_inside_a_long_call_is_interrupted_at_once() -> None:
     assert took < 1.0
 
 
+def test_the_command_is_named_before_it_is_parsed() -> None:
+    from mpiuq.main import command_words
+
+    assert command_words(["campaign", "run", "x.toml", "--quiet"]) == "campaign run"
+    assert command_words(["-q", "replay", "trace.txt"]) == "replay"
+    assert command_words(["trace", "info", "t"]) == "trace info"
+    assert command_words(["--help"]) == "" and command_words(["nope"]) == ""
+
+
 def test_the_worker_s_result_and_errors_reach_the_caller() -> None:
     from mpiuq.interrupt import run_interruptibly
 
