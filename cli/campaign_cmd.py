@@ -62,7 +62,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``mpiuq campaign run``; exits 1 when a check that must pass failed."""
-    from mpiuq.calibration.artefacts import hold_results_folder
     from mpiuq.calibration.benchmark_csv import read_benchmark_csv
     from mpiuq.calibration.budget import check_campaign_budget
     from mpiuq.calibration.config import load_campaign
@@ -75,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
     out = args.out if args.out is not None else results_folder() / campaign.name
     if out.exists() and not out.is_dir():
         raise CampaignError("results folder", str(out), "a folder, not an existing file")
+    from mpiuq.calibration.artefacts import hold_results_folder  # SciPy, h5py: after the checks
+
     with hold_results_folder(out):
         return _run_holding(args, campaign, out)
 
