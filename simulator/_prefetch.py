@@ -8,7 +8,6 @@ time on the large traces). A hint never changes results.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from mpiuq.simulator._jit import intrinsic
@@ -38,4 +37,4 @@ def _prefetch(typingctx: Any, array: Any, index: Any) -> Any:
 
 
 #: ``prefetch(array, index)`` inside compiled code (the intrinsic, typed for callers).
-prefetch: Callable[[Any, Any], None] = intrinsic(_prefetch)
+prefetch: Any = intrinsic(_prefetch)  # numba types an intrinsic by its codegen signature
