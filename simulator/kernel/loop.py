@@ -44,7 +44,7 @@ CTL_TOP_LIVE = 5  #: whether that rank's event still sits at the heap's root (0/
 LOOP_CTL = 6  #: length of the control array
 
 
-@njit(nogil=True, error_model="numpy")
+@njit(nrt=False, nogil=True, error_model="numpy")
 def event_loop(prog, net, state, rates, ep, compute_scale, ctl, ctl_t):  # type: ignore[no-untyped-def]
     """Run ``prog`` on ``net`` from ``state`` (updated in place) until every event is done,
     or until a rank of a windowed program reaches the end of its window.

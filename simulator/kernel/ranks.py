@@ -188,7 +188,7 @@ def account_wait(r, c, a, b, q, state):  # type: ignore[no-untyped-def]
     acc_call[c, CAT_NETWORK] += net
 
 
-@njit(error_model="numpy")
+@njit(nrt=False, error_model="numpy")
 def _complete_in_order(r, t, waits, slot_of, ready):  # type: ignore[no-untyped-def]
     """The complete requests rank ``r``'s wait still lists, in the order the wait consumes
     them: ``(n_complete, pending)``, the program request ids in ``waits.burst[:n_complete]``.
