@@ -64,21 +64,30 @@ def _campaign_with_data(tmp_path: Path, csv_text: str) -> Path:
     return toml
 
 
-def test_a_malformed_data_file_is_refused_before_the_simulator_loads(tmp_path: Path) -> None:
-    toml = _campaign_with_data(
-        tmp_path, "run,msg_size_bytes,value,unit,benchmark\n1,8,abc,us,pingpong_half_rtt\n"
-    )
+def _main_in_a_new_process(argv: list[str]) -> tuple[int, bool, str]:
+    """``main(argv)`` in a fresh interpreter: (exit code, whether numba was imported, stderr)."""
     code = (
         "import sys, json\n"
         "from mpiuq.main import main\n"
-        f"status = main(['campaign', 'run', {str(toml)!r}, '--out', {str(tmp_path / 'o')!r}])\n"
+        f"status = main({argv!r})\n"
         "print(json.dumps([status, 'numba' in sys.modules]))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     status, numba_loaded = json.loads(proc.stdout.strip().splitlines()[-1])
+    return status, numba_loaded, proc.stderr
+
+
+def test_a_malformed_data_file_is_refused_before_the_simulator_loads(tmp_path: Path) -> None:
+    toml = _campaign_with_data(
+        tmp_path, "run,msg_size_bytes,value,unit,benchmark\n1,8,abc,us,pingpong_half_rtt\n"
+    )
+    out = tmp_path / "o"
+    status, numba_loaded, err = _main_in_a_new_process(
+        ["campaign", "run", str(toml), "--out", str(out)]
+    )
     assert status == EXIT_BAD_INPUT and not numba_loaded
-    assert "data.csv" in proc.stderr and proc.stderr.count("\n") == 1
-    assert not (tmp_path / "o").exists()
+    assert "data.csv" in err and err.count("\n") == 1
+    assert not out.exists()
 
 
 def test_a_topology_with_a_bad_size_is_refused_before_the_simulator_loads(
@@ -86,13 +95,8 @@ def test_a_topology_with_a_bad_size_is_refused_before_the_simulator_loads(
 ) -> None:
     trace = tmp_path / "t.txt"
     trace.write_text("0 init\n1 init\n0 finalize\n1 finalize\n")
-    code = (
-        "import sys, json\n"
-        "from mpiuq.main import main\n"
-        f"status = main(['replay', {str(trace)!r}, '--topology', 'dragonfly:groups=0'])\n"
-        "print(json.dumps([status, 'numba' in sys.modules]))\n"
+    status, numba_loaded, err = _main_in_a_new_process(
+        ["replay", str(trace), "--topology", "dragonfly:groups=0"]
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    status, numba_loaded = json.loads(proc.stdout.strip().splitlines()[-1])
     assert status == EXIT_BAD_INPUT and not numba_loaded
-    assert "groups" in proc.stderr and proc.stderr.count("\n") == 1
+    assert "groups" in err and err.count("\n") == 1
