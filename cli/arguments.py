@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
+from pathlib import Path
 
 from mpiuq.calibration.limits import check_parameter_value
 from mpiuq.simulator.errors import ParameterError, SettingError
@@ -83,3 +84,14 @@ def bounded_number(low: float, high: float, integer: bool = False) -> Callable[[
         return value
 
     return parse
+
+
+def output_folder(text: str) -> Path:
+    """argparse type of an ``--out`` folder: refused at once if it names an existing file
+    (not a folder), before anything is read or compiled."""
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is an existing file: expected a folder (new or existing) for the results"
+        )
+    return path

@@ -3,7 +3,7 @@
 ``mpiuq campaign run CAMPAIGN.toml [--out DIR] [--workers N | --scheduler ADDR]``
     design -> simulation -> surrogate -> Sobol -> groups -> MCMC -> diagnostics ->
     plots -> ``summary.json``; resumable (the design run continues from ``design.h5``).
-``mpiuq campaign show results/NAME``
+``mpiuq campaign show mpiuq-results/NAME``
     Print the Table-1-like parameter table, identified combinations, model comparison and
     checks again from ``summary.json``.
 ``mpiuq campaign report results/NAME [--out FILE]``
@@ -22,7 +22,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mpiuq.arguments import output_folder
 from mpiuq.progress import Progress, add_quiet_argument
+from mpiuq.result_output import results_folder
 from mpiuq.simulator.parameters import UNITS
 
 if TYPE_CHECKING:
@@ -37,9 +39,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     r.add_argument("campaign", type=Path, help="campaign TOML file")
     r.add_argument(
         "--out",
-        type=Path,
+        type=output_folder,
         default=None,
-        help="output folder (default: results/<name> in the current directory)",
+        help="output folder (default: <name> in $MPIUQ_RESULTS, else in ./mpiuq-results)",
     )
     where = r.add_mutually_exclusive_group()
     where.add_argument(
@@ -71,13 +73,20 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``mpiuq campaign run``; exits 1 when a check that must pass failed."""
-    from mpiuq.calibration.artefacts import hold_results_folder
+    from mpiuq.calibration.benchmark_csv import read_benchmark_csv
     from mpiuq.calibration.budget import check_campaign_budget
     from mpiuq.calibration.config import load_campaign
+    from mpiuq.calibration.errors import CampaignError
 
     campaign = load_campaign(args.campaign)
     check_campaign_budget(campaign)
-    out = args.out if args.out is not None else Path("results") / campaign.name
+    for spec in campaign.datasets:  # the data files, checked before the simulator loads
+        read_benchmark_csv(spec.path, spec.benchmark)
+    out = args.out if args.out is not None else results_folder() / campaign.name
+    if out.exists() and not out.is_dir():
+        raise CampaignError("results folder", str(out), "a folder, not an existing file")
+    from mpiuq.calibration.artefacts import hold_results_folder  # SciPy, h5py: after the checks
+
     with hold_results_folder(out):
         return _run_holding(args, campaign, out)
 

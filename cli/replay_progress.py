@@ -3,7 +3,7 @@
 Wraps :func:`~mpiuq.simulator.trace.read_trace` and
 :func:`~mpiuq.simulator.replay.replay` with :class:`~mpiuq.progress.Progress`: a line per
 stage with its figures (operations, events and events/s per model), a running
-percentage while a model runs, and the one-off "compiling kernels" line on a new machine.
+percentage while a model runs, and a line per loop compiled (one missing from numba's cache).
 """
 
 from __future__ import annotations
@@ -111,14 +111,12 @@ def replay_file_with_progress(
         no HDF5 file (a text trace with a read-only cache), or the scratch folder cannot
         hold the program file.
     """
-    from mpiuq.simulator._deferred import when_numba
     from mpiuq.simulator.errors import SettingError
     from mpiuq.simulator.program_cache import save_cached_program
     from mpiuq.simulator.replay import TraceOrigin, lower_for_replay, replay_lowered
 
     if stream not in STREAM_CHOICES:
         raise SettingError(f"stream={stream!r} is invalid: expected one of {STREAM_CHOICES}")
-    when_numba(_skip_blas_probe)
     report = replay_reporter(progress)
     options = setup.lowering_options(params)
     trace: Trace | None = None
@@ -269,11 +267,3 @@ def _streamed(
         window_rows=DEFAULT_WINDOW_ROWS if window_rows is None else window_rows,
         on_progress=replay_reporter(progress),
     )
-
-
-def _skip_blas_probe() -> None:
-    """numba's NumPy support loads without probing SciPy's BLAS (see
-    :func:`mpiuq.simulator._numba_startup.skip_blas_probe`); run once numba is imported."""
-    from mpiuq.simulator._numba_startup import skip_blas_probe
-
-    skip_blas_probe()

@@ -2,12 +2,14 @@
 
 ``--out DIR`` writes ``DIR/<json_name>``, the figure and ``DIR/report.html`` (the
 self-contained HTML report of :mod:`mpiuq.report_cmd`); ``--json`` prints the JSON
-instead of the table.
+instead of the table. Commands that write a folder by default write it under
+:func:`results_folder` (never into the repository's committed ``results/``).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +20,18 @@ from mpiuq.surrogate.json_text import json_text, write_json
 _NUMBER = r"(?:-?[0-9][0-9.eE+-]*|null|NaN|-?Infinity)"
 #: A JSON list of numbers as ``json.dumps(..., indent=1)`` lays it out, one item a line.
 _NUMBER_LIST = re.compile(rf"\[\s*({_NUMBER}(?:,\s*{_NUMBER})*)\s*\]")
+
+
+#: Environment variable naming the folder commands write their results under by default.
+RESULTS_ENV = "MPIUQ_RESULTS"
+#: That folder when the variable is not set (relative to the working directory).
+DEFAULT_RESULTS = "mpiuq-results"
+
+
+def results_folder() -> Path:
+    """Where commands write result folders by default: ``$MPIUQ_RESULTS`` if set, else
+    ``./mpiuq-results``."""
+    return Path(os.environ.get(RESULTS_ENV) or DEFAULT_RESULTS)
 
 
 def result_json(data: dict[str, Any], where: str = "") -> str:

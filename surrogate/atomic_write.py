@@ -17,6 +17,10 @@ from typing import Any
 
 PARTIAL_MARK = ".partial-"
 
+#: Temporary files being written now by :func:`replace_atomically` (the command line
+#: removes them if the process is interrupted, :mod:`mpiuq.interrupt`).
+IN_FLIGHT: set[Path] = set()
+
 
 def partial_path(path: Path) -> Path:
     """The temporary name of ``path`` for this process: ``<name>.partial-<pid>``."""
@@ -73,6 +77,7 @@ def replace_atomically(path: str | os.PathLike[str]) -> Iterator[Path]:
         raise IsADirectoryError(errno.EISDIR, "is a folder, expected a file name", str(target))
     remove_stale_partials(target)
     tmp = partial_path(target)
+    IN_FLIGHT.add(tmp)
     try:
         yield tmp
         fsync_file(tmp)
@@ -84,6 +89,8 @@ def replace_atomically(path: str | os.PathLike[str]) -> Iterator[Path]:
             # a failed write (a full disk: ENOSPC) names no file: name the target
             raise OSError(exc.errno, exc.strerror or str(exc), str(target)) from exc
         raise
+    finally:
+        IN_FLIGHT.discard(tmp)
     fsync_dir(target.parent)
 
 
