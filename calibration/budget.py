@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from mpiuq.calibration.config import Campaign
 from mpiuq.calibration.errors import CampaignError
+from mpiuq.simulator.codes import WINDOWED_BENCHMARKS
 from mpiuq.surrogate.basis import n_terms
 from mpiuq.surrogate.budget import (
     F8,
@@ -54,13 +55,18 @@ def benchmark_program_ops(benchmark: str, window: int) -> int:
 
     Ping-pong: per repetition two blocking sends and two receives, each a post and a wait;
     stream: per repetition ``window`` nonblocking sends and receives, two waitalls and a
-    blocking acknowledgement each way; plus the two timing marks.
+    blocking acknowledgement each way; bidirectional stream: ``window`` nonblocking sends
+    and receives on each rank and four waitalls; plus the two timing marks.
 
     Examples
     --------
     >>> benchmark_program_ops("pingpong", 64), benchmark_program_ops("stream", 64)
     (18, 270)
+    >>> benchmark_program_ops("bidirectional_stream", 64)
+    522
     """
+    if benchmark == "bidirectional_stream":
+        return 2 * (4 * window + 4) + 2
     per_repetition = 8 if benchmark == "pingpong" else 2 * window + 6
     return 2 * per_repetition + 2
 
@@ -73,7 +79,7 @@ def benchmark_work(benchmark: str, window: int) -> int:
     0.14 s at a window of 1,000 and 73 s at 100,000).
     """
     ops = benchmark_program_ops(benchmark, window)
-    return ops + (window * window if benchmark == "stream" else 0)
+    return ops + (window * window if benchmark in WINDOWED_BENCHMARKS else 0)
 
 
 def check_benchmark_budget(

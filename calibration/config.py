@@ -33,7 +33,7 @@ from typing import Any
 
 from mpiuq.calibration.errors import CampaignError
 from mpiuq.calibration.limits import MAX_MESSAGE_BYTES, check_parameter_value
-from mpiuq.simulator.codes import BENCHMARKS
+from mpiuq.simulator.codes import BENCHMARKS, WINDOWED_BENCHMARKS
 from mpiuq.simulator.errors import ParameterError
 from mpiuq.simulator.parameters import CONTINUOUS_PARAMETERS, SimParams, parameter_names
 from mpiuq.simulator.regimes import (
@@ -647,15 +647,7 @@ def _parse_simulator(t: Mapping[str, Any]) -> SimulatorSpec:
 
 
 #: Keys of a ``[[simulator.regimes]]`` table.
-_REGIME_KEYS = (
-    "name",
-    "protocol",
-    "max_bytes",
-    "latency_us",
-    "copy_bw_GBps",
-    "segment_bytes",
-    "segment_us",
-)
+_REGIME_KEYS = ("name", "protocol", "max_bytes", "segment_bytes", *CONTINUOUS_SLOTS)
 
 
 def _regime_key(name: str) -> str:
@@ -893,7 +885,8 @@ def _parse_data(t: Mapping[str, Any], base_dir: Path) -> DataSpec:
 
 
 #: Simulator benchmark of the benchmark labels of ``../shared/data/benchmarks`` (and of
-#: ``mpiuq simulate --csv``): the default ``model`` of a data table with that label.
+#: ``mpiuq simulate --csv``): the ``model`` of a data table with that label. A label not
+#: listed needs an explicit ``model`` (never a silent default).
 SERIES_MODELS: dict[str, str] = {
     "pingpong_half_rtt": "pingpong",
     "pingpong_half_rtt_mean": "pingpong",
@@ -901,6 +894,8 @@ SERIES_MODELS: dict[str, str] = {
     "imb_pingpong": "pingpong",
     "stream_bw": "stream",
     "osu_bw": "stream",
+    "stream_bibw": "bidirectional_stream",
+    "osu_bibw": "bidirectional_stream",
     "pingpong_send": "pingpong_send",
     "pingpong_send_mean": "pingpong_send",
     "isend": "isend",
@@ -957,14 +952,17 @@ def _parse_data_model(
         raise CampaignError(
             f"{prefix}label", label, "a non-empty name without ':', '@', spaces or slashes"
         )
-    default_model = SERIES_MODELS.get(spec.benchmark, simulator.benchmark)
-    model = t.get("model", default_model)
+    if "model" not in t and spec.benchmark not in SERIES_MODELS:
+        raise CampaignError(
+            f"{prefix}benchmark",
+            spec.benchmark,
+            f"a known benchmark label, one of {sorted(SERIES_MODELS)}, or {prefix}model "
+            f"naming the simulator benchmark that explains it ({list(BENCHMARKS)})",
+        )
+    model = t.get("model", SERIES_MODELS.get(spec.benchmark))
     if model not in BENCHMARKS:
         raise CampaignError(
-            f"{prefix}model",
-            model,
-            f"a simulator benchmark, one of {list(BENCHMARKS)} (label {spec.benchmark!r} "
-            "has no default)",
+            f"{prefix}model", model, f"a simulator benchmark, one of {list(BENCHMARKS)}"
         )
     window = _int(t, "window", prefix, minimum=1, default=simulator.window)
     likelihood = t.get("likelihood", "gaussian")
@@ -986,8 +984,12 @@ def _parse_data_model(
         )
     if "nu" in t and likelihood != "student_t":
         raise CampaignError(f"{prefix}nu", nu_raw, "no value unless likelihood = 'student_t'")
-    if "window" in t and model != "stream":
-        raise CampaignError(f"{prefix}window", t["window"], "no value unless model = 'stream'")
+    if "window" in t and model not in WINDOWED_BENCHMARKS:
+        raise CampaignError(
+            f"{prefix}window",
+            t["window"],
+            f"no value unless model is one of {list(WINDOWED_BENCHMARKS)}",
+        )
     return replace(
         spec,
         label=label,

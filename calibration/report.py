@@ -17,6 +17,8 @@ from mpiuq.calibration.campaign_result import CampaignResult, VariantResult
 from mpiuq.calibration.checks import failed
 from mpiuq.calibration.posterior import Posterior
 from mpiuq.calibration.sampler import ChainDiagnostics
+from mpiuq.simulator.codes import WINDOWED_BENCHMARKS
+from mpiuq.simulator.regimes import CONTINUOUS_SLOTS
 
 
 def inference_data(result: CampaignResult) -> az.InferenceData:
@@ -194,7 +196,7 @@ def _data_sets(result: CampaignResult) -> list[dict[str, Any]]:
                 "path": str(spec.path),
                 "benchmark": spec.benchmark,
                 "model": spec.model,
-                "window": spec.window if spec.model == "stream" else None,
+                "window": spec.window if spec.model in WINDOWED_BENCHMARKS else None,
                 "observable": spec.observable,
                 "likelihood": spec.likelihood,
                 "summary": spec.summary,
@@ -347,10 +349,8 @@ def summary_dict(result: CampaignResult) -> dict[str, Any]:
                 "name": r.label,
                 "protocol": r.protocol,
                 "max_bytes": None if r.max_bytes == float("inf") else int(r.max_bytes),
-                "latency_us": r.latency_us,
-                "copy_bw_GBps": r.copy_bw_GBps,
                 "segment_bytes": r.segment_bytes,
-                "segment_us": r.segment_us,
+                **{name: getattr(r, name) for name in CONTINUOUS_SLOTS},
             }
             for r in c.simulator.base_params().regime_table()
         ],

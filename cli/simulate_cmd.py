@@ -20,7 +20,7 @@ import numpy as np
 
 from mpiuq.arguments import add_param_argument, parse_assignments, parse_sizes, seed_argument
 from mpiuq.posterior_args import ParameterSets, add_posterior_arguments, parameter_sets
-from mpiuq.simulator.codes import BENCHMARKS
+from mpiuq.simulator.codes import BENCHMARKS, WINDOWED_BENCHMARKS
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.parameters import SimParams
 from mpiuq.surrogate.budget import check_memory
@@ -98,7 +98,7 @@ def result_json(result: BenchmarkResult) -> dict[str, Any]:
         )
     return {
         "benchmark": result.benchmark,
-        "window": result.setup.window if result.benchmark == "stream" else None,
+        "window": result.setup.window if result.benchmark in WINDOWED_BENCHMARKS else None,
         "params": result.params.as_dict(),
         "results": rows,
     }
@@ -197,7 +197,7 @@ def draws_json(
     first = sets.sets[0]
     return {
         "benchmark": setup.benchmark,
-        "window": setup.window if setup.benchmark == "stream" else None,
+        "window": setup.window if setup.benchmark in WINDOWED_BENCHMARKS else None,
         "calibration": sets.calibration,
         "results": [
             {

@@ -40,11 +40,14 @@ from mpiuq.simulator.codes import (
     N_PARAMS,
     OP_ISEND,
     R_COPY_BW,
-    R_LATENCY,
     R_MAX_BYTES,
     R_PROTOCOL,
+    R_RECV_OVERHEAD,
     R_SEGMENT_BYTES,
     R_SEGMENT_US,
+    R_SEND_COMPLETE,
+    R_SEND_OVERHEAD,
+    R_UNEXPECTED,
     R_WIDTH,
 )
 from mpiuq.simulator.errors import DeadlockError, ParameterError
@@ -206,9 +209,12 @@ def check_regime_slots(matrix: FloatArray) -> None:
         if bad.any():
             refuse(k, "max_bytes", mx[bad][0], allowed)
         for field, j in (
-            ("latency_us", R_LATENCY),
+            ("send_overhead_us", R_SEND_OVERHEAD),
             ("copy_bw_GBps", R_COPY_BW),
             ("segment_us", R_SEGMENT_US),
+            ("recv_overhead_us", R_RECV_OVERHEAD),
+            ("unexpected_us", R_UNEXPECTED),
+            ("send_complete_us", R_SEND_COMPLETE),
         ):
             v = col[:, j]
             bad = ~np.isfinite(v) | (v < 0.0)

@@ -280,7 +280,8 @@ def params_matrix(
     Column order is ``base.as_dict()``: the scalar parameters (:func:`parameter_names`),
     then the slots of ``base``'s regimes. ``values`` has shape ``(n_sets, len(names))``
     and overrides the named columns of ``base`` (scalar names or continuous regime slots
-    such as ``regime1_latency_us``); every row is validated.
+    such as ``regime1_recv_overhead_us``; a former field name such as ``latency_us`` is
+    read as its current one); every row is validated.
 
     Raises
     ------
@@ -297,7 +298,7 @@ def params_matrix(
             f"shape (n_sets, {len(names)}) for {list(names)}",
         )
     columns = []
-    for name in names:
+    for name in (_regimes.canonical_name(n) for n in names):
         slot = _regimes.parse_slot_name(name)
         if name not in all_names or (slot is not None and slot[1] not in _regimes.CONTINUOUS_SLOTS):
             raise ParameterError(

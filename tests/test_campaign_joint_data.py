@@ -147,7 +147,9 @@ def test_output_names_and_grouping_span_both_data_sets(data_dir: Path) -> None:
         ('model = "bibw"', "data[1].model", "a simulator benchmark"),
         ("nu = [2.0, 20.0]", "data[1].nu", "no value unless likelihood = 'student_t'"),
         ('label = "pp"', "data[1].label", "a label not used by another data table"),
-        ("window = 8", "data[1].window", "no value unless model = 'stream'"),
+        ("window = 8", "data[1].window", "no value unless model is one of \\['stream'"),
+        ('benchmark = "osu_bww"', "data[1].benchmark", "a known benchmark label, one of"),
+        ('benchmark = "osu_bibww"', "data[1].benchmark", "'osu_bibw', 'osu_bw'"),
         ("sizes = [0]", "data[1].sizes", "positive integers"),
     ],
 )
@@ -164,6 +166,22 @@ def test_bad_data_tables_name_key_value_and_what_is_allowed(
     with pytest.raises(CampaignError, match=match) as err:
         parse_campaign(raw, base_dir=tmp_path)
     assert err.value.key == key
+
+
+def test_benchmark_labels_map_explicitly_to_simulator_programs(tmp_path: Path) -> None:
+    """Known labels name their program (osu_bibw: the bidirectional stream, whose window
+    is a setting); an unknown label is accepted only with an explicit model."""
+    bibw = STREAM.replace('"stream_bw"', '"osu_bibw"') + "window = 16\n"
+    raw = read_toml_text(tmp_path, HEAD.format(name="ok") + PINGPONG + bibw + TAIL)
+    c = parse_campaign(raw, base_dir=tmp_path)
+    assert [(d.benchmark, d.model, d.window) for d in c.datasets][1] == (
+        "osu_bibw",
+        "bidirectional_stream",
+        16,
+    )
+    custom = STREAM.replace('"stream_bw"', '"my_bw"') + 'model = "stream"\n'
+    raw = read_toml_text(tmp_path, HEAD.format(name="ok") + PINGPONG + custom + TAIL)
+    assert parse_campaign(raw, base_dir=tmp_path).datasets[1].model == "stream"
 
 
 def test_data_must_be_a_table_or_tables(tmp_path: Path) -> None:

@@ -51,6 +51,7 @@ from mpiuq.simulator.kernel.protocols import (
     header_bytes,
     protocol_of,
     select,
+    send_complete,
     send_cost,
     send_ready,
     send_refs,
@@ -91,7 +92,8 @@ def op_compute(r, i, j, c, t, prog, state, compute_scale, hn, top_live, seq):  #
 @njit(inline="always", error_model="numpy")
 def op_isend(r, i, j, c, t, prog, net, state, rates, ep, hn, top_live, seq):  # type: ignore[no-untyped-def]
     """``ISEND`` (global row ``i``, buffer row ``j``): pay the protocol's CPU cost, then
-    the message leaves at ``TSend = t``."""
+    the message leaves at ``TSend = t``; the wait that consumes the send request later
+    pays the regime's send-completion cost."""
     ops = prog.ops
     ranks = state.ranks
     msgs = state.messages
@@ -119,6 +121,7 @@ def op_isend(r, i, j, c, t, prog, net, state, rates, ep, hn, top_live, seq):  # 
     dst = ops[j, COL_PEER]
     proto = msgs.proto[m]
     init_request(state.requests, m, i, t, send_ready(proto, t))
+    state.requests.copy_s[m] = send_complete(msgs.regime[m], ep)  # paid by the send's wait
     msgs.match[m] = -1
     msgs.data_at[m] = INF
     msgs.src[m] = r
@@ -149,7 +152,7 @@ def op_irecv(r, i, j, t, prog, state, ep, hn, top_live, seq):  # type: ignore[no
         enqueue(queues.posted_head, queues.posted_tail, queues.next, r, q)
     else:
         unlink(queues.unexpected_head, queues.unexpected_tail, queues.next, r, prev, m)
-        hn, top_live, seq = matched(m, q, t, state, ep, hn, top_live, seq)
+        hn, top_live, seq = matched(m, q, t, True, state, ep, hn, top_live, seq)
     return hn, top_live, seq
 
 

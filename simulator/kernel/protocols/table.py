@@ -14,11 +14,14 @@ import numpy as np
 from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import (
     R_COPY_BW,
-    R_LATENCY,
     R_MAX_BYTES,
     R_PROTOCOL,
+    R_RECV_OVERHEAD,
     R_SEGMENT_BYTES,
     R_SEGMENT_US,
+    R_SEND_COMPLETE,
+    R_SEND_OVERHEAD,
+    R_UNEXPECTED,
     R_WIDTH,
 )
 
@@ -40,9 +43,27 @@ def protocol_of(k, ep):  # type: ignore[no-untyped-def]
 
 
 @njit(inline="always", error_model="numpy")
-def latency_s(k, ep):  # type: ignore[no-untyped-def]
-    """Extra software latency of the sender per message in regime ``k``, s."""
-    return ep.table[k * R_WIDTH + R_LATENCY] * 1e-6 * ep.scale
+def send_overhead_s(k, ep):  # type: ignore[no-untyped-def]
+    """Sender CPU per message in regime ``k`` beyond the global post delay, s."""
+    return ep.table[k * R_WIDTH + R_SEND_OVERHEAD] * 1e-6 * ep.scale
+
+
+@njit(inline="always", error_model="numpy")
+def send_complete_s(k, ep):  # type: ignore[no-untyped-def]
+    """Sender CPU to complete a send request of regime ``k`` in its wait, s."""
+    return ep.table[k * R_WIDTH + R_SEND_COMPLETE] * 1e-6 * ep.scale
+
+
+@njit(inline="always", error_model="numpy")
+def recv_overhead_s(k, late, ep):  # type: ignore[no-untyped-def]
+    """Receiver CPU per message of regime ``k`` when its receive completes, s: matching
+    and completion, plus the unexpected-message path if the message arrived before the
+    receive was posted (``late``)."""
+    base = k * R_WIDTH
+    cost = ep.table[base + R_RECV_OVERHEAD]
+    if late:
+        cost += ep.table[base + R_UNEXPECTED]
+    return cost * 1e-6 * ep.scale
 
 
 @njit(inline="always", error_model="numpy")
