@@ -647,7 +647,14 @@ def _parse_simulator(t: Mapping[str, Any]) -> SimulatorSpec:
 
 
 #: Keys of a ``[[simulator.regimes]]`` table.
-_REGIME_KEYS = ("name", "protocol", "max_bytes", "segment_bytes", *CONTINUOUS_SLOTS)
+_REGIME_KEYS = (
+    "name",
+    "protocol",
+    "max_bytes",
+    "segment_bytes",
+    "fragment_bytes",
+    *CONTINUOUS_SLOTS,
+)
 
 
 def _regime_key(name: str) -> str:
@@ -695,7 +702,7 @@ def _parse_regimes(
                 "cost per segment, which no global parameter provides",
             )
         values: dict[str, Any] = {"protocol": protocol}
-        for key in ("name", "max_bytes", "segment_bytes"):
+        for key in ("name", "max_bytes", "segment_bytes", "fragment_bytes"):
             if key in t:
                 values[key] = t[key]
         if "name" in t and (not isinstance(t["name"], str) or not t["name"]):

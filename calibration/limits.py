@@ -37,6 +37,8 @@ def parameter_range(name: str) -> tuple[float, float]:
             return (0.0, PARAMETER_MAGNITUDE[1])
         if field == "protocol":
             return (0, len(PROTOCOLS) - 1)
+        if field == "fragment_bytes":  # 0: not pipelined
+            return (0, MAX_PROTOCOL_BYTES)
         return (1, MAX_PROTOCOL_BYTES)
     if name in PROTOCOL_SETTINGS:
         return (1, MAX_PROTOCOL_BYTES)

@@ -350,6 +350,7 @@ def summary_dict(result: CampaignResult) -> dict[str, Any]:
                 "protocol": r.protocol,
                 "max_bytes": None if r.max_bytes == float("inf") else int(r.max_bytes),
                 "segment_bytes": r.segment_bytes,
+                "fragment_bytes": r.fragment_bytes,
                 **{name: getattr(r, name) for name in CONTINUOUS_SLOTS},
             }
             for r in c.simulator.base_params().regime_table()

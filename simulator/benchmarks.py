@@ -195,12 +195,10 @@ def _repetition(b: ProgramBuilder, setup: BenchmarkSetup, size_bytes: int, timed
         for rank in (0, 1):
             other = 1 - rank
             recvs = [
-                b.irecv(rank, source=other, nbytes=size_bytes, tag=100)
-                for _ in range(setup.window)
+                b.irecv(rank, source=other, nbytes=size_bytes, tag=100) for _ in range(setup.window)
             ]
             sends = [
-                b.isend(rank, dest=other, nbytes=size_bytes, tag=100)
-                for _ in range(setup.window)
+                b.isend(rank, dest=other, nbytes=size_bytes, tag=100) for _ in range(setup.window)
             ]
             b.waitall(rank, sends)
             b.waitall(rank, recvs)

@@ -205,4 +205,7 @@ R_SEGMENT_US = REGIME_SLOTS.index("segment_us")  #: stream host cost per segment
 R_RECV_OVERHEAD = REGIME_SLOTS.index("recv_overhead_us")  #: receiver CPU per message, us
 R_UNEXPECTED = REGIME_SLOTS.index("unexpected_us")  #: extra receiver CPU, unexpected message, us
 R_SEND_COMPLETE = REGIME_SLOTS.index("send_complete_us")  #: sender CPU completing a send, us
+R_FRAGMENT = REGIME_SLOTS.index("fragment_bytes")  #: pipelined copies' fragment (0: none), bytes
+R_WIRE_LATENCY = REGIME_SLOTS.index("wire_latency_us")  #: extra one-way latency off the CPUs, us
+R_WIRE_PER_BYTE = REGIME_SLOTS.index("wire_ns_per_byte")  #: ... and per byte, ns/B
 R_WIDTH = len(REGIME_SLOTS)

@@ -31,8 +31,8 @@ has a handler module in :mod:`mpiuq.simulator.kernel.protocols`):
     them out.
 
 Per-regime costs, in the LogGP vocabulary (o_s, o_r: CPU overheads of the sender and
-the receiver; L, G: the wire's latency and per-byte gap, which are the network's
-parameters, not a regime's):
+the receiver; L, G: the wire's latency and per-byte gap, the network's parameters, to
+which a regime can add a latency of its own):
 
 ``send_overhead_us``
     sender CPU per message in the send call, on top of the global post delay
@@ -48,10 +48,25 @@ parameters, not a regime's):
     before the receive was posted: MPI's unexpected-message path (search of the
     unexpected queue, the late processing of the arrival, cold buffers). The call-timing
     benchmark ``recv_arrived`` measures it; ping-pongs never take this path.
+``wire_latency_us``, ``wire_ns_per_byte``
+    extra one-way latency of the regime's messages that no CPU spends, fixed and per
+    byte of the message (the first transfer, header or eager payload, starts that much
+    later): TCP's delayed acknowledgement of a message of several segments, a NIC's
+    store-and-forward DMA of a bounce buffer over PCIe. It lengthens a round trip but
+    neither a call on either side nor the rate of a stream of messages (a pipeline hides
+    it).
 ``copy_bw_GBps``
     the regime's copy bandwidth (0: the global ``memory_bw_GBps``).
 ``segment_bytes``, ``segment_us``
     stream protocols: payload per segment and host cost per segment and side.
+``fragment_bytes``
+    ``stream`` only: copies pipelined with the transfer in fragments of this size (0, the
+    default: the whole message is copied, then sent, then copied out). The sender's call
+    still copies every byte, but the message leaves once its first fragment is copied
+    (later if the copy is slower than the wire, so that the wire never overtakes the
+    copy), and a receive posted before the message arrived has only the last fragment
+    left to copy out (an unexpected message is copied out whole). Open MPI's send
+    pipeline and UCX's multi-fragment bcopy work this way.
 
 The table travels in the simulator's parameter vector (:func:`flatten`), so a calibration
 can treat ``regime<k>_recv_overhead_us`` like any parameter and replay uses the same
@@ -95,6 +110,8 @@ MAX_REGIMES = 8
 SEGMENT_WIRE_BYTES = 90
 #: Payload of a full TCP segment on 1500-byte-MTU Ethernet (1500 - 20 - 32), bytes.
 DEFAULT_SEGMENT_BYTES = 1448
+#: Largest fragment of a pipelined regime, bytes (1 GiB: a typo guard).
+MAX_FRAGMENT_BYTES = 1 << 30
 
 #: Fields of a regime in the parameter vector, in slot order.
 SLOTS: tuple[str, ...] = (
@@ -107,6 +124,9 @@ SLOTS: tuple[str, ...] = (
     "recv_overhead_us",
     "unexpected_us",
     "send_complete_us",
+    "fragment_bytes",
+    "wire_latency_us",
+    "wire_ns_per_byte",
 )
 #: Continuous per-regime parameters (calibratable).
 CONTINUOUS_SLOTS: tuple[str, ...] = (
@@ -116,13 +136,8 @@ CONTINUOUS_SLOTS: tuple[str, ...] = (
     "recv_overhead_us",
     "unexpected_us",
     "send_complete_us",
-)
-#: Per-regime CPU costs (us) that are zero in the reference model.
-OVERHEAD_SLOTS: tuple[str, ...] = (
-    "send_overhead_us",
-    "recv_overhead_us",
-    "unexpected_us",
-    "send_complete_us",
+    "wire_latency_us",
+    "wire_ns_per_byte",
 )
 #: Former names of regime fields, still read (``regime<k>_latency_us`` of stored results).
 SLOT_ALIASES: dict[str, str] = {"latency_us": "send_overhead_us"}
@@ -137,6 +152,9 @@ SLOT_UNITS: dict[str, str] = {
     "recv_overhead_us": "us",
     "unexpected_us": "us",
     "send_complete_us": "us",
+    "fragment_bytes": "B",
+    "wire_latency_us": "us",
+    "wire_ns_per_byte": "ns/B",
 }
 WIDTH = len(SLOTS)
 _SLOT_NAME = re.compile(r"^regime(\d+)_(" + "|".join((*SLOTS, *SLOT_ALIASES)) + r")$")
@@ -162,12 +180,18 @@ class Regime:
         Payload bytes per segment of a stream protocol (the TCP MSS).
     segment_us
         Host cost per segment on each side of a stream protocol, us (>= 0).
+    fragment_bytes
+        Fragment of the pipelined copies of a ``stream`` regime, bytes (0: not pipelined).
     recv_overhead_us
         Receiver CPU per message when its receive completes (matching, completion), us.
     unexpected_us
         Extra receiver CPU when the message arrived before its receive was posted, us.
     send_complete_us
         Sender CPU to complete a send request in its wait, us.
+    wire_latency_us
+        Extra one-way latency of the regime's messages off every CPU, us.
+    wire_ns_per_byte
+        Extra one-way latency per byte of the message off every CPU, ns/B.
     """
 
     protocol: str
@@ -180,6 +204,9 @@ class Regime:
     recv_overhead_us: float = 0.0
     unexpected_us: float = 0.0
     send_complete_us: float = 0.0
+    fragment_bytes: int = 0
+    wire_latency_us: float = 0.0
+    wire_ns_per_byte: float = 0.0
 
     @property
     def label(self) -> str:
@@ -250,12 +277,25 @@ def validate_regimes(regimes: tuple[Regime, ...]) -> tuple[Regime, ...]:
             raise ParameterError(
                 f"regime{k}_segment_bytes", r.segment_bytes, "a whole number of bytes in 1..1048576"
             )
+        if not _whole(r.fragment_bytes) or not 0 <= r.fragment_bytes <= MAX_FRAGMENT_BYTES:
+            raise ParameterError(
+                f"regime{k}_fragment_bytes",
+                r.fragment_bytes,
+                f"a whole number of bytes in 0..{MAX_FRAGMENT_BYTES} (0: not pipelined)",
+            )
+        if r.fragment_bytes and r.protocol != "stream":
+            raise ParameterError(
+                f"regime{k}_fragment_bytes",
+                r.fragment_bytes,
+                f"0 for a {r.protocol} regime: only the stream protocol pipelines its copies",
+            )
         costs: dict[str, Any] = {name: float(getattr(r, name)) for name in CONTINUOUS_SLOTS}
         out.append(
             replace(
                 r,
                 max_bytes=math.inf if last else int(mx),
                 segment_bytes=int(r.segment_bytes),
+                fragment_bytes=int(r.fragment_bytes),
                 **costs,
             )
         )
@@ -272,7 +312,7 @@ def is_default_shape(regimes: tuple[Regime, ...]) -> bool:
     """Whether a table is mailbox, eager, rendezvous without per-regime costs (the reference
     model with some thresholds)."""
     return tuple(r.protocol for r in regimes) == ("mailbox", "eager", "rendezvous") and all(
-        getattr(r, name) == 0.0 for r in regimes for name in CONTINUOUS_SLOTS
+        getattr(r, name) == 0.0 for r in regimes for name in (*CONTINUOUS_SLOTS, "fragment_bytes")
     )
 
 
@@ -349,7 +389,7 @@ def with_slots(regimes: tuple[Regime, ...], values: Mapping[str, object]) -> tup
                     name, value, f"a protocol name or code 0..{len(PROTOCOLS) - 1}"
                 )
             v = PROTOCOLS[int(value)]  # type: ignore[call-overload]
-        elif slot in ("max_bytes", "segment_bytes") and (
+        elif slot in ("max_bytes", "segment_bytes", "fragment_bytes") and (
             isinstance(value, bool) or not isinstance(value, int | float)
         ):
             raise ParameterError(name, value, "a whole number of bytes")

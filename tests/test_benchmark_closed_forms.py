@@ -252,3 +252,106 @@ def test_decomposition_counts_the_receive_overhead_as_mpi_stack() -> None:
         + r.unexpected_us
     )
     assert rank0.mpi_stack_s * 1e6 == pytest.approx(stack, rel=1e-9)
+
+
+@pytest.mark.parametrize("copy_bw", [2.0, 20.0])  # copy slower, then faster, than the wire
+def test_pipelined_stream_copies_overlap_the_transfer(copy_bw: float) -> None:
+    """A stream regime with ``fragment_bytes`` F: the call still copies every byte, the
+    message leaves after its first fragment (later when the copy is the slower stage), and
+    a receive posted in time has only the last fragment to copy out; a late one copies
+    everything. Closed forms with c = 1 / copy_bw, G = 1 / min(B_inj, B_link), s segments:
+
+    * leaves at   lead = d + o_s + s x seg + n c - (n - F) min(c, G)
+    * half RTT  = lead + W(H + n + 90 s) + d + s x seg + F c + o_r
+    * MPI_Isend = d + o_s + s x seg + n c
+    * MPI_Recv, arrived = d + s x seg + n c + o_r + u
+    """
+    f = 16384
+    r = Regime(
+        "stream",
+        1 << 30,
+        send_overhead_us=0.2,
+        recv_overhead_us=0.3,
+        unexpected_us=0.9,
+        copy_bw_GBps=copy_bw,
+        segment_bytes=1 << 20,
+        segment_us=0.1,
+        fragment_bytes=f,
+    )
+    p = SimParams(
+        injection_bw_GBps=25.0,
+        link_bw_GBps=5.0,
+        post_header_delay_us=0.5,
+        hop_latency_ns=150.0,
+        regimes=(r, Regime("rendezvous")),
+    )
+    sizes = (1000, f, 100_000, 900_000)
+    d = p.post_header_delay_us
+    g = 1.0 / (min(p.injection_bw_GBps, p.link_bw_GBps) * 1e3)
+    c = 1.0 / (copy_bw * 1e3)
+    want_half, want_isend, want_recv = [], [], []
+    for n in sizes:
+        s = max(1, math.ceil(n / r.segment_bytes))
+        side = d + s * r.segment_us + n * c
+        overlap = (n - f) * min(c, g) if n > f else 0.0
+        lead = side + r.send_overhead_us - overlap
+        last = min(n, f) * c
+        want_half.append(
+            lead + wire_us(p, H + n + 90 * s) + d + s * r.segment_us + last + r.recv_overhead_us
+        )
+        want_isend.append(side + r.send_overhead_us)
+        want_recv.append(side + r.recv_overhead_us + r.unexpected_us)
+    np.testing.assert_allclose(
+        simulate_benchmark("pingpong", sizes, p).time_us, want_half, rtol=1e-9
+    )
+    np.testing.assert_allclose(simulate_benchmark("isend", sizes, p).time_us, want_isend, rtol=1e-9)
+    np.testing.assert_allclose(
+        simulate_benchmark("recv_arrived", sizes, p).time_us, want_recv, rtol=1e-9
+    )
+    # without pipelining the large message takes the whole copy on both sides in series
+    plain = p.with_values(regime0_fragment_bytes=0)
+    slow = simulate_benchmark("pingpong", (900_000,), plain).time_us[0]
+    assert slow > want_half[-1] + 0.9 * (900_000 - f) * min(c, g)
+
+
+def test_fragment_bytes_only_for_the_stream_protocol() -> None:
+    from mpiuq.simulator.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="regime0_fragment_bytes"):
+        SimParams(regimes=(Regime("mailbox", 4096, fragment_bytes=8192), Regime("rendezvous")))
+    with pytest.raises(ParameterError, match="regime0_fragment_bytes"):
+        SimParams(regimes=(Regime("stream", 4096, fragment_bytes=-1), Regime("rendezvous")))
+
+
+def test_wire_latency_lengthens_round_trips_but_no_call_or_stream_rate() -> None:
+    """A regime's ``wire_latency_us`` L: the half round trip grows by L, the calls on either
+    side do not, and a window of w messages grows by 2 L (its last message and the
+    acknowledgement), L / (w/2) per message: a pipeline hides it."""
+    wl = 1.7
+    p = PARAMS.with_values(regime0_wire_latency_us=wl)
+    n = 8
+    for b in ("pingpong", "pingpong_send", "isend", "recv_arrived"):
+        base = simulate_benchmark(b, (n,), PARAMS).time_us[0]
+        got = simulate_benchmark(b, (n,), p).time_us[0]
+        assert got - base == pytest.approx(wl if b == "pingpong" else 0.0, abs=1e-9), b
+    # the sender's window: no completion cost, so that its receive of the acknowledgement
+    # is posted before the acknowledgement arrives either way (else the later arrival
+    # would also spare the unexpected-message cost)
+    w = 32
+    quick = PARAMS.with_values(regime0_send_complete_us=0.0)
+    base = simulate_benchmark("stream", (n,), quick, window=w).time_us[0]
+    later = quick.with_values(regime0_wire_latency_us=wl)
+    got = simulate_benchmark("stream", (n,), later, window=w).time_us[0]
+    assert got - base == pytest.approx(2 * wl / w, rel=1e-9)
+
+
+def test_wire_latency_per_byte_adds_to_the_round_trip_only() -> None:
+    """``wire_ns_per_byte`` g: a store-and-forward stage off the CPUs adds n g to the half
+    round trip of an n-byte message, nothing to the calls."""
+    g = 0.08
+    p = PARAMS.with_values(regime0_wire_ns_per_byte=g)
+    for n in (8, 1000):
+        for b in ("pingpong", "isend", "recv_arrived"):
+            base = simulate_benchmark(b, (n,), PARAMS).time_us[0]
+            got = simulate_benchmark(b, (n,), p).time_us[0]
+            assert got - base == pytest.approx(n * g * 1e-3 if b == "pingpong" else 0.0, abs=1e-9)

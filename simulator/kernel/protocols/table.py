@@ -14,6 +14,7 @@ import numpy as np
 from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import (
     R_COPY_BW,
+    R_FRAGMENT,
     R_MAX_BYTES,
     R_PROTOCOL,
     R_RECV_OVERHEAD,
@@ -23,6 +24,8 @@ from mpiuq.simulator.codes import (
     R_SEND_OVERHEAD,
     R_UNEXPECTED,
     R_WIDTH,
+    R_WIRE_LATENCY,
+    R_WIRE_PER_BYTE,
 )
 
 
@@ -86,3 +89,19 @@ def segments(nbytes, k, ep):  # type: ignore[no-untyped-def]
 def segment_s(k, ep):  # type: ignore[no-untyped-def]
     """Host cost per segment and side in regime ``k``, s."""
     return ep.table[k * R_WIDTH + R_SEGMENT_US] * 1e-6 * ep.scale
+
+
+@njit(inline="always", error_model="numpy")
+def fragment_of(k, ep):  # type: ignore[no-untyped-def]
+    """Fragment of regime ``k``'s pipelined copies, bytes (0: not pipelined)."""
+    return ep.table[k * R_WIDTH + R_FRAGMENT]
+
+
+@njit(inline="always", error_model="numpy")
+def wire_latency_s(k, nbytes, ep):  # type: ignore[no-untyped-def]
+    """Extra one-way latency of the first transfer of a message of ``nbytes`` in regime
+    ``k``, off every CPU, s (its fixed and per-byte parts)."""
+    base = k * R_WIDTH
+    return (
+        ep.table[base + R_WIRE_LATENCY] * 1e-6 + nbytes * ep.table[base + R_WIRE_PER_BYTE] * 1e-9
+    ) * ep.scale
