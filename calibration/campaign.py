@@ -149,10 +149,11 @@ def fit_surrogate(
 
 def discrepancy_for(campaign: Campaign, observations: Observations) -> Discrepancy:
     """The ``[discrepancy]`` model over the campaign's sizes (regimes from its thresholds;
-    with several data sets, one regime per data set and protocol)."""
+    with several data sets, one regime per data set and protocol unless ``per_series`` is
+    off)."""
     base = campaign.simulator.base_params()
     protocols = tuple(base.protocol_of(int(s)) for s in observations.sizes_bytes)
-    if len(observations.labels) > 1:  # one term per data set and regime: errors differ
+    if len(observations.labels) > 1 and campaign.discrepancy.per_series:
         protocols = tuple(
             f"{observations.labels[d]}_{p}"
             for d, p in zip(observations.dataset, protocols, strict=True)

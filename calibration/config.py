@@ -333,12 +333,17 @@ class DiscrepancySpec:
         Upper bound of the uniform prior of each regime's relative model-error sd.
     compare
         Also calibrate the model without discrepancy and compare both by PSIS-LOO.
+    per_series
+        With several data tables: one term per data table and regime (True), or one per
+        regime shared by every table (False: the model error of a regime is a property
+        of the model, and a series left out of the fit inherits it).
     """
 
     model: str = "none"
     bias_rel: float = 0.0
     sd_rel: float = 0.2
     compare: bool = True
+    per_series: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -1171,7 +1176,7 @@ def _parse_discrepancy(t: Mapping[str, Any]) -> DiscrepancySpec:
     from mpiuq.calibration.discrepancy import DISCREPANCY_MODELS
 
     p = "discrepancy."
-    _check_keys(p, t, ("model", "bias_rel", "sd_rel", "compare"))
+    _check_keys(p, t, ("model", "bias_rel", "sd_rel", "compare", "per_series"))
     d = DiscrepancySpec()
     model = t.get("model", d.model)
     if model not in DISCREPANCY_MODELS:
@@ -1182,7 +1187,13 @@ def _parse_discrepancy(t: Mapping[str, Any]) -> DiscrepancySpec:
         raise CampaignError(
             "discrepancy.sd_rel", sd, "> 0 (or discrepancy.bias_rel > 0) with model = 'regime'"
         )
-    return DiscrepancySpec(model, bias, sd, _bool(t, "compare", p, d.compare))
+    return DiscrepancySpec(
+        model,
+        bias,
+        sd,
+        _bool(t, "compare", p, d.compare),
+        _bool(t, "per_series", p, d.per_series),
+    )
 
 
 def _parse_checks(t: Mapping[str, Any]) -> ChecksSpec:

@@ -184,6 +184,23 @@ def test_benchmark_labels_map_explicitly_to_simulator_programs(tmp_path: Path) -
     assert parse_campaign(raw, base_dir=tmp_path).datasets[1].model == "stream"
 
 
+def test_discrepancy_terms_per_series_or_shared(tmp_path: Path, data_dir: Path) -> None:
+    """Several series: one spread per series and regime by default; with ``per_series =
+    false`` one per regime, shared by the series (what a held-out series inherits)."""
+    from mpiuq.calibration.campaign import discrepancy_for, observations_for
+
+    text = HEAD.format(name="d") + PINGPONG + STREAM + TAIL + "[discrepancy]\nmodel = 'regime'\n"
+    for shared in (False, True):
+        extra = "per_series = false\n" if shared else ""
+        (data_dir / "d.toml").write_text(text + extra)
+        c = parse_campaign(read_toml(data_dir / "d.toml"), base_dir=data_dir)
+        names = discrepancy_for(c, observations_for(c)).names
+        if shared:
+            assert names == ("sd_rel_small", "sd_rel_eager", "sd_rel_rendezvous")
+        else:
+            assert "sd_rel_pp_small" in names and "sd_rel_bw_rendezvous" in names
+
+
 def test_data_must_be_a_table_or_tables(tmp_path: Path) -> None:
     head = HEAD.format(name="bad").replace("seed = 3\n", 'seed = 3\ndata = "pp.csv"\n')
     raw = read_toml_text(tmp_path, head + TAIL)
