@@ -3,7 +3,8 @@
 A scenario is written ``NAME: ITEM, ITEM, ...`` (or ``NAME=ITEM, ...``), each item one of
 
 * ``PARAM*=F``, ``PARAM/=F``, ``PARAM=V``: scale or set a simulator parameter in every
-  parameter set (e.g. ``link_bw_GBps*=2``);
+  parameter set (e.g. ``link_bw_GBps*=2``), or a continuous cost of a protocol regime
+  (``regime0_recv_overhead_us*=0.5``);
 * ``model=NAME``: another network model (``analytic``, ``packet``, ``compute-only``);
 * ``topology=SPEC``: another topology (``fattree:k=16,levels=3``: the commas of a spec
   belong to it up to the next item naming a parameter or setting);
@@ -29,6 +30,7 @@ from mpiuq.simulator.collectives import COLLECTIVES, validate_algorithms
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.networks import NETWORK_MODELS
 from mpiuq.simulator.parameters import SimParams, parameter_names
+from mpiuq.simulator.regimes import CONTINUOUS_SLOTS, canonical_name, parse_slot_name
 from mpiuq.simulator.replay import ReplaySetup
 
 #: Setting names a scenario may change (besides parameters and collectives).
@@ -80,9 +82,19 @@ class Scenario:
             If an edit gives an invalid value (e.g. a threshold that is no whole number).
         """
         values: dict[str, float] = {}
+        current = params.as_dict()
         for name, op, number in self.edits:
-            old = float(values.get(name, getattr(params, name)))
-            values[name] = old * number if op == "*" else old / number if op == "/" else number
+            key = canonical_name(name)
+            if key not in current:
+                raise ScenarioError(
+                    self.text,
+                    name,
+                    f"a parameter of these parameter sets ({len(params.regime_table())} "
+                    "regimes: regime0 .. "
+                    f"regime{len(params.regime_table()) - 1})",
+                )
+            old = float(values.get(key, current[key]))
+            values[key] = old * number if op == "*" else old / number if op == "/" else number
         try:
             return params.with_values(**values)
         except ValueError as exc:
@@ -126,7 +138,7 @@ def parse_scenario(text: str) -> Scenario:
     edits: list[tuple[str, str, float]] = []
     settings: dict[str, str] = {}
     for key, op, value, raw in items:
-        if key in known:
+        if key in known or _is_regime_cost(key):
             edits.append((key, op[0], _number(text, raw, value, op)))
             continue
         if op != "=":
@@ -145,7 +157,7 @@ def _items(text: str, body: str) -> list[tuple[str, str, str, str]]:
         if not raw.strip():
             raise ScenarioError(text, raw, "no empty item between commas")
         m = _ITEM.match(raw)
-        if m and m.group(1) in keys:
+        if m and (m.group(1) in keys or _is_regime_cost(m.group(1))):
             out.append((m.group(1), m.group(2), m.group(3), raw.strip()))
         elif out and out[-1][0] == "topology" and m and m.group(2) == "=":
             key, op, value, joined = out[-1]
@@ -155,9 +167,16 @@ def _items(text: str, body: str) -> list[tuple[str, str, str, str]]:
                 text,
                 raw.strip(),
                 f"NAME*=F, NAME/=F or NAME=V with NAME a parameter ({', '.join(parameter_names())})"
-                f", a setting ({', '.join(SETTINGS)}) or a collective ({', '.join(COLLECTIVES)})",
+                f", a regime cost regime<k>_<field> ({', '.join(CONTINUOUS_SLOTS)}), a setting "
+                f"({', '.join(SETTINGS)}) or a collective ({', '.join(COLLECTIVES)})",
             )
     return out
+
+
+def _is_regime_cost(key: str) -> bool:
+    """Whether ``key`` names a continuous cost of a protocol regime (``regime<k>_<field>``)."""
+    slot = parse_slot_name(key)
+    return slot is not None and slot[1] in CONTINUOUS_SLOTS
 
 
 def _number(text: str, raw: str, value: str, op: str) -> float:

@@ -55,3 +55,28 @@ def test_an_edit_giving_an_invalid_parameter_is_refused_when_applied() -> None:
     s = parse_scenario("odd: eager_max_bytes*=0.3333")
     with pytest.raises(ScenarioError, match=r"eager_max_bytes\*=0.3333.*whole number"):
         s.apply_params(SimParams())
+
+
+def test_regime_costs_are_scaled_like_parameters() -> None:
+    """A stack halved in every receive overhead: ``regime<k>_<cost>`` edits the regime
+    table of every parameter set (the former name ``latency_us`` is read too)."""
+    from mpiuq.simulator.regimes import Regime
+
+    p = SimParams(
+        regimes=(
+            Regime("mailbox", 4096, recv_overhead_us=0.8, send_overhead_us=0.2),
+            Regime("rendezvous", recv_overhead_us=2.0),
+        )
+    )
+    s = parse_scenario(
+        "stack/2: post_header_delay_us*=0.5, regime0_recv_overhead_us*=0.5, "
+        "regime1_recv_overhead_us/=2, regime0_latency_us*=0.5"
+    )
+    q = s.apply_params(p)
+    assert [r.recv_overhead_us for r in q.regimes] == [0.4, 1.0]
+    assert q.regimes[0].send_overhead_us == 0.1
+    assert q.post_header_delay_us == p.post_header_delay_us / 2
+    with pytest.raises(ScenarioError, match=r"regime5_recv_overhead_us.*2 regimes"):
+        parse_scenario("x: regime5_recv_overhead_us*=2").apply_params(p)
+    with pytest.raises(ScenarioError, match=r"a regime cost regime<k>_<field>"):
+        parse_scenario("x: regime0_protocol*=2")
