@@ -247,7 +247,11 @@ def _table_from_slots(slots: Mapping[str, Any]) -> tuple[Regime, ...]:
                     f"a protocol name or code 0..{len(_regimes.PROTOCOLS) - 1}",
                 )
             fields_k["protocol"] = _regimes.PROTOCOLS[int(code)]
-        table.append(_regimes.regime_from_mapping(k, fields_k))
+        regime = _regimes.regime_from_mapping(k, fields_k)
+        if not regime.name and regime.label in [r.label for r in table]:
+            # slots carry no names: a second regime of a protocol is told apart by index
+            regime = replace(regime, name=f"{regime.label}_{k}")
+        table.append(regime)
     return _regimes.validate_regimes(tuple(table))
 
 

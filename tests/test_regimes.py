@@ -235,3 +235,18 @@ def test_parameter_files_and_param_assignments_carry_the_regimes(tmp_path: Path)
     )
     with pytest.raises(CampaignError, match="pass --param regime1_send_overhead_us=VALUE"):
         load_parameter_file(path)
+
+
+def test_a_table_from_slots_names_a_second_regime_of_a_protocol_by_its_index() -> None:
+    """Slots (a posterior's draws, --param) carry no names: two eager regimes are
+    'eager' and 'eager_1' (by index), not a duplicate name."""
+    p = SimParams.from_mapping(
+        {
+            "regime0_protocol": 1,
+            "regime0_max_bytes": 5000,
+            "regime1_protocol": 1,
+            "regime1_max_bytes": 17408,
+            "regime2_protocol": 2,
+        }
+    )
+    assert [r.label for r in p.regime_table()] == ["eager", "eager_1", "rendezvous"]
