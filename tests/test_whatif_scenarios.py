@@ -76,7 +76,59 @@ def test_regime_costs_are_scaled_like_parameters() -> None:
     assert [r.recv_overhead_us for r in q.regimes] == [0.4, 1.0]
     assert q.regimes[0].send_overhead_us == 0.1
     assert q.post_header_delay_us == p.post_header_delay_us / 2
-    with pytest.raises(ScenarioError, match=r"regime5_recv_overhead_us.*2 regimes"):
+    with pytest.raises(ScenarioError, match=r"regime5_recv_overhead_us.*one of the 2 regimes"):
         parse_scenario("x: regime5_recv_overhead_us*=2").apply_params(p)
-    with pytest.raises(ScenarioError, match=r"a regime cost regime<k>_<field>"):
-        parse_scenario("x: regime0_protocol*=2")
+
+
+def test_regime_slots_are_edited_like_param_and_keep_the_table_names() -> None:
+    from mpiuq.simulator.regimes import Regime
+
+    table = (
+        Regime("mailbox", 128, name="inline"),
+        Regime("mailbox", 8192, name="bcopy", send_overhead_us=0.75),
+        Regime("rendezvous"),
+    )
+    s = parse_scenario("lat: regime1_latency_us*=2, regime0_max_bytes=256")
+    p = s.apply_params(SimParams(regimes=table))
+    assert [r.label for r in p.regimes] == ["inline", "bcopy", "rendezvous"]
+    assert p.regimes[1].send_overhead_us == 1.5 and p.regimes[0].max_bytes == 256
+    assert (
+        parse_scenario("z: regime1_latency_us=0")
+        .apply_params(SimParams(regimes=table))
+        .regimes[1]
+        .send_overhead_us
+        == 0.0
+    )
+    with pytest.raises(ScenarioError, match=r"regime5_latency_us.*a slot of one of the 3 regimes"):
+        parse_scenario("far: regime5_latency_us=1").apply_params(SimParams(regimes=table))
+
+
+@pytest.mark.parametrize(
+    "text", ["t: link_bw_GBps=1_0", "t: link_bw_GBps*=0x10", "t: link_bw_GBps=nan"]
+)
+def test_numbers_are_plain_decimals(text: str) -> None:
+    """``1_0`` is not read as 10 (Python's float() would), nor hex or nan."""
+    with pytest.raises(ScenarioError, match=r"plain decimal number"):
+        parse_scenario(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        (
+            "tiny: injection_bw_GBps*=1e-300",
+            r"injection_bw_GBps=.* is invalid: expected a number in \[1e-06, 1e\+06\] GB/s",
+        ),
+        (
+            "huge: eager_max_bytes*=1e9",
+            r"eager_max_bytes=.* is invalid: expected a number in \[1, 1\.09951e\+12\] B",
+        ),
+        (
+            "slot: regime1_latency_us=1e7",
+            r"regime1_latency_us=1e\+?0?7.* is invalid: expected a number in \[0, 1e\+06\] us",
+        ),
+    ],
+)
+def test_edits_giving_absurd_values_are_refused_by_the_range_check(text: str, match: str) -> None:
+    with pytest.raises(ScenarioError, match=match):
+        parse_scenario(text).apply_params(SimParams())
