@@ -18,6 +18,7 @@ from mpiuq.calibration.observations import Observations
 from mpiuq.calibration.posterior import Posterior, Problem
 from mpiuq.calibration.predictive import Predictive
 from mpiuq.calibration.proposal import Proposal
+from mpiuq.calibration.validation_result import ValidationResult
 from mpiuq.surrogate.pce import PolynomialChaos
 
 FloatArray = npt.NDArray[np.float64]
@@ -76,6 +77,9 @@ class CampaignResult:
         Rows of the PSIS-LOO comparison of ``main`` and ``alternatives`` (empty if none).
     checks
         The honesty checks (:mod:`~mpiuq.calibration.checks`).
+    validation
+        Held-out and unselected data scored after the fit (``[validation]``; None
+        without one): :mod:`~mpiuq.calibration.validation`.
     """
 
     campaign: Campaign
@@ -93,6 +97,7 @@ class CampaignResult:
     checks: tuple[Check, ...]
     design_outputs: FloatArray
     timings_s: tuple[tuple[str, float], ...]
+    validation: ValidationResult | None = None
 
     @property
     def predictive(self) -> Predictive:

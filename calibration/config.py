@@ -17,6 +17,7 @@ The key names of the campaign file are a contract shared with users::
     [discrepancy]          # optional: per-regime model discrepancy, model comparison
     [checks]               # optional: thresholds of the honesty checks
     [executor]             # optional: workers, scheduler
+    [validation]           # optional: held-out series and sizes (:mod:`.validation_spec`)
 
 Every invalid key raises :class:`~mpiuq.calibration.errors.CampaignError` naming the
 dotted key, the value and what is allowed.
@@ -33,6 +34,7 @@ from typing import Any
 
 from mpiuq.calibration.errors import CampaignError
 from mpiuq.calibration.limits import MAX_MESSAGE_BYTES, check_parameter_value
+from mpiuq.calibration.validation_spec import ValidationSpec, parse_validation
 from mpiuq.simulator.codes import BENCHMARKS
 from mpiuq.simulator.errors import ParameterError
 from mpiuq.simulator.parameters import CONTINUOUS_PARAMETERS, SimParams, parameter_names
@@ -74,6 +76,7 @@ _TOP_KEYS = (
     "checks",
     "executor",
     "variants",
+    "validation",
 )
 
 
@@ -393,6 +396,7 @@ class Campaign:
     discrepancy: DiscrepancySpec = field(default_factory=DiscrepancySpec)
     checks: ChecksSpec = field(default_factory=ChecksSpec)
     variants: tuple[VariantSpec, ...] = ()
+    validation: ValidationSpec = field(default_factory=ValidationSpec)
 
 
 @dataclass(frozen=True, slots=True)
@@ -593,6 +597,9 @@ def parse_campaign(raw: Mapping[str, Any], base_dir: Path, source: Path | None =
         discrepancy=_parse_discrepancy(_table(raw, "discrepancy")),
         checks=_parse_checks(_table(raw, "checks")),
         variants=_parse_variants(raw.get("variants", []), simulator, parameters),
+        validation=parse_validation(_table(raw, "validation"), tuple(spec.label for spec in data))
+        if "validation" in raw
+        else ValidationSpec(),
     )
     if campaign.variants and campaign.refinement.rounds == 0:
         raise CampaignError(
