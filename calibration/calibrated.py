@@ -2,7 +2,7 @@
 
 A finished campaign's ``summary.json`` (:mod:`mpiuq.calibration.artefacts`) holds the
 fixed simulator values and per-parameter estimates; its ``posterior.nc`` holds the
-posterior draws, and ``posterior_draws.nc`` the simulator parameters' draws alone (the
+posterior draws, and ``posterior_draws.nc`` the same draws compressed (the
 file committed with a curated result, as ``posterior.nc`` is too large to commit). :func:`load_calibrated` (one point estimate) and
 :func:`load_posterior_draws` (many draws) are the only readers of that hand-off, so the
 CLI never parses the files' keys itself.
@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeGuard
 
@@ -167,12 +167,17 @@ class PosteriorDraws:
         Draws, shape (n_draws, len(names)), in the parameters' units.
     fixed
         ``(name, value)`` of the simulator parameters the campaign held fixed.
+    other_names, other_values
+        The same draws' discrepancy and noise parameters (``sd_rel_*``, ``nu_*``), shape
+        (n_draws, len(other_names)); empty for a file written before they were kept.
     """
 
     source: Path
     names: tuple[str, ...]
     values: npt.NDArray[np.float64]
     fixed: tuple[tuple[str, float], ...]
+    other_names: tuple[str, ...] = ()
+    other_values: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros((0, 0)))
 
     def mapping(self, k: int) -> dict[str, float]:
         """Fixed values and draw ``k`` in one mapping (``SimParams.from_mapping`` input)."""
@@ -196,7 +201,8 @@ def posterior_path(path: str | Path) -> Path:
 
 
 def load_posterior_draws(path: str | Path, n_draws: int, seed: int = 0) -> PosteriorDraws:
-    """Read ``n_draws`` posterior draws of the simulator parameters from ``posterior.nc``.
+    """Read ``n_draws`` posterior draws of the simulator parameters from ``posterior.nc``
+    (and, with the same pick, of the discrepancy and noise parameters the file holds).
 
     Parameters
     ----------
@@ -231,6 +237,12 @@ def load_posterior_draws(path: str | Path, n_draws: int, seed: int = 0) -> Poste
             values = np.stack(
                 [np.asarray(ds[n].values, dtype=np.float64).ravel() for n in names], axis=1
             )
+            others = tuple(str(v) for v in ds.data_vars if str(v) not in names)
+            other_values = np.stack(
+                [np.asarray(ds[n].values, dtype=np.float64).ravel() for n in others]
+                or [np.zeros(values.shape[0])],
+                axis=1,
+            )[:, : len(others)]
     except (OSError, KeyError, ValueError, TypeError) as exc:
         raise CalibratedParametersError(
             f"{file} is not a campaign posterior with model_parameters: expected posterior.nc "
@@ -243,7 +255,7 @@ def load_posterior_draws(path: str | Path, n_draws: int, seed: int = 0) -> Poste
         pick = rng.choice(n, size=n_draws, replace=False)
     else:
         pick = np.concatenate([rng.permutation(n), rng.choice(n, size=n_draws - n)])
-    return PosteriorDraws(file, names, values[pick], tuple(fixed))
+    return PosteriorDraws(file, names, values[pick], tuple(fixed), others, other_values[pick])
 
 
 def _check_written_by_its_run(file: Path) -> None:

@@ -225,7 +225,9 @@ class CalibrationSpec:
     sobol_threshold
         An output depends on a parameter whose total Sobol index exceeds this.
     walkers
-        Walkers per emcee ensemble.
+        Walkers per emcee ensemble; by default ``max(32, 2 dim + 2)`` for the ``dim``
+        parameters, discrepancy and noise terms the samplers explore
+        (:func:`~mpiuq.calibration.dimensions.default_walkers`).
     steps
         Steps per block between convergence checks.
     burn
@@ -242,7 +244,9 @@ class CalibrationSpec:
         likelihood found before sampling, so that a group is not biased by far-off
         nominal values of parameters its outputs depend on only weakly.
     moves
-        emcee proposal: ``"stretch"`` or ``"de"`` (differential evolution + snooker).
+        emcee proposal: ``"de"`` (differential evolution + snooker, the default: it
+        crosses the ridges of parameters a benchmark sees only in combination) or
+        ``"stretch"``.
     map_starts
         Number of best posterior samples used as starts of the MAP optimisation before
         sampling (``nominal_source = "map"``).
@@ -260,7 +264,7 @@ class CalibrationSpec:
     target_rhat: float = 1.01
     target_ess: float = 400.0
     nominal_source: str = "config"
-    moves: str = "stretch"
+    moves: str = "de"
     map_starts: int = 5
     predictive_draws: int = 1000
 
@@ -601,6 +605,12 @@ def parse_campaign(raw: Mapping[str, Any], base_dir: Path, source: Path | None =
         if "validation" in raw
         else ValidationSpec(),
     )
+    if "walkers" not in _table(raw, "calibration"):
+        from dataclasses import replace
+
+        campaign = replace(
+            campaign, calibration=replace(calibration, walkers=_default_walkers(campaign))
+        )
     if campaign.variants and campaign.refinement.rounds == 0:
         raise CampaignError(
             "refinement.rounds",
@@ -608,6 +618,29 @@ def parse_campaign(raw: Mapping[str, Any], base_dir: Path, source: Path | None =
             ">= 1 with [[variants]] (each variant's surrogate is a local design of its model)",
         )
     return campaign
+
+
+def _default_walkers(campaign: Campaign) -> int:
+    """Walkers for every parameter the samplers explore (:mod:`.dimensions`)."""
+    from mpiuq.calibration.dimensions import (
+        default_walkers,
+        discrepancy_dimension,
+        noise_dimension,
+    )
+
+    d = campaign.discrepancy
+    dim = (
+        campaign.parameters.dim
+        + discrepancy_dimension(
+            [t.sizes for t in campaign.datasets],
+            campaign.simulator.base_params(),
+            d.model,
+            d.bias_rel,
+            d.sd_rel,
+        )
+        + noise_dimension([t.likelihood for t in campaign.datasets])
+    )
+    return default_walkers(dim)
 
 
 # --- sections --------------------------------------------------------------------------------
