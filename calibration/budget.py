@@ -119,7 +119,7 @@ def max_outputs(campaign: Campaign) -> int:
     ``sizes_per_protocol`` sizes in every protocol regime."""
     n_regimes = len(campaign.simulator.base_params().regime_table())
     total = 0
-    for d in campaign.datasets:
+    for d in campaign.fitted_tables:
         if d.sizes is not None:
             total += len(d.sizes)
         else:
@@ -169,7 +169,7 @@ def discrepancy_terms(campaign: Campaign) -> int:
     """
     d = campaign.discrepancy
     return discrepancy_dimension(
-        [t.sizes for t in campaign.datasets],
+        [t.sizes for t in campaign.fitted_tables],
         campaign.simulator.base_params(),
         d.model,
         d.bias_rel,
@@ -191,7 +191,7 @@ def campaign_cost(campaign: Campaign) -> CampaignCost:
     n_out = max_outputs(campaign)
     disc = campaign.discrepancy
     dim_disc = discrepancy_terms(campaign)
-    dim_all = dim + dim_disc + noise_dimension([t.likelihood for t in campaign.datasets])
+    dim_all = dim + dim_disc + noise_dimension([t.likelihood for t in campaign.fitted_tables])
     variants = 2 if dim_disc and disc.compare else 1
     level = r.level if r.level is not None else campaign.surrogate.level
     order = r.order if r.order is not None else campaign.surrogate.order

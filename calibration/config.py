@@ -402,6 +402,11 @@ class Campaign:
     variants: tuple[VariantSpec, ...] = ()
     validation: ValidationSpec = field(default_factory=ValidationSpec)
 
+    @property
+    def fitted_tables(self) -> tuple[DataSpec, ...]:
+        """The data tables the fit uses: all but those ``[validation]`` holds out whole."""
+        return tuple(t for t in self.datasets if not self.validation.wholly_held_out(t.label))
+
 
 @dataclass(frozen=True, slots=True)
 class VariantSpec:
@@ -632,13 +637,13 @@ def _default_walkers(campaign: Campaign) -> int:
     dim = (
         campaign.parameters.dim
         + discrepancy_dimension(
-            [t.sizes for t in campaign.datasets],
+            [t.sizes for t in campaign.fitted_tables],
             campaign.simulator.base_params(),
             d.model,
             d.bias_rel,
             d.sd_rel,
         )
-        + noise_dimension([t.likelihood for t in campaign.datasets])
+        + noise_dimension([t.likelihood for t in campaign.fitted_tables])
     )
     return default_walkers(dim)
 

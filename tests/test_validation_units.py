@@ -135,6 +135,15 @@ def test_default_walkers_follow_the_dimension_and_moves_default_to_de(tmp_path: 
     assert err.value.key == "calibration.walkers"
 
 
+def test_series_held_out_whole_are_not_sampled(tmp_path: Path) -> None:
+    raw = _with_validation({"holdout": [{"series": "isend"}, {"series": "recv_arrived"}]})
+    raw["calibration"] = {"walkers": 32}
+    c = parse_campaign(raw, tmp_path)
+    assert [t.label for t in c.fitted_tables] == ["pingpong_half_rtt"]
+    assert campaign_cost(c).dim == 8 + 3  # one series' regimes: 32 walkers suffice
+    check_campaign_budget(c)
+
+
 def test_units_come_from_the_table_or_the_name_suffix() -> None:
     assert unit_of("post_header_delay_us") == "us"
     assert unit_of("regime1_latency_us") == "us" and unit_of("regime0_copy_bw_GBps") == "GB/s"
