@@ -169,7 +169,7 @@ def discrepancy_terms(campaign: Campaign) -> int:
     """
     d = campaign.discrepancy
     return discrepancy_dimension(
-        [t.sizes for t in campaign.fitted_tables],
+        [(t.sizes, t.min_size_bytes, t.max_size_bytes) for t in campaign.fitted_tables],
         campaign.simulator.base_params(),
         d.model,
         d.bias_rel,

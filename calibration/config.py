@@ -637,7 +637,7 @@ def _default_walkers(campaign: Campaign) -> int:
     dim = (
         campaign.parameters.dim
         + discrepancy_dimension(
-            [t.sizes for t in campaign.fitted_tables],
+            [(t.sizes, t.min_size_bytes, t.max_size_bytes) for t in campaign.fitted_tables],
             campaign.simulator.base_params(),
             d.model,
             d.bias_rel,

@@ -20,7 +20,7 @@ MIN_DEFAULT_WALKERS = 32
 
 
 def discrepancy_dimension(
-    table_sizes: Sequence[tuple[int, ...] | None],
+    tables: Sequence[tuple[tuple[int, ...] | None, int, int]],
     base: SimParams,
     model: str,
     bias_rel: float,
@@ -30,8 +30,9 @@ def discrepancy_dimension(
 
     Parameters
     ----------
-    table_sizes
-        Explicit sizes of every data table (None: ``sizes_per_protocol``, every regime).
+    tables
+        Per data table: its explicit sizes (None: ``sizes_per_protocol``) and its
+        ``min_size_bytes`` and ``max_size_bytes`` (the regimes a selection can reach).
     base
         The campaign's simulator parameters (its regime table).
     model, bias_rel, sd_rel
@@ -40,18 +41,30 @@ def discrepancy_dimension(
     Examples
     --------
     >>> base = SimParams.from_mapping({"small_max_bytes": 100, "eager_max_bytes": 1000})
-    >>> discrepancy_dimension([None, (1, 50)], base, "regime", 0.0, 0.2)
+    >>> discrepancy_dimension([(None, 1, 2**62), ((1, 50), 1, 2**62)], base, "regime", 0.0, 0.2)
     4
+    >>> discrepancy_dimension([(None, 1, 2**62), (None, 1, 500)], base, "regime", 0.0, 0.2)
+    5
     """
     if model == "none":
         return 0
     per_regime = int(bias_rel > 0) + int(sd_rel > 0)
-    n_all = len(base.regime_table())
     counts = [
-        n_all if sizes is None else len({base.protocol_of(int(s)) for s in sizes})
-        for sizes in table_sizes
+        len(reachable_regimes(base, lo, hi))
+        if sizes is None
+        else len({base.protocol_of(int(s)) for s in sizes})
+        for sizes, lo, hi in tables
     ]
     return per_regime * sum(counts)
+
+
+def reachable_regimes(base: SimParams, min_bytes: int, max_bytes: int) -> set[str]:
+    """Regimes of the sizes in ``[min_bytes, max_bytes]``."""
+    edges = [min_bytes, max_bytes]
+    for t in base.thresholds():
+        if min_bytes <= t < max_bytes:
+            edges += [t, t + 1]
+    return {base.protocol_of(int(s)) for s in edges}
 
 
 def noise_dimension(likelihoods: Sequence[str]) -> int:
