@@ -19,7 +19,7 @@ import numpy.typing as npt
 from mpiuq.calibration.errors import DataError
 from mpiuq.calibration.limits import MAX_MESSAGE_BYTES
 from mpiuq.surrogate.atomic_write import replace_atomically
-from mpiuq.surrogate.text_input import read_text
+from mpiuq.surrogate.text_input import other_separator, read_text
 
 _COLUMNS = ("run", "msg_size_bytes", "value", "unit", "benchmark")
 #: Largest replica index ``run``.
@@ -98,9 +98,24 @@ def read_benchmark_csv(path: str | Path, benchmark: str) -> Measurements:
     units: set[str] = set()
     labels: set[str] = set()
     line_no = 1
+    if not text.strip():
+        raise DataError(
+            f"{p} is empty: expected a benchmark CSV with the header {','.join(_COLUMNS)} "
+            "and one row per measurement"
+        )
+    first_line = text.lstrip("\r\n").splitlines()[0]
+    separator = other_separator(first_line)
+    if separator is not None:
+        raise DataError(
+            f"{p}: its fields are separated by {separator}: expected a comma-separated "
+            f"file with the header {','.join(_COLUMNS)} (save it as CSV with commas; "
+            "decimal points, not commas)"
+        )
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = next(reader, None)
+        while header is not None and not any(h.strip() for h in header):
+            header = next(reader, None)  # blank lines before the header
         if header is None or tuple(h.strip() for h in header) != _COLUMNS:
             raise DataError(f"{p}: header {header!r} is invalid: expected {','.join(_COLUMNS)}")
         for row in reader:

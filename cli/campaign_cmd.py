@@ -8,6 +8,9 @@
 ``mpiuq campaign show results/NAME``
     Print the Table-1-like parameter table, identified combinations, model comparison and
     checks again from ``summary.json``.
+``mpiuq campaign report results/NAME [--out FILE]``
+    Write the self-contained HTML report (default ``results/NAME/report.html``; a run
+    writes it too): checks and what they mean, parameters, figures, validation, hand-off.
 
 ``run`` exits 1 (with a WARNING on stderr) when the chains did not converge or a check
 of severity "fail" failed (:mod:`mpiuq.calibration.checks`).
@@ -33,7 +36,9 @@ if TYPE_CHECKING:
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the ``campaign`` sub-command with its ``run`` and ``show`` actions."""
-    p = sub.add_parser("campaign", help="Bayesian calibration campaigns (run, validate, show)")
+    p = sub.add_parser(
+        "campaign", help="Bayesian calibration campaigns (run, validate, show, report)"
+    )
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     r = actions.add_parser("run", help="run a campaign file end to end")
     r.add_argument("campaign", type=Path, help="campaign TOML file")
@@ -62,6 +67,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     s = actions.add_parser("show", help="print the parameter table of a finished campaign")
     s.add_argument("folder", type=Path, help="results folder holding summary.json")
     s.set_defaults(handler=show)
+    rep = actions.add_parser(
+        "report", help="write the self-contained HTML report of a finished campaign"
+    )
+    rep.add_argument("folder", type=Path, help="results folder holding summary.json")
+    rep.add_argument(
+        "--out", type=Path, default=None, help="HTML file to write (default FOLDER/report.html)"
+    )
+    rep.set_defaults(handler=report)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -90,9 +103,18 @@ def _run_holding(args: argparse.Namespace, campaign: Campaign, out: Path) -> int
         executor.close()
     print(format_table(summary))
     print(
-        f"\nresults in {out}/ (summary.json, posterior.nc, surrogate.h5, surrogate_local.h5, "
-        "design.h5, figures)"
+        f"\nresults in {out}/ (summary.json, posterior.nc, posterior_draws.nc, surrogate.h5, "
+        "surrogate_local.h5, design.h5, figures)"
     )
+    try:
+        from mpiuq.calibration.artefacts import SUMMARY_FILE
+        from mpiuq.report_cmd import write_folder_report
+
+        print(f"report: {write_folder_report(out / SUMMARY_FILE)}")
+    except OSError as exc:  # the results are complete without it
+        from mpiuq.exit_codes import describe
+
+        print(f"WARNING: report not written: {describe(exc)}", file=sys.stderr)
     return _warn(summary, running=True)
 
 
@@ -170,9 +192,24 @@ def validate(args: argparse.Namespace) -> int:
     return run_validation(args, CampaignIO(run_into_folder, format_table, _warn, _ProgressBars))
 
 
+def report(args: argparse.Namespace) -> int:
+    """Execute ``mpiuq campaign report`` (default ``FOLDER/report.html``)."""
+    from mpiuq.calibration.artefacts import summary_file
+    from mpiuq.report_cmd import write_folder_report
+
+    print(f"wrote {write_folder_report(summary_file(args.folder), args.out)}")
+    return 0
+
+
 def show(args: argparse.Namespace) -> int:
     """Execute ``mpiuq campaign show`` (warnings on stderr; exit 0)."""
-    from mpiuq.calibration.artefacts import check_result_files, read_summary
+    from mpiuq.calibration.artefacts import (
+        check_result_files,
+        read_summary,
+        result_file_states,
+        run_holder,
+    )
+    from mpiuq.calibration.calibrated import posterior_path
     from mpiuq.calibration.errors import ResultsError
 
     path, summary = read_summary(args.folder)
@@ -190,8 +227,28 @@ def show(args: argparse.Namespace) -> int:
             "summary.json written by 'mpiuq campaign run'"
         ) from None
     print(text)
+    absent = [n for n, state in result_file_states(path, summary) if state == "not kept"]
+    if absent:
+        print(
+            f"not in this folder: {', '.join(absent)} (large working files; nothing reads "
+            "them after the run; a re-run writes them again)"
+        )
     for problem in check_result_files(path, summary):
         print(f"WARNING: {problem}", file=sys.stderr)
+    if not posterior_path(path.parent).is_file():
+        print(
+            f"WARNING: {path.parent} holds no posterior draws (posterior.nc or "
+            "posterior_draws.nc): replay and whatif --params can use --estimate only; "
+            "re-run the campaign to write them",
+            file=sys.stderr,
+        )
+    pid = run_holder(path.parent)
+    if pid is not None:
+        print(
+            f"note: a campaign run is writing {path.parent} now (pid {pid or 'unknown'}); "
+            "these are the previous run's results",
+            file=sys.stderr,
+        )
     return 0
 
 

@@ -19,6 +19,7 @@ from typing import NoReturn
 from mpiuq import __version__
 from mpiuq.exit_codes import EXIT_BAD_INPUT, EXIT_FAILED, describe, exit_code
 from mpiuq.progress import add_quiet_argument
+from mpiuq.usage_errors import selected_parser, unknown_words_message
 
 #: The sub-commands: name -> (module whose ``add_parser(sub)`` registers it, the one-line
 #: help shown by ``mpiuq --help``; the module's own ``help=`` must say the same).
@@ -27,7 +28,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "mpiuq.simulate_cmd",
         "run ping-pong or streaming benchmarks on the simulator",
     ),
-    "campaign": ("mpiuq.campaign_cmd", "Bayesian calibration campaigns (run, validate, show)"),
+    "campaign": (
+        "mpiuq.campaign_cmd",
+        "Bayesian calibration campaigns (run, validate, show, report)",
+    ),
     "trace": ("mpiuq.trace_cmd", "inspect MPI traces (DUMPI, OTF2, SimGrid TI)"),
     "surrogate": (
         "mpiuq.surrogate_cmd",
@@ -45,6 +49,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "kernels": (
         "mpiuq.kernels_cmd",
         "build or show the compiled loops' start-up module",
+    ),
+    "report": (
+        "mpiuq.report_cmd",
+        "write the self-contained HTML report of a campaign, replay or what-if folder",
     ),
 }
 
@@ -103,7 +111,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(named_command(words) or "")
-    args = parser.parse_args(words)
+    args, extras = parser.parse_known_args(words)
+    if extras:  # blamed on the sub-command, with the closest option
+        where = selected_parser(parser, args)
+        where.error(unknown_words_message(where, extras))
     command = " ".join(
         str(part)
         for part in (
@@ -140,7 +151,9 @@ def run() -> NoReturn:
     cached trace) once its output is flushed: a replay's files are closed and its
     threads joined when it returns. Not when another thread is still running or a
     distributed client may need its exit handlers (the process then exits as usual),
-    and never for :func:`main` called from Python.
+    and never for :func:`main` called from Python. Also after a failed HDF5 write
+    (a full disk): freeing what HDF5 left open can crash the interpreter
+    (:func:`mpiuq.surrogate.hdf5_errors.unsafe_to_finalize`).
     """
     code = main()
     quick = (
@@ -148,6 +161,8 @@ def run() -> NoReturn:
         and "distributed" not in sys.modules
         and all(t.daemon or t is threading.main_thread() for t in threading.enumerate())
     )
+    hdf5 = sys.modules.get("mpiuq.surrogate.hdf5_errors")
+    quick = quick or (hdf5 is not None and hdf5.unsafe_to_finalize())  # HDF5 cannot clean up
     if quick:
         try:
             sys.stdout.flush()

@@ -1,6 +1,7 @@
 """How the replay commands hand their result over: a JSON file and a figure, then a table.
 
-``--out DIR`` writes ``DIR/<json_name>`` and the figure; ``--json`` prints the JSON
+``--out DIR`` writes ``DIR/<json_name>``, the figure and ``DIR/report.html`` (the
+self-contained HTML report of :mod:`mpiuq.report_cmd`); ``--json`` prints the JSON
 instead of the table.
 """
 
@@ -58,13 +59,17 @@ def emit(
     table
         The human-readable table.
     """
+    report = None
     if args.out is not None:
+        from mpiuq.report_cmd import write_folder_report
+
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / json_name).write_text(result_json(data) + "\n")
         plot(args.out / figure_name)
+        report = write_folder_report(args.out / json_name)
     if args.json:
         print(result_json(data))
         return
     print(table())
     if args.out is not None:
-        print(f"wrote {args.out / json_name} and {args.out / figure_name}")
+        print(f"wrote {args.out / json_name}, {args.out / figure_name} and {report}")

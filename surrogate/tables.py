@@ -21,7 +21,7 @@ import numpy as np
 from mpiuq.surrogate.atomic_write import replace_atomically
 from mpiuq.surrogate.box import ParameterBox
 from mpiuq.surrogate.errors import SurrogateInputError
-from mpiuq.surrogate.text_input import read_text
+from mpiuq.surrogate.text_input import other_separator, read_text
 
 SIDECAR_FORMAT = "mpiuq.surrogate.design"
 
@@ -93,6 +93,12 @@ def read_table_csv(
     if not rows:
         raise SurrogateInputError(f"{p}: empty file, expected a header row of names")
     names = tuple(c.strip() for c in rows[0][1])
+    separator = other_separator(",".join(rows[0][1])) if len(names) == 1 else None
+    if separator is not None:
+        raise SurrogateInputError(
+            f"{p}: its fields are separated by {separator}: expected a comma-separated "
+            "table (save it as CSV with commas; decimal points, not commas)"
+        )
     if any(not n for n in names):
         raise SurrogateInputError(f"{p}: blank column name in header {list(names)[:20]}")
     if not all(n.isprintable() for n in names):

@@ -3,6 +3,8 @@
 Readers of CSV and similar files decode the whole file first (its size is checked
 against the memory budget before), so a byte that is not UTF-8 is reported with its
 line and byte offset instead of the position within some internal read buffer.
+:func:`other_separator` tells a CSV reader that a file uses another separator than the
+comma (a spreadsheet saving "CSV" in a locale whose decimal mark is the comma).
 """
 
 from __future__ import annotations
@@ -39,3 +41,29 @@ def read_text(path: Path) -> tuple[str | None, str]:
         line = data.count(b"\n", 0, exc.start) + 1
         return None, f"not UTF-8 text ({exc.reason} at line {line}, byte {exc.start})"
     return text.removeprefix("\ufeff"), ""
+
+
+#: Field separators other than the comma that spreadsheets write into "CSV" files.
+OTHER_SEPARATORS: dict[str, str] = {";": "semicolon", "\t": "tab", "|": "vertical bar"}
+
+
+def other_separator(line: str) -> str | None:
+    """How a CSV line without commas separates its fields, if it does: e.g.
+    ``"';' (semicolon)"`` for ``"run;msg_size_bytes;value"``; None for a line with a
+    comma or no separator of :data:`OTHER_SEPARATORS`.
+
+    Examples
+    --------
+    >>> other_separator("run;msg_size_bytes;value")
+    "';' (semicolon)"
+    >>> other_separator("run,msg_size_bytes") is None
+    True
+    """
+    if "," in line:
+        return None
+    counts = {sep: line.count(sep) for sep in OTHER_SEPARATORS}
+    sep = max(counts, key=lambda k: counts[k])
+    if counts[sep] == 0:
+        return None
+    shown = "\\t" if sep == "\t" else sep
+    return f"'{shown}' ({OTHER_SEPARATORS[sep]})"

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mpiuq.calibration.artefacts import file_sha256
 from mpiuq.calibration.campaign import CampaignProgress, run_campaign
 from mpiuq.calibration.config import load_campaign
 from mpiuq.main import main
@@ -140,6 +141,11 @@ def test_outputs_files_and_show(
     text = capsys.readouterr().out
     assert "memory_bw_GBps" in text and "90% HDI" in text and "converged: yes" in text
     assert "posterior predictive (simulator)" in text and "checks passed: yes" in text
+    # the run's HTML report: every figure it wrote embedded, the hand-off's hash
+    report = (out / "report.html").read_text()
+    figures = json.loads((out / "summary.json").read_text())["figures"]
+    assert "pairs.png" in figures and report.count("data:image/png;base64,") == len(figures)
+    assert file_sha256(out / "posterior.nc") in report and "Every must-pass check passed" in report
 
 
 def test_rerun_is_deterministic_and_resumes_design(blind_run: tuple[Path, Path]) -> None:

@@ -60,6 +60,10 @@ def test_importing_the_entry_point_loads_nothing_heavy() -> None:
         ["replay", "/no/such/trace"],  # a missing trace is refused before numba loads
         ["trace", "info", "/no/such/trace"],
         ["campaign", "run", "--help"],
+        ["campaign", "run", "--wokers", "2", "c.toml"],  # an option typo
+        ["report", "--help"],
+        ["campaign", "report", "--help"],
+        ["report", "/no/such/folder"],
     ],
 )
 def test_help_version_and_usage_errors_load_no_compiled_code(argv: list[str]) -> None:

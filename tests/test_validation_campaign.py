@@ -166,6 +166,9 @@ def test_a_series_of_another_machine_fails_its_held_out_check(
     assert "in-sample: " in text and "(scored on the sizes the discrepancy was fitted to" in text
     assert "held-out series other: " in text and ": FAILED" in text
     assert "held-out sizes pp >= 100000 B: " in text
+    html = (out / "report.html").read_text()  # the run's HTML report shows the scores
+    assert "Held-out validation (out-of-sample)" in html and "pp &gt;= 100000 B" in html
+    assert "FAILED" in html and "validation.png" in html
 
 
 def test_simulate_reports_the_predictive_and_warns_about_what_was_not_calibrated(
