@@ -273,6 +273,7 @@ def score_groups(
         n_sizes=int(pred.inside.size),
         n_inside=pred.n_inside,
         median_relative_error=float(np.median(np.abs(median - obs.mean) / np.abs(obs.mean))),
+        discrepancy=problem.discrepancy.enabled,
     )
     return ValidationResult(split.spec, in_sample, tuple(scores), n, alpha)
 

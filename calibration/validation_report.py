@@ -25,8 +25,9 @@ RULE = (
     "a group fails when fewer of its sizes lie inside the 90% band than the "
     "checks.coverage_alpha quantile of Binomial(n_sizes, 0.9)"
 )
-#: What the in-sample coverage is.
-IN_SAMPLE_NOTE = "scored on the sizes the discrepancy was fitted to (in-sample)"
+#: What the in-sample coverage is (with and without a discrepancy model).
+IN_SAMPLE_NOTE = "in-sample: scored on the sizes the discrepancy was fitted to"
+IN_SAMPLE_NOTE_PLAIN = "in-sample: scored on the sizes the parameters were fitted to"
 
 
 def validation_dict(v: ValidationResult) -> dict[str, Any]:
@@ -45,7 +46,7 @@ def validation_dict(v: ValidationResult) -> dict[str, Any]:
             "n_sizes": v.in_sample.n_sizes,
             "n_inside_90": v.in_sample.n_inside,
             "median_relative_error": v.in_sample.median_relative_error,
-            "note": IN_SAMPLE_NOTE,
+            "note": IN_SAMPLE_NOTE if v.in_sample.discrepancy else IN_SAMPLE_NOTE_PLAIN,
         },
         "groups": [_group(g) for g in v.groups],
         "passed": all(g.passed for g in v.groups),

@@ -114,11 +114,13 @@ class GroupScore:
 
 @dataclass(frozen=True, slots=True)
 class InSample:
-    """The campaign's own predictive on its fitted sizes (in-sample)."""
+    """The campaign's own predictive on its fitted sizes (in-sample); ``discrepancy``:
+    whether a discrepancy was fitted to them too."""
 
     n_sizes: int
     n_inside: int
     median_relative_error: float
+    discrepancy: bool = False
 
 
 @dataclass(frozen=True, slots=True)

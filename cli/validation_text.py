@@ -18,7 +18,7 @@ def validation_lines(v: Mapping[str, Any] | None) -> list[str]:
     ins = v["in_sample"]
     lines = [
         f"validation ({v['draws']} posterior draws; {v['predictive']}):",
-        f"  in-sample: {ins['n_inside_90']}/{ins['n_sizes']} fitted sizes inside the 90% band, "
+        f"  fitted sizes: {ins['n_inside_90']}/{ins['n_sizes']} inside the 90% band, "
         f"median error {_pct(ins['median_relative_error'])} ({ins['note']})",
     ]
     for g in v["groups"]:

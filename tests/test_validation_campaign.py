@@ -163,7 +163,8 @@ def test_a_series_of_another_machine_fails_its_held_out_check(
     assert "validation.png" in s["figures"] and (out / "validation.png").stat().st_size > 0
     assert main(["campaign", "show", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "in-sample: " in text and "(scored on the sizes the discrepancy was fitted to" in text
+    assert "fitted sizes: " in text
+    assert "(in-sample: scored on the sizes the discrepancy was fitted to)" in text
     assert "held-out series other: " in text and ": FAILED" in text
     assert "held-out sizes pp >= 100000 B: " in text
     html = (out / "report.html").read_text()  # the run's HTML report shows the scores
