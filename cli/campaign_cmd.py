@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mpiuq.calibration.units import unit_of
-from mpiuq.progress import Progress, add_quiet_argument
-from mpiuq.validate_cmd import add_validate_parser
+from mpiuq.progress import Progress
+from mpiuq.validate_cmd import add_run_options, add_validate_parser
 from mpiuq.validation_text import validation_lines
 
 if TYPE_CHECKING:
@@ -42,25 +42,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     r = actions.add_parser("run", help="run a campaign file end to end")
     r.add_argument("campaign", type=Path, help="campaign TOML file")
-    r.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help="output folder (default: results/<name> in the current directory)",
-    )
-    where = r.add_mutually_exclusive_group()
-    where.add_argument(
-        "--workers", type=int, default=None, help="local worker processes for the design runs"
-    )
-    where.add_argument(
-        "--scheduler", default=None, help="Dask scheduler address tcp://HOST:PORT (or 'local')"
-    )
-    r.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
-    add_quiet_argument(r)
-    r.add_argument(
-        "--restart",
-        action="store_true",
-        help="discard the design checkpoint (design.h5) and evaluate the design again",
+    add_run_options(
+        r,
+        "results/<name>",
+        "discard the design checkpoint (design.h5) and evaluate the design again",
     )
     r.set_defaults(handler=run)
     add_validate_parser(actions, validate)

@@ -55,25 +55,33 @@ def add_validate_parser(
         action="store_true",
         help="one fold per data series, fitted on the others (the validation this command runs)",
     )
-    v.add_argument(
+    add_run_options(
+        v,
+        "results/<name>-loso",
+        "evaluate the shared design again (discard DIR/design.h5)",
+    )
+    v.set_defaults(handler=handler)
+
+
+def add_run_options(p: argparse.ArgumentParser, default_out: str, restart_help: str) -> None:
+    """The options of a command that runs campaigns: ``--out``, ``--workers`` or
+    ``--scheduler``, ``--no-plots``, ``--quiet``, ``--restart``."""
+    p.add_argument(
         "--out",
         type=Path,
         default=None,
-        help="output folder (default: results/<name>-loso in the current directory)",
+        help=f"output folder (default: {default_out} in the current directory)",
     )
-    where = v.add_mutually_exclusive_group()
+    where = p.add_mutually_exclusive_group()
     where.add_argument(
         "--workers", type=int, default=None, help="local worker processes for the design runs"
     )
     where.add_argument(
         "--scheduler", default=None, help="Dask scheduler address tcp://HOST:PORT (or 'local')"
     )
-    v.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
-    v.add_argument(
-        "--restart", action="store_true", help="evaluate the shared design again (DIR/design.h5)"
-    )
-    add_quiet_argument(v)
-    v.set_defaults(handler=handler)
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
+    add_quiet_argument(p)
+    p.add_argument("--restart", action="store_true", help=restart_help)
 
 
 def validate(args: argparse.Namespace, io: CampaignIO) -> int:
