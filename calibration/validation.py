@@ -281,11 +281,15 @@ def score_groups(
 def _summaries(
     m: Measurements, sizes: Sequence[int], table: DataSpec
 ) -> tuple[tuple[int, ...], FloatArray, FloatArray, FloatArray, tuple[int, ...]]:
-    """Centre, variance and log variance of every size with a usable spread; skipped sizes."""
+    """Centre, variance and log variance of every size with a usable spread; skipped sizes
+    (no usable spread, or 0 B)."""
     kept: list[int] = []
     skipped: list[int] = []
     means, variances, log_vars = [], [], []
     for s in sizes:
+        if s < 1:  # a 0 B measurement: the benchmarks simulate messages of 1 B or more
+            skipped.append(int(s))
+            continue
         try:
             o = summarize(
                 m,

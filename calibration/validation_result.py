@@ -60,7 +60,8 @@ class GroupScore:
         Regime of every size and where its discrepancy came from
         (:data:`~mpiuq.calibration.transfer.SOURCES`).
     skipped
-        Sizes left out: fewer than 2 replicas or zero spread, and no ``sd_floor_rel``.
+        Sizes left out: fewer than 2 replicas or zero spread, and no ``sd_floor_rel``;
+        0 B (the simulated benchmarks send at least 1 B).
     fitted_range
         Smallest and largest fitted size of the series (None: the series was not fitted).
     threshold

@@ -66,7 +66,7 @@ class Holdout:
 
     def covers(self, size_bytes: int) -> bool:
         """Whether a message size lies in the held-out range."""
-        lo = 1 if self.min_bytes is None else self.min_bytes
+        lo = 0 if self.min_bytes is None else self.min_bytes
         hi = MAX_BYTES if self.max_bytes is None else self.max_bytes
         return lo <= size_bytes <= hi
 

@@ -75,6 +75,7 @@ def test_validation_table_parses_holdouts_and_defaults(tmp_path: Path) -> None:
     assert [h.describe() for h in v.holdouts] == ["isend", "pingpong_half_rtt >= 100000 B"]
     assert v.wholly_held_out("isend") and not v.wholly_held_out("pingpong_half_rtt")
     assert v.holdouts[1].covers(100000) and not v.holdouts[1].covers(99999)
+    assert v.holdouts[0].covers(0)  # a whole series: its 0 B measurements too (then skipped)
     assert not parse_campaign(copy.deepcopy(JOINT), tmp_path).validation.present
 
 
