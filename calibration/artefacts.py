@@ -15,9 +15,14 @@ into files in the results folder:
     :func:`mpiuq.calibration.calibrated.load_posterior_draws` reads when ``posterior.nc``
     is absent);
 ``summary.json``
-    the summary of :func:`mpiuq.calibration.report.summary_dict`, plus what the
-    caller adds (figure names, plot timings), plus ``run``: the run's fingerprint and
-    the SHA-256 of every file the run wrote;
+    ``format``/``format_version`` (:data:`~.handoff.SUMMARY_FORMAT`, version
+    :data:`~.handoff.SUMMARY_VERSION`), the summary of
+    :func:`mpiuq.calibration.report.summary_dict`, plus what the caller adds (figure
+    names, plot timings), ``run``: the run's fingerprint and the SHA-256 of every file the
+    run wrote, and ``handoff``: the calibration hand-off record
+    (:class:`~mpiuq.calibration.handoff.Handoff`: estimates, fixed values, regime table
+    with names, the posterior files' sizes and SHA-256), read back as a unit by
+    :func:`~mpiuq.calibration.handoff.verified_handoff`;
 ``report.html``
     the self-contained report the CLI writes from ``summary.json`` and the figures
     (a view: not listed in ``run``, rewritten by ``mpiuq campaign report``).
@@ -50,8 +55,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mpiuq.calibration.errors import ResultsError
+from mpiuq.calibration.handoff import (
+    SUMMARY_FORMAT,
+    SUMMARY_VERSION,
+    build_handoff,
+    file_sha256,
+)
 from mpiuq.surrogate.atomic_write import replace_atomically
 from mpiuq.surrogate.hdf5_errors import naming_hdf5_errors
+from mpiuq.surrogate.json_text import write_json
 
 if TYPE_CHECKING:  # reading a results folder needs neither (nor SciPy and h5py behind them)
     from mpiuq.calibration.campaign_result import CampaignResult
@@ -181,15 +193,6 @@ def run_fingerprint(campaign: Campaign) -> str:
     return h.hexdigest()
 
 
-def file_sha256(path: Path) -> str:
-    """SHA-256 of a file's bytes."""
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def write_summary(
     summary: dict[str, Any],
     out_dir: str | Path,
@@ -212,15 +215,17 @@ def write_summary(
         The run's :func:`run_fingerprint`.
     """
     path = Path(out_dir) / SUMMARY_FILE
-    doc = dict(summary)
+    doc = {"format": SUMMARY_FORMAT, "format_version": SUMMARY_VERSION, **summary}
     doc["run"] = {
         "complete": True,
         "fingerprint": fingerprint,
         "mpiuq_version": MPIUQ_VERSION,
         "files": {p.name: file_sha256(p) for p in files},
     }
-    with replace_atomically(path) as tmp:
-        tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    posterior = [p for p in files if p.name in (POSTERIOR_FILE, POSTERIOR_DRAWS_FILE)]
+    if doc.get("parameters"):
+        doc["handoff"] = build_handoff(doc, fingerprint or "", posterior).to_json()
+    write_json(path, doc)
     return path
 
 

@@ -5,7 +5,7 @@
     plots -> ``summary.json``; resumable (the design run continues from ``design.h5``).
 ``mpiuq campaign validate CAMPAIGN.toml --leave-one-series-out [--out DIR]``
     one fit per data series without it, scoring it (:mod:`mpiuq.validate_cmd`).
-``mpiuq campaign show results/NAME``
+``mpiuq campaign show mpiuq-results/NAME``
     Print the Table-1-like parameter table, identified combinations, model comparison and
     checks again from ``summary.json``.
 ``mpiuq campaign report results/NAME [--out FILE]``
@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from mpiuq.calibration.units import unit_of
 from mpiuq.progress import Progress
+from mpiuq.result_output import results_folder
 from mpiuq.validate_cmd import add_run_options, add_validate_parser
 from mpiuq.validation_text import validation_lines
 
@@ -44,7 +45,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     r.add_argument("campaign", type=Path, help="campaign TOML file")
     add_run_options(
         r,
-        "results/<name>",
+        "<name> in $MPIUQ_RESULTS, else in ./mpiuq-results",
         "discard the design checkpoint (design.h5) and evaluate the design again",
     )
     r.set_defaults(handler=run)
@@ -64,13 +65,20 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``mpiuq campaign run``; exits 1 when a check that must pass failed."""
-    from mpiuq.calibration.artefacts import hold_results_folder
+    from mpiuq.calibration.benchmark_csv import read_benchmark_csv
     from mpiuq.calibration.budget import check_campaign_budget
     from mpiuq.calibration.config import load_campaign
+    from mpiuq.calibration.errors import CampaignError
 
     campaign = load_campaign(args.campaign)
     check_campaign_budget(campaign)
-    out = args.out if args.out is not None else Path("results") / campaign.name
+    for spec in campaign.datasets:  # the data files, checked before the simulator loads
+        read_benchmark_csv(spec.path, spec.benchmark)
+    out = args.out if args.out is not None else results_folder() / campaign.name
+    if out.exists() and not out.is_dir():
+        raise CampaignError("results folder", str(out), "a folder, not an existing file")
+    from mpiuq.calibration.artefacts import hold_results_folder  # SciPy, h5py: after the checks
+
     with hold_results_folder(out):
         return _run_holding(args, campaign, out)
 
@@ -314,14 +322,7 @@ def format_table(summary: dict[str, Any]) -> str:
         f"surrogate error at the posterior ({sur['checked_by']}, {sur['n_draws']} draws): "
         f"worst RMS {sur['worst_rmse_data_sd']:.3g} data sd"
     )
-    ex = summary["exact"]
-    if "importance" in ex:
-        imp, mv = ex["importance"], ex.get("moves", {})
-        lines.append(
-            f"simulator-exact posterior: importance k-hat {imp['pareto_khat']:.2f}, ESS "
-            f"{imp['ess']:.0f} of {imp['n_proposal']}; {mv.get('steps', 0)} moves per draw, "
-            f"acceptance {mv.get('acceptance', 0.0):.2f}"
-        )
+    lines += _posterior_lines(summary.get("posterior", {}))
     pred = summary["predictive"]
     lines.append(
         f"posterior predictive ({pred['source']}): data inside the 90% band at "
@@ -352,6 +353,41 @@ def format_table(summary: dict[str, Any]) -> str:
     timings = ", ".join(f"{k} {v:.1f}s" for k, v in summary["timings_s"].items())
     lines.append(f"timings: {timings}")
     return "\n".join(lines)
+
+
+def _posterior_lines(post: dict[str, Any]) -> list[str]:
+    """Which posterior path ran, what it did and what was verified."""
+    if not post:
+        return []
+    lines = [
+        f"posterior path: {post.get('path', '?')} ({post.get('reason', 'recorded before paths')})"
+    ]
+    d = post.get("direct")
+    if d is not None:
+        ess = min(min(p["ess_bulk"], p["ess_tail"]) for p in d["parameters"].values())
+        rhat = max(p["rhat"] for p in d["parameters"].values())
+        lines.append(
+            f"direct MCMC on the simulator: {d['populations']} populations x {d['walkers']} "
+            f"walkers, {d['steps']} steps, {d['evaluations']} runs in {d['seconds']:.1f} s; "
+            f"max R-hat {rhat:.4f}, min ESS {ess:.0f}"
+        )
+        for c in d.get("symmetry", []):
+            lines.append(
+                f"exchangeable {c['parameters'][0]} / {c['parameters'][1]}: sampled in order, "
+                f"draws symmetrised (means differ by {c['mean_diff_sd']:.3f} sd)"
+            )
+    if "importance" in post:
+        imp, mv = post["importance"], post.get("moves", {})
+        lines.append(
+            f"surrogate posterior corrected on the simulator: importance k-hat "
+            f"{imp['pareto_khat']:.2f}, ESS {imp['ess']:.0f} of {imp['n_proposal']}; "
+            f"{mv.get('steps', 0)} moves per draw, acceptance {mv.get('acceptance', 0.0):.2f}"
+        )
+    exact = post.get("exact_for_simulator", False)
+    lines.append(
+        f"{'exact for the simulator' if exact else 'not verified exact'}: {post.get('verified', '')}"
+    )
+    return lines
 
 
 def _g(x: float) -> str:

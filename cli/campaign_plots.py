@@ -4,8 +4,8 @@
 ``predictive.png`` (Fig. 6: simulator-computed posterior predictive against the data, over
 log message size with the protocol boundaries, one pair of panels per data set; the variant
 without discrepancy too),
-``marginals.png`` (Fig. 7: exact and grouped marginal posteriors, zoomed on the posterior),
-``pairs.png`` (pair plot of the exact posterior with 50%/90% contours and the identified
+``marginals.png`` (Fig. 7: final and grouped marginal posteriors, zoomed on the posterior),
+``pairs.png`` (pair plot of the final posterior with 50%/90% contours and the identified
 combinations' level sets), ``discrepancy.png`` (the discrepancy terms' posterior), and
 ``validation.png`` with a ``[validation]`` table (:mod:`mpiuq.validation_plots`).
 """
@@ -25,6 +25,7 @@ from matplotlib.axes import Axes
 from mpiuq.calibration.campaign_result import CampaignResult
 from mpiuq.calibration.validation_result import ValidationResult
 from mpiuq.simulator.parameters import UNITS
+from mpiuq.surrogate.atomic_write import save_figure_atomically
 
 
 def write_figures(result: CampaignResult, out: Path) -> list[Path]:
@@ -90,7 +91,7 @@ def _sensitivity(r: CampaignResult, path: Path) -> Path:
     fig.colorbar(im, ax=ax, label="total Sobol index")
     ax.set_title(f"{r.campaign.name}: sensitivity of each output")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure_atomically(fig, path, dpi=110)
     plt.close(fig)
     return path
 
@@ -108,7 +109,7 @@ def _predictive(r: CampaignResult, path: Path) -> Path:
     for k in range(n_sets):
         _predictive_panel(r, k, axes[2 * k][0], axes[2 * k + 1][0])
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure_atomically(fig, path, dpi=110)
     plt.close(fig)
     return path
 
@@ -213,7 +214,9 @@ def _marginals(r: CampaignResult, path: Path) -> Path:
         lo, hi = r.main.problem.lower[j], r.main.problem.upper[j]
         a, b = _zoom(np.concatenate([draws[:, j], grouped[:, j]]), lo, hi)
         bins = np.linspace(a, b, 41)
-        ax.hist(draws[:, j], bins=bins, density=True, color="tab:blue", alpha=0.6, label="exact")
+        ax.hist(
+            draws[:, j], bins=bins, density=True, color="tab:blue", alpha=0.6, label="posterior"
+        )
         ax.hist(
             grouped[:, j],
             bins=bins,
@@ -242,7 +245,7 @@ def _marginals(r: CampaignResult, path: Path) -> Path:
         axes[k // cols][k % cols].axis("off")
     fig.suptitle(f"{r.campaign.name}: marginal posteriors (zoomed; shaded: 90% HDI)")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure_atomically(fig, path, dpi=110)
     plt.close(fig)
     return path
 
@@ -285,7 +288,7 @@ def _pairs(r: CampaignResult, path: Path) -> Path:
         names,
         ranges,
         [(c.kind, c.first, c.second, c.median, c.hdi90) for c in combos],
-        f"{r.campaign.name}: exact posterior pairs (contours: 50%/90% of the draws)",
+        f"{r.campaign.name}: posterior pairs (contours: 50%/90% of the draws)",
         path,
     )
 
@@ -411,7 +414,7 @@ def pair_plot(
         fontsize=pt["labels"],
     )
     fig.suptitle(title, fontsize=pt["title"])
-    fig.savefig(path, dpi=PAIRS_WIDTH_PX / width_in)
+    save_figure_atomically(fig, path, dpi=PAIRS_WIDTH_PX / width_in)
     plt.close(fig)
     return path
 
@@ -468,6 +471,6 @@ def _discrepancy(r: CampaignResult, path: Path) -> Path:
         fontsize=9,
     )
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure_atomically(fig, path, dpi=110)
     plt.close(fig)
     return path

@@ -52,10 +52,27 @@ CHECK_MEANINGS: dict[str, str] = {
         "(as many as 90% coverage allows by chance). Too few means the model misses part "
         "of the data and its parameter uncertainties are too narrow."
     ),
-    "grouped_vs_exact": (
+    "moves_mixed": (
+        "On the surrogate path the re-weighted draws are moved on the simulator in "
+        "several independent sub-populations. They must agree (R-hat close to 1) and no "
+        "move may have met a failed simulator run; otherwise the final draws still carry "
+        "the surrogate's shape."
+    ),
+    "posterior_converged": (
+        "On the direct path the posterior is sampled on the simulator itself by several "
+        "independent populations. They must agree (R-hat close to 1) with enough "
+        "effectively independent draws in the bulk and the tails for every parameter; "
+        "only then are the draws called exact for the simulator."
+    ),
+    "exchangeable": (
+        "Parameters declared interchangeable (such as the two bandwidths of a two-node "
+        "ping-pong) must really be: swapping them at random points leaves every simulated "
+        "output unchanged. The posterior is then sampled symmetric in them."
+    ),
+    "grouped_vs_posterior": (
         "A fast first stage samples parameters in groups, by which outputs they "
-        "influence. This compares it with the exact posterior; a shift means the grouping "
-        "approximation mattered, but every number in this report is the exact posterior's."
+        "influence. This compares it with the final posterior; a shift means the grouping "
+        "approximation mattered, but every number in this report is the final posterior's."
     ),
     "loo_reliable": (
         "The leave-one-size-out model comparison (PSIS-LOO) is reliable: no single "

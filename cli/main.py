@@ -46,10 +46,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "speed-up of what-if scenarios (faster network, lighter MPI stack, ...) "
         "with posterior intervals",
     ),
-    "kernels": (
-        "mpiuq.kernels_cmd",
-        "build or show the compiled loops' start-up module",
-    ),
     "report": (
         "mpiuq.report_cmd",
         "write the self-contained HTML report of a campaign, replay or what-if folder",
@@ -124,6 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         if part
     )
+    _running[0] = command
     try:
         return int(args.handler(args))
     except BrokenPipeError:
@@ -136,6 +133,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         kind = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"error: {describe(exc)}"
         print(f"mpiuq {command}: {kind}", file=sys.stderr)
         return exit_code(exc)
+
+
+#: The command being run (for the message of an interrupt before it ends).
+_running = [""]
+
+#: Commands whose second word is an action (``campaign run``, ``trace info``, ...).
+_WITH_ACTIONS = frozenset({"campaign", "trace", "surrogate"})
+
+
+def command_words(argv: Sequence[str]) -> str:
+    """The command (and action) named in ``argv``, before it is parsed: ``campaign run``
+    for ``campaign run X.toml``, ``replay`` for ``replay TRACE``, ``""`` for none."""
+    words = [w for w in argv if not w.startswith("-")]
+    if not words or words[0] not in COMMANDS:
+        return ""
+    if words[0] in _WITH_ACTIONS and len(words) > 1:
+        return f"{words[0]} {words[1]}"
+    return words[0]
 
 
 #: Commands after which the console script ends the process without the interpreter's
@@ -154,8 +169,14 @@ def run() -> NoReturn:
     and never for :func:`main` called from Python. Also after a failed HDF5 write
     (a full disk): freeing what HDF5 left open can crash the interpreter
     (:func:`mpiuq.surrogate.hdf5_errors.unsafe_to_finalize`).
+
+    The command runs in a worker thread, so that Ctrl-C ends it within a second even
+    during a numba compilation or a long compiled loop (:mod:`mpiuq.interrupt`).
     """
-    code = main()
+    from mpiuq.interrupt import run_interruptibly
+
+    _running[0] = command_words(sys.argv[1:])  # named in a message of an early Ctrl-C
+    code = run_interruptibly(main, lambda: _running[0])
     quick = (
         named_command(sys.argv[1:]) in QUICK_EXIT_COMMANDS
         and "distributed" not in sys.modules

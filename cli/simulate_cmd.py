@@ -15,7 +15,6 @@ data.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +28,7 @@ from mpiuq.simulator.codes import BENCHMARKS
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.parameters import SimParams
 from mpiuq.surrogate.budget import check_memory
+from mpiuq.surrogate.json_text import json_text
 
 if TYPE_CHECKING:  # the benchmarks (numba) are imported when a simulation runs
     from mpiuq.calibration.prediction import CalibrationScope
@@ -105,7 +105,7 @@ def result_json(result: BenchmarkResult) -> dict[str, Any]:
     return {
         "benchmark": result.benchmark,
         "window": result.setup.window if result.benchmark == "stream" else None,
-        "params": result.params.as_dict(),
+        "params": result.params.as_json_dict(),
         "results": rows,
     }
 
@@ -199,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
                 "noise uncertainty",
                 "warnings": warnings,
             }
-        print(json.dumps(doc, indent=2))
+        print(json_text(doc, indent=2, where="simulate --json"))
     else:
         print(format_table(result))
     return 0
@@ -267,7 +267,7 @@ def run_draws(
     data = draws_json(setup, sizes, sets, calibration_scope(args.params), args.seed)
     warn(data["warnings"])
     if args.json:
-        print(json.dumps(data, indent=2))
+        print(json_text(data, indent=2, where="simulate --json"))
         return 0
     lines = [
         f"{setup.benchmark} at {sets.label()}",

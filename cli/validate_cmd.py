@@ -12,14 +12,16 @@ series fails its coverage check or a fold fails a must-pass check.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mpiuq.arguments import output_folder
 from mpiuq.progress import add_quiet_argument
+from mpiuq.result_output import results_folder
+from mpiuq.surrogate.json_text import json_text
 
 #: Files of the leave-one-series-out folder besides the folds.
 TABLE_JSON, TABLE_TEXT, FIGURE = "loso.json", "loso.txt", "loso.png"
@@ -57,7 +59,7 @@ def add_validate_parser(
     )
     add_run_options(
         v,
-        "results/<name>-loso",
+        "<name>-loso in $MPIUQ_RESULTS, else in ./mpiuq-results",
         "evaluate the shared design again (discard DIR/design.h5)",
     )
     v.set_defaults(handler=handler)
@@ -68,9 +70,9 @@ def add_run_options(p: argparse.ArgumentParser, default_out: str, restart_help: 
     ``--scheduler``, ``--no-plots``, ``--quiet``, ``--restart``."""
     p.add_argument(
         "--out",
-        type=Path,
+        type=output_folder,
         default=None,
-        help=f"output folder (default: {default_out} in the current directory)",
+        help=f"output folder (default: {default_out})",
     )
     where = p.add_mutually_exclusive_group()
     where.add_argument(
@@ -87,6 +89,7 @@ def add_run_options(p: argparse.ArgumentParser, default_out: str, restart_help: 
 def validate(args: argparse.Namespace, io: CampaignIO) -> int:
     """Execute ``mpiuq campaign validate``."""
     from mpiuq.calibration.artefacts import DESIGN_FILE, hold_results_folder
+    from mpiuq.calibration.benchmark_csv import read_benchmark_csv
     from mpiuq.calibration.budget import check_campaign_budget
     from mpiuq.calibration.config import load_campaign
     from mpiuq.calibration.loso import fold_campaigns
@@ -101,7 +104,9 @@ def validate(args: argparse.Namespace, io: CampaignIO) -> int:
     folds = fold_campaigns(campaign)  # refuses a campaign of one series before anything loads
     for _, fold in folds:
         check_campaign_budget(fold)
-    out = args.out if args.out is not None else Path("results") / f"{campaign.name}-loso"
+    for spec in campaign.datasets:  # the data files, checked before the simulator loads
+        read_benchmark_csv(spec.path, spec.benchmark)
+    out = args.out if args.out is not None else results_folder() / f"{campaign.name}-loso"
     with hold_results_folder(out):
         from mpiuq.surrogate.design_store import discard_store
 
@@ -148,7 +153,9 @@ def _run_folds(
     table = loso_table(rows, alpha)
     (out / TABLE_TEXT).write_text(table + "\n", encoding="utf-8")
     doc = {"campaign": campaign.name, "coverage_alpha": alpha, "folds": rows}
-    (out / TABLE_JSON).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    (out / TABLE_JSON).write_text(
+        json_text(doc, indent=2, where=str(out / TABLE_JSON)) + "\n", encoding="utf-8"
+    )
     if not args.no_plots:
         _figure(summaries, out / FIGURE, campaign.name)
     print(f"\nleave-one-series-out of {campaign.name}:")

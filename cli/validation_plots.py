@@ -21,6 +21,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 
+from mpiuq.surrogate.atomic_write import save_figure_atomically
+
 #: In-sample rows of one series: sizes, data, 5% and 95% of the in-sample predictive.
 InSampleRows = Mapping[
     str, tuple[Sequence[float], Sequence[float], Sequence[float], Sequence[float]]
@@ -56,7 +58,7 @@ def plot_validation(
     if not groups:
         axes[0][0].text(0.5, 0.5, "nothing scored", ha="center")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    save_figure_atomically(fig, path, dpi=100)
     plt.close(fig)
     return path
 

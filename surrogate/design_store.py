@@ -10,9 +10,9 @@ and resuming reads the store, replays the journal's whole records and computes t
 Layout of the HDF5 file: attributes ``format`` (:data:`STORE_FORMAT`), ``fingerprint``
 (SHA-256 of the design and the model identity), ``model_id``, ``model_description``
 (for messages) and, once consolidated, ``outputs_sha256``; datasets ``design``,
-``done`` (bool per point) and, once consolidated, ``outputs`` and ``output_names``.
-Stores written in place by earlier versions (outputs without ``outputs_sha256``) are
-read and resumed too.
+``done`` (bool per point) and, once consolidated, ``outputs`` and ``output_names``. The
+whole file is signed (:mod:`~mpiuq.surrogate.hdf5_checksum`) and verified before h5py
+reads it; a file without that signature is refused.
 """
 
 from __future__ import annotations

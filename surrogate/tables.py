@@ -21,7 +21,8 @@ import numpy as np
 from mpiuq.surrogate.atomic_write import replace_atomically
 from mpiuq.surrogate.box import ParameterBox
 from mpiuq.surrogate.errors import SurrogateInputError
-from mpiuq.surrogate.text_input import other_separator, read_text
+from mpiuq.surrogate.json_text import write_json
+from mpiuq.surrogate.text_input import not_a_file, other_separator, read_text
 
 SIDECAR_FORMAT = "mpiuq.surrogate.design"
 
@@ -74,8 +75,8 @@ def read_table_csv(
         ``max_abs``; the message names the file, the line and the column.
     """
     p = Path(path)
-    if not p.is_file():
-        what = "is a folder" if p.is_dir() else "does not exist"
+    what = not_a_file(p)
+    if what is not None:
         raise SurrogateInputError(f"{p} {what}: expected a CSV file with a header row of names")
     text, why = read_text(p)
     if text is None:
@@ -158,8 +159,7 @@ def write_design_csv(
         "n_points": int(np.asarray(design).shape[0]),
     }
     doc.update(meta or {})
-    with replace_atomically(side) as tmp:
-        tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    write_json(side, doc)
     return side
 
 
