@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mpiuq.calibration.config import Campaign
+from mpiuq.calibration.dimensions import discrepancy_dimension, noise_dimension
 from mpiuq.calibration.errors import CampaignError
 from mpiuq.simulator.codes import WINDOWED_BENCHMARKS
 from mpiuq.surrogate.basis import n_terms
@@ -124,7 +125,7 @@ def max_outputs(campaign: Campaign) -> int:
     ``sizes_per_protocol`` sizes in every protocol regime."""
     n_regimes = len(campaign.simulator.base_params().regime_table())
     total = 0
-    for d in campaign.datasets:
+    for d in campaign.fitted_tables:
         if d.sizes is not None:
             total += len(d.sizes)
         else:
@@ -169,20 +170,18 @@ class CampaignCost:
 
 
 def discrepancy_terms(campaign: Campaign) -> int:
-    """Most discrepancy parameters the campaign samples (a bias and/or a spread per regime).
-
-    The regimes are those of the explicit sizes of the data tables under the campaign's
-    regime table; a table with ``sizes_per_protocol`` may reach every regime.
+    """Most discrepancy parameters the campaign samples (a bias and/or a spread per regime,
+    per data table when there are several: :func:`~mpiuq.calibration.dimensions.discrepancy_dimension`).
     """
-    disc = campaign.discrepancy
-    if disc.model == "none":
-        return 0
-    base = campaign.simulator.base_params()
-    if any(d.sizes is None for d in campaign.datasets):
-        n_regimes = len(base.regime_table())
-    else:
-        n_regimes = len({base.protocol_of(s) for d in campaign.datasets for s in d.sizes or ()})
-    return n_regimes * (int(disc.bias_rel > 0) + int(disc.sd_rel > 0))
+    d = campaign.discrepancy
+    return discrepancy_dimension(
+        [(t.sizes, t.min_size_bytes, t.max_size_bytes) for t in campaign.fitted_tables],
+        campaign.simulator.base_params(),
+        d.model,
+        d.bias_rel,
+        d.sd_rel,
+        d.per_series,
+    )
 
 
 def campaign_cost(campaign: Campaign) -> CampaignCost:
@@ -199,7 +198,7 @@ def campaign_cost(campaign: Campaign) -> CampaignCost:
     n_out = max_outputs(campaign)
     disc = campaign.discrepancy
     dim_disc = discrepancy_terms(campaign)
-    dim_all = dim + dim_disc
+    dim_all = dim + dim_disc + noise_dimension([t.likelihood for t in campaign.fitted_tables])
     variants = 2 if dim_disc and disc.compare else 1
     level = r.level if r.level is not None else campaign.surrogate.level
     order = r.order if r.order is not None else campaign.surrogate.order
@@ -272,8 +271,9 @@ def check_campaign_budget(campaign: Campaign, budget: Budget | None = None) -> N
         raise CampaignError(
             "calibration.walkers",
             walkers,
-            f">= 2 x (parameters + discrepancy terms) = 2 x ({dim} + {cost.dim - dim}) = "
-            f"{2 * cost.dim} (the ensembles sample the discrepancy terms too)",
+            f">= 2 x (parameters + discrepancy and noise terms) = 2 x ({dim} + "
+            f"{cost.dim - dim}) = {2 * cost.dim} (the ensembles sample the discrepancy and "
+            f"noise terms too; leave it out for the default max(32, 2 x {cost.dim} + 2))",
         )
     grid = f"surrogate.level = {level} in {dim} dimensions: {cost.n_design} design points"
     check_memory("the campaign's design", sparse_grid_bytes(dim, level), grid, b)

@@ -19,6 +19,7 @@ The key names of the campaign file are a contract shared with users::
     [discrepancy]          # optional: per-regime model discrepancy, model comparison
     [checks]               # optional: thresholds of the honesty checks
     [executor]             # optional: workers, scheduler
+    [validation]           # optional: held-out series and sizes (:mod:`.validation_spec`)
 
 Every invalid key raises :class:`~mpiuq.calibration.errors.CampaignError` naming the
 dotted key, the value and what is allowed.
@@ -35,6 +36,7 @@ from typing import Any
 
 from mpiuq.calibration.errors import CampaignError
 from mpiuq.calibration.limits import MAX_MESSAGE_BYTES, check_parameter_value
+from mpiuq.calibration.validation_spec import ValidationSpec, parse_validation
 from mpiuq.simulator.codes import BENCHMARKS, WINDOWED_BENCHMARKS
 from mpiuq.simulator.errors import ParameterError
 from mpiuq.simulator.parameters import CONTINUOUS_PARAMETERS, SimParams, parameter_names
@@ -81,6 +83,7 @@ _TOP_KEYS = (
     "checks",
     "executor",
     "variants",
+    "validation",
 )
 
 
@@ -229,7 +232,9 @@ class CalibrationSpec:
     sobol_threshold
         An output depends on a parameter whose total Sobol index exceeds this.
     walkers
-        Walkers per emcee ensemble.
+        Walkers per emcee ensemble; by default ``max(32, 2 dim + 2)`` for the ``dim``
+        parameters, discrepancy and noise terms the samplers explore
+        (:func:`~mpiuq.calibration.dimensions.default_walkers`).
     steps
         Steps per block between convergence checks.
     burn
@@ -246,7 +251,9 @@ class CalibrationSpec:
         likelihood found before sampling, so that a group is not biased by far-off
         nominal values of parameters its outputs depend on only weakly.
     moves
-        emcee proposal: ``"stretch"`` or ``"de"`` (differential evolution, ``DEMove``).
+        emcee proposal: ``"de"`` (differential evolution, ``DEMove``; the default: it
+        crosses the ridges of parameters a benchmark sees only in combination) or
+        ``"stretch"``.
     map_starts
         Number of best posterior samples used as starts of the MAP optimisation before
         sampling (``nominal_source = "map"``).
@@ -264,7 +271,7 @@ class CalibrationSpec:
     target_rhat: float = 1.01
     target_ess: float = 400.0
     nominal_source: str = "config"
-    moves: str = "stretch"
+    moves: str = "de"
     map_starts: int = 5
     predictive_draws: int = 1000
 
@@ -454,6 +461,12 @@ class Campaign:
     discrepancy: DiscrepancySpec = field(default_factory=DiscrepancySpec)
     checks: ChecksSpec = field(default_factory=ChecksSpec)
     variants: tuple[VariantSpec, ...] = ()
+    validation: ValidationSpec = field(default_factory=ValidationSpec)
+
+    @property
+    def fitted_tables(self) -> tuple[DataSpec, ...]:
+        """The data tables the fit uses: all but those ``[validation]`` holds out whole."""
+        return tuple(t for t in self.datasets if not self.validation.wholly_held_out(t.label))
 
 
 @dataclass(frozen=True, slots=True)
@@ -655,7 +668,16 @@ def parse_campaign(raw: Mapping[str, Any], base_dir: Path, source: Path | None =
         discrepancy=_parse_discrepancy(_table(raw, "discrepancy")),
         checks=_parse_checks(_table(raw, "checks")),
         variants=_parse_variants(raw.get("variants", []), simulator, parameters),
+        validation=parse_validation(_table(raw, "validation"), tuple(spec.label for spec in data))
+        if "validation" in raw
+        else ValidationSpec(),
     )
+    if "walkers" not in _table(raw, "calibration"):
+        from dataclasses import replace
+
+        campaign = replace(
+            campaign, calibration=replace(calibration, walkers=_default_walkers(campaign))
+        )
     if campaign.variants and campaign.refinement.rounds == 0:
         raise CampaignError(
             "refinement.rounds",
@@ -663,6 +685,30 @@ def parse_campaign(raw: Mapping[str, Any], base_dir: Path, source: Path | None =
             ">= 1 with [[variants]] (each variant's surrogate is a local design of its model)",
         )
     return campaign
+
+
+def _default_walkers(campaign: Campaign) -> int:
+    """Walkers for every parameter the samplers explore (:mod:`.dimensions`)."""
+    from mpiuq.calibration.dimensions import (
+        default_walkers,
+        discrepancy_dimension,
+        noise_dimension,
+    )
+
+    d = campaign.discrepancy
+    dim = (
+        campaign.parameters.dim
+        + discrepancy_dimension(
+            [(t.sizes, t.min_size_bytes, t.max_size_bytes) for t in campaign.fitted_tables],
+            campaign.simulator.base_params(),
+            d.model,
+            d.bias_rel,
+            d.sd_rel,
+            d.per_series,
+        )
+        + noise_dimension([t.likelihood for t in campaign.fitted_tables])
+    )
+    return default_walkers(dim)
 
 
 # --- sections --------------------------------------------------------------------------------

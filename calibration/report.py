@@ -479,6 +479,10 @@ def summary_dict(result: CampaignResult) -> dict[str, Any]:
         "checks_passed": not failed(result.checks),
         "timings_s": {k: round(v, 3) for k, v in result.timings_s},
     }
+    if result.validation is not None:
+        from mpiuq.calibration.validation_report import validation_dict
+
+        summary["validation"] = validation_dict(result.validation)
     summary["diagnostics"]["converged"] = bool(
         result.posterior.converged
         and main.proposal.posterior.converged
