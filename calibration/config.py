@@ -689,23 +689,12 @@ def parse_campaign(raw: Mapping[str, Any], base_dir: Path, source: Path | None =
 
 def _default_walkers(campaign: Campaign) -> int:
     """Walkers for every parameter the samplers explore (:mod:`.dimensions`)."""
-    from mpiuq.calibration.dimensions import (
-        default_walkers,
-        discrepancy_dimension,
-        noise_dimension,
-    )
+    from mpiuq.calibration.budget import discrepancy_terms
+    from mpiuq.calibration.dimensions import default_walkers, noise_dimension
 
-    d = campaign.discrepancy
     dim = (
         campaign.parameters.dim
-        + discrepancy_dimension(
-            [(t.sizes, t.min_size_bytes, t.max_size_bytes) for t in campaign.fitted_tables],
-            campaign.simulator.base_params(),
-            d.model,
-            d.bias_rel,
-            d.sd_rel,
-            d.per_series,
-        )
+        + discrepancy_terms(campaign)
         + noise_dimension([t.likelihood for t in campaign.fitted_tables])
     )
     return default_walkers(dim)
