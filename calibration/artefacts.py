@@ -11,7 +11,7 @@ into files in the results folder:
 ``posterior.nc``
     ArviZ InferenceData (:func:`mpiuq.calibration.report.inference_data`);
 ``posterior_draws.nc``
-    its posterior draws of the simulator parameters alone (small enough to commit; what
+    its posterior draws of every parameter (small enough to commit; what
     :func:`mpiuq.calibration.calibrated.load_posterior_draws` reads when ``posterior.nc``
     is absent);
 ``summary.json``
@@ -172,9 +172,11 @@ def write_result_files(result: CampaignResult, out_dir: str | Path) -> list[Path
 
 
 def write_posterior_draws(posterior: Any, path: Path) -> None:
-    """Write the simulator parameters' draws of a posterior group (an xarray Dataset with
-    the ``model_parameters`` attribute) to ``path``, group ``posterior``, compressed."""
-    names = json.loads(posterior.attrs["model_parameters"])
+    """Write the draws of a posterior group (an xarray Dataset with the
+    ``model_parameters`` attribute) to ``path``, group ``posterior``, compressed: the
+    simulator parameters and the discrepancy and noise parameters, which the posterior
+    predictive of ``mpiuq simulate --params`` needs."""
+    names = [str(v) for v in posterior.data_vars]
     subset = posterior[names]
     subset.attrs = dict(posterior.attrs)
     encoding = {n: {"zlib": True, "complevel": 6} for n in names}

@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 from threadpoolctl import threadpool_limits
 
+from mpiuq.calibration.bounds import bound_shares, bounds_check
 from mpiuq.calibration.budget import check_campaign_budget
 from mpiuq.calibration.campaign_result import CampaignResult, VariantResult
 from mpiuq.calibration.checks import (
@@ -36,8 +37,9 @@ from mpiuq.calibration.checks import (
 )
 from mpiuq.calibration.comparison import compare, psis_loo
 from mpiuq.calibration.config import Campaign, SimulatorSpec
+from mpiuq.calibration.design_reuse import DesignColumns, output_keys
 from mpiuq.calibration.direct import DirectStats, direct_posterior, simulator_density
-from mpiuq.calibration.discrepancy import Discrepancy, regime_discrepancy
+from mpiuq.calibration.discrepancy import Discrepancy, regime_discrepancy, regime_key
 from mpiuq.calibration.estimates import estimate
 from mpiuq.calibration.exact import ExactPosterior, exact_posterior, surrogate_only
 from mpiuq.calibration.grouping import Grouping, joint_grouping, sensitivity_grouping
@@ -58,6 +60,8 @@ from mpiuq.calibration.refinement import surrogate_check
 from mpiuq.calibration.sampler import SamplerProgress, SamplerSettings
 from mpiuq.calibration.summaries import find_map
 from mpiuq.calibration.symmetry import Groups, fold, swap_error, symmetrise
+from mpiuq.calibration.units import unit_of
+from mpiuq.calibration.validation import split_campaign, with_validation
 from mpiuq.simulator.benchmarks import BenchmarkModel
 from mpiuq.simulator.parameters import UNITS
 from mpiuq.simulator.watch import usable_cores
@@ -159,14 +163,16 @@ def fit_surrogate(
 
 def discrepancy_for(campaign: Campaign, observations: Observations) -> Discrepancy:
     """The ``[discrepancy]`` model over the campaign's sizes (regimes from its thresholds;
-    with several data sets, one regime per data set and protocol)."""
+    with several data sets, one regime per data set and protocol unless ``per_series`` is
+    off)."""
     base = campaign.simulator.base_params()
-    protocols = tuple(base.protocol_of(int(s)) for s in observations.sizes_bytes)
-    if len(observations.labels) > 1:  # one term per data set and regime: errors differ
-        protocols = tuple(
-            f"{observations.labels[d]}_{p}"
-            for d, p in zip(observations.dataset, protocols, strict=True)
-        )
+    # one term per data set and regime (their errors differ), unless per_series is off:
+    # then one per regime, shared by the series (a series left out inherits its term)
+    several = len(observations.labels) > 1 and campaign.discrepancy.per_series
+    protocols = tuple(
+        regime_key(observations.labels[d], base.protocol_of(int(s)), several)
+        for d, s in zip(observations.dataset, observations.sizes_bytes, strict=True)
+    )
     d = campaign.discrepancy
     return regime_discrepancy(protocols, d.model, d.bias_rel, d.sd_rel)
 
@@ -242,13 +248,57 @@ def sampler_settings(campaign: Campaign) -> SamplerSettings:
 # --- orchestration ----------------------------------------------------------------------------
 
 
+def design_outputs(
+    campaign: Campaign,
+    observations: Observations,
+    model: NamedModel,
+    path: Path,
+    executor: Executor | None,
+    emit: ProgressFn,
+    reuse: DesignColumns | None = None,
+) -> tuple[FloatArray, FloatArray, tuple[str, ...]]:
+    """Stage 2: the simulator on the global sparse grid (resumable through ``path``).
+
+    With ``reuse``, outputs it holds at the same points are taken from it instead
+    (:mod:`~mpiuq.calibration.design_reuse`); otherwise the design runs.
+
+    Returns
+    -------
+    (x, y, names)
+        Design points, outputs and output names.
+    """
+    design = sparse_grid_design(parameter_box(campaign), campaign.surrogate.level)
+    if reuse is not None:
+        y = reuse.select(design, output_keys(campaign, observations))
+        if y is not None:
+            emit(CampaignProgress("design", design.shape[0], design.shape[0], "reused"))
+            return design, y, model.output_names
+    for p in run_design(
+        model,
+        design,
+        path,
+        executor=executor,
+        chunk_size=128,
+        output_names=model.output_names,
+        model_id=model.model_id,
+    ):
+        emit(CampaignProgress("design", p.n_done, p.n_total))
+    x, y, names = load_design_outputs(path)
+    return x, y, tuple(names)
+
+
 def run_campaign(
     campaign: Campaign,
     out_dir: str | Path,
     executor: Executor | None = None,
     on_progress: ProgressFn | None = None,
+    design: DesignColumns | None = None,
 ) -> CampaignResult:
     """Run every stage of a campaign; resumable through ``design.h5``.
+
+    A campaign with a ``[validation]`` table is fitted without its held-out data, which
+    are then scored (:mod:`~mpiuq.calibration.validation`); the result is the fitted
+    campaign's, with its ``validation``.
 
     Parameters
     ----------
@@ -260,6 +310,9 @@ def run_campaign(
         Where the design runs (default in process); the caller owns it.
     on_progress
         Receives :class:`CampaignProgress` events.
+    design
+        Simulator outputs of an earlier design to take the global design's outputs from
+        (a leave-one-series-out fold), if it holds them.
 
     Returns
     -------
@@ -275,7 +328,18 @@ def run_campaign(
     """
     check_campaign_budget(campaign)
     with threadpool_limits(limits=1):
-        return _run(campaign, Path(out_dir), executor, on_progress)
+        if not campaign.validation.present:
+            return _run(campaign, Path(out_dir), executor, on_progress, design)
+        split = split_campaign(campaign)
+        result = _run(split.fit, Path(out_dir), executor, on_progress, design)
+        t0 = time.perf_counter()
+        if on_progress is not None:
+            on_progress(CampaignProgress("validation", 0, len(split.groups)))
+        validated = with_validation(result, split, threads_per_call(executor))
+        if on_progress is not None:
+            on_progress(CampaignProgress("validation", len(split.groups), len(split.groups)))
+        timings = (*validated.timings_s, ("validation", time.perf_counter() - t0))
+        return replace(validated, timings_s=timings)
 
 
 def _run(
@@ -283,6 +347,7 @@ def _run(
     out: Path,
     executor: Executor | None,
     on_progress: ProgressFn | None,
+    reuse: DesignColumns | None = None,
 ) -> CampaignResult:
     out.mkdir(parents=True, exist_ok=True)
     emit: ProgressFn = on_progress if on_progress is not None else (lambda _p: None)
@@ -300,18 +365,7 @@ def _run(
     lap("data")
 
     model = model_for(campaign, obs, threads_per_call(executor))
-    design = sparse_grid_design(parameter_box(campaign), campaign.surrogate.level)
-    for p in run_design(
-        model,
-        design,
-        out / "design.h5",
-        executor=executor,
-        chunk_size=128,
-        output_names=model.output_names,
-        model_id=model.model_id,
-    ):
-        emit(CampaignProgress("design", p.n_done, p.n_total))
-    x, y, names = load_design_outputs(out / "design.h5")
+    x, y, names = design_outputs(campaign, obs, model, out / "design.h5", executor, emit, reuse)
     lap("design")
 
     pce = fit_surrogate(campaign, x, y, names)
@@ -728,7 +782,9 @@ def _checks(
             float(got),
             float(need),
             f"data inside the 90% simulator-predictive band at {got} of {n} sizes "
-            f"(at least {need} expected)"
+            f"(at least {need} expected; in-sample: scored on the sizes the "
+            f"{'discrepancy was' if main.problem.discrepancy.enabled else 'parameters were'} "
+            "fitted to)"
             + (
                 "" if got >= need else ": model-form error; consider [discrepancy] model = 'regime'"
             ),
@@ -758,6 +814,9 @@ def _checks(
             f"largest pointwise PSIS-LOO k-hat {kmax:.2f}",
         )
     )
+    p = main.problem
+    shares = bound_shares(main.exact.draws, p.names, p.lower, p.upper, p.n_model, p.discrepancy.dim)
+    out.append(bounds_check(shares, {n: unit_of(n) for n in p.names}))
     return tuple(out)
 
 

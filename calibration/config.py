@@ -19,6 +19,7 @@ The key names of the campaign file are a contract shared with users::
     [discrepancy]          # optional: per-regime model discrepancy, model comparison
     [checks]               # optional: thresholds of the honesty checks
     [executor]             # optional: workers, scheduler
+    [validation]           # optional: held-out series and sizes (:mod:`.validation_spec`)
 
 Every invalid key raises :class:`~mpiuq.calibration.errors.CampaignError` naming the
 dotted key, the value and what is allowed.
@@ -35,7 +36,8 @@ from typing import Any
 
 from mpiuq.calibration.errors import CampaignError
 from mpiuq.calibration.limits import MAX_MESSAGE_BYTES, check_parameter_value
-from mpiuq.simulator.codes import BENCHMARKS
+from mpiuq.calibration.validation_spec import ValidationSpec, parse_validation
+from mpiuq.simulator.codes import BENCHMARKS, WINDOWED_BENCHMARKS
 from mpiuq.simulator.errors import ParameterError
 from mpiuq.simulator.parameters import CONTINUOUS_PARAMETERS, SimParams, parameter_names
 from mpiuq.simulator.regimes import (
@@ -81,6 +83,7 @@ _TOP_KEYS = (
     "checks",
     "executor",
     "variants",
+    "validation",
 )
 
 
@@ -229,7 +232,9 @@ class CalibrationSpec:
     sobol_threshold
         An output depends on a parameter whose total Sobol index exceeds this.
     walkers
-        Walkers per emcee ensemble.
+        Walkers per emcee ensemble; by default ``max(32, 2 dim + 2)`` for the ``dim``
+        parameters, discrepancy and noise terms the samplers explore
+        (:func:`~mpiuq.calibration.dimensions.default_walkers`).
     steps
         Steps per block between convergence checks.
     burn
@@ -246,7 +251,9 @@ class CalibrationSpec:
         likelihood found before sampling, so that a group is not biased by far-off
         nominal values of parameters its outputs depend on only weakly.
     moves
-        emcee proposal: ``"stretch"`` or ``"de"`` (differential evolution, ``DEMove``).
+        emcee proposal: ``"de"`` (differential evolution, ``DEMove``; the default: it
+        crosses the ridges of parameters a benchmark sees only in combination) or
+        ``"stretch"``.
     map_starts
         Number of best posterior samples used as starts of the MAP optimisation before
         sampling (``nominal_source = "map"``).
@@ -264,7 +271,7 @@ class CalibrationSpec:
     target_rhat: float = 1.01
     target_ess: float = 400.0
     nominal_source: str = "config"
-    moves: str = "stretch"
+    moves: str = "de"
     map_starts: int = 5
     predictive_draws: int = 1000
 
@@ -388,12 +395,17 @@ class DiscrepancySpec:
         Upper bound of the uniform prior of each regime's relative model-error sd.
     compare
         Also calibrate the model without discrepancy and compare both by PSIS-LOO.
+    per_series
+        With several data tables: one term per data table and regime (True), or one per
+        regime shared by every table (False: the model error of a regime is a property
+        of the model, and a series left out of the fit inherits it).
     """
 
     model: str = "none"
     bias_rel: float = 0.0
     sd_rel: float = 0.2
     compare: bool = True
+    per_series: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -449,6 +461,12 @@ class Campaign:
     discrepancy: DiscrepancySpec = field(default_factory=DiscrepancySpec)
     checks: ChecksSpec = field(default_factory=ChecksSpec)
     variants: tuple[VariantSpec, ...] = ()
+    validation: ValidationSpec = field(default_factory=ValidationSpec)
+
+    @property
+    def fitted_tables(self) -> tuple[DataSpec, ...]:
+        """The data tables the fit uses: all but those ``[validation]`` holds out whole."""
+        return tuple(t for t in self.datasets if not self.validation.wholly_held_out(t.label))
 
 
 @dataclass(frozen=True, slots=True)
@@ -650,7 +668,16 @@ def parse_campaign(raw: Mapping[str, Any], base_dir: Path, source: Path | None =
         discrepancy=_parse_discrepancy(_table(raw, "discrepancy")),
         checks=_parse_checks(_table(raw, "checks")),
         variants=_parse_variants(raw.get("variants", []), simulator, parameters),
+        validation=parse_validation(_table(raw, "validation"), tuple(spec.label for spec in data))
+        if "validation" in raw
+        else ValidationSpec(),
     )
+    if "walkers" not in _table(raw, "calibration"):
+        from dataclasses import replace
+
+        campaign = replace(
+            campaign, calibration=replace(calibration, walkers=_default_walkers(campaign))
+        )
     if campaign.variants and campaign.refinement.rounds == 0:
         raise CampaignError(
             "refinement.rounds",
@@ -658,6 +685,19 @@ def parse_campaign(raw: Mapping[str, Any], base_dir: Path, source: Path | None =
             ">= 1 with [[variants]] (each variant's surrogate is a local design of its model)",
         )
     return campaign
+
+
+def _default_walkers(campaign: Campaign) -> int:
+    """Walkers for every parameter the samplers explore (:mod:`.dimensions`)."""
+    from mpiuq.calibration.budget import discrepancy_terms
+    from mpiuq.calibration.dimensions import default_walkers, noise_dimension
+
+    dim = (
+        campaign.parameters.dim
+        + discrepancy_terms(campaign)
+        + noise_dimension([t.likelihood for t in campaign.fitted_tables])
+    )
+    return default_walkers(dim)
 
 
 # --- sections --------------------------------------------------------------------------------
@@ -708,10 +748,9 @@ _REGIME_KEYS = (
     "name",
     "protocol",
     "max_bytes",
-    "latency_us",
-    "copy_bw_GBps",
     "segment_bytes",
-    "segment_us",
+    "fragment_bytes",
+    *CONTINUOUS_SLOTS,
 )
 
 
@@ -760,7 +799,7 @@ def _parse_regimes(
                 "cost per segment, which no global parameter provides",
             )
         values: dict[str, Any] = {"protocol": protocol}
-        for key in ("name", "max_bytes", "segment_bytes"):
+        for key in ("name", "max_bytes", "segment_bytes", "fragment_bytes"):
             if key in t:
                 values[key] = t[key]
         if "name" in t and (not isinstance(t["name"], str) or not t["name"]):
@@ -954,7 +993,8 @@ def _parse_data(t: Mapping[str, Any], base_dir: Path) -> DataSpec:
 
 
 #: Simulator benchmark of the benchmark labels of ``../shared/data/benchmarks`` (and of
-#: ``mpiuq simulate --csv``): the default ``model`` of a data table with that label.
+#: ``mpiuq simulate --csv``): the ``model`` of a data table with that label. A label not
+#: listed needs an explicit ``model`` (never a silent default).
 SERIES_MODELS: dict[str, str] = {
     "pingpong_half_rtt": "pingpong",
     "pingpong_half_rtt_mean": "pingpong",
@@ -962,6 +1002,8 @@ SERIES_MODELS: dict[str, str] = {
     "imb_pingpong": "pingpong",
     "stream_bw": "stream",
     "osu_bw": "stream",
+    "stream_bibw": "bidirectional_stream",
+    "osu_bibw": "bidirectional_stream",
     "pingpong_send": "pingpong_send",
     "pingpong_send_mean": "pingpong_send",
     "isend": "isend",
@@ -1018,14 +1060,17 @@ def _parse_data_model(
         raise CampaignError(
             f"{prefix}label", label, "a non-empty name without ':', '@', spaces or slashes"
         )
-    default_model = SERIES_MODELS.get(spec.benchmark, simulator.benchmark)
-    model = t.get("model", default_model)
+    if "model" not in t and spec.benchmark not in SERIES_MODELS:
+        raise CampaignError(
+            f"{prefix}benchmark",
+            spec.benchmark,
+            f"a known benchmark label, one of {sorted(SERIES_MODELS)}, or {prefix}model "
+            f"naming the simulator benchmark that explains it ({list(BENCHMARKS)})",
+        )
+    model = t.get("model", SERIES_MODELS.get(spec.benchmark))
     if model not in BENCHMARKS:
         raise CampaignError(
-            f"{prefix}model",
-            model,
-            f"a simulator benchmark, one of {list(BENCHMARKS)} (label {spec.benchmark!r} "
-            "has no default)",
+            f"{prefix}model", model, f"a simulator benchmark, one of {list(BENCHMARKS)}"
         )
     window = _int(t, "window", prefix, minimum=1, default=simulator.window)
     likelihood = t.get("likelihood", "gaussian")
@@ -1047,8 +1092,12 @@ def _parse_data_model(
         )
     if "nu" in t and likelihood != "student_t":
         raise CampaignError(f"{prefix}nu", nu_raw, "no value unless likelihood = 'student_t'")
-    if "window" in t and model != "stream":
-        raise CampaignError(f"{prefix}window", t["window"], "no value unless model = 'stream'")
+    if "window" in t and model not in WINDOWED_BENCHMARKS:
+        raise CampaignError(
+            f"{prefix}window",
+            t["window"],
+            f"no value unless model is one of {list(WINDOWED_BENCHMARKS)}",
+        )
     return replace(
         spec,
         label=label,
@@ -1317,7 +1366,7 @@ def _parse_discrepancy(t: Mapping[str, Any]) -> DiscrepancySpec:
     from mpiuq.calibration.discrepancy import DISCREPANCY_MODELS
 
     p = "discrepancy."
-    _check_keys(p, t, ("model", "bias_rel", "sd_rel", "compare"))
+    _check_keys(p, t, ("model", "bias_rel", "sd_rel", "compare", "per_series"))
     d = DiscrepancySpec()
     model = t.get("model", d.model)
     if model not in DISCREPANCY_MODELS:
@@ -1328,7 +1377,13 @@ def _parse_discrepancy(t: Mapping[str, Any]) -> DiscrepancySpec:
         raise CampaignError(
             "discrepancy.sd_rel", sd, "> 0 (or discrepancy.bias_rel > 0) with model = 'regime'"
         )
-    return DiscrepancySpec(model, bias, sd, _bool(t, "compare", p, d.compare))
+    return DiscrepancySpec(
+        model,
+        bias,
+        sd,
+        _bool(t, "compare", p, d.compare),
+        _bool(t, "per_series", p, d.per_series),
+    )
 
 
 def _parse_checks(t: Mapping[str, Any]) -> ChecksSpec:

@@ -39,6 +39,8 @@ from mpiuq.simulator.parameters import SimParams
 from mpiuq.simulator.regimes import (
     DEFAULT_NAMES,
     PROTOCOLS,
+    SLOT_ALIASES,
+    SLOTS,
     Regime,
     is_default_shape,
     parse_slot_name,
@@ -182,15 +184,16 @@ def _of_thresholds(regimes: tuple[Regime, ...]) -> bool:
     )
 
 
+#: Fields of a regime recorded beside its name, protocol and bound (every slot).
+_REGIME_FIELDS: tuple[str, ...] = tuple(s for s in SLOTS if s not in ("protocol", "max_bytes"))
+
+
 def _regime_json(r: Regime) -> dict[str, Any]:
     return {
         "name": r.label,
         "protocol": r.protocol,
         "max_bytes": None if r.max_bytes == math.inf else int(r.max_bytes),
-        "latency_us": r.latency_us,
-        "copy_bw_GBps": r.copy_bw_GBps,
-        "segment_bytes": r.segment_bytes,
-        "segment_us": r.segment_us,
+        **{key: getattr(r, key) for key in _REGIME_FIELDS},
     }
 
 
@@ -338,9 +341,10 @@ def _regimes(raw: object, where: Path) -> tuple[Regime, ...]:
         values: dict[str, Any] = {"protocol": r["protocol"], "name": r["name"]}
         mx = r.get("max_bytes")
         values["max_bytes"] = math.inf if mx is None else mx
-        for key in ("latency_us", "copy_bw_GBps", "segment_us", "segment_bytes"):
-            if key in r:
-                values[key] = r[key]
+        for key, value in r.items():  # a former field name (latency_us) as its current one
+            field = SLOT_ALIASES.get(str(key), str(key))
+            if field in _REGIME_FIELDS:
+                values[field] = value
         table.append(values)
     try:
         regimes = tuple(Regime(**v) for v in table)

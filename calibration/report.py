@@ -16,6 +16,8 @@ from mpiuq.calibration.campaign_result import CampaignResult, VariantResult
 from mpiuq.calibration.checks import failed
 from mpiuq.calibration.posterior import Posterior
 from mpiuq.calibration.sampler import ChainDiagnostics
+from mpiuq.simulator.codes import WINDOWED_BENCHMARKS
+from mpiuq.simulator.regimes import CONTINUOUS_SLOTS
 from mpiuq.surrogate.json_text import json_text
 
 
@@ -276,7 +278,7 @@ def _data_sets(result: CampaignResult) -> list[dict[str, Any]]:
                 "path": str(spec.path),
                 "benchmark": spec.benchmark,
                 "model": spec.model,
-                "window": spec.window if spec.model == "stream" else None,
+                "window": spec.window if spec.model in WINDOWED_BENCHMARKS else None,
                 "observable": spec.observable,
                 "likelihood": spec.likelihood,
                 "summary": spec.summary,
@@ -429,10 +431,9 @@ def summary_dict(result: CampaignResult) -> dict[str, Any]:
                 "name": r.label,
                 "protocol": r.protocol,
                 "max_bytes": None if r.max_bytes == float("inf") else int(r.max_bytes),
-                "latency_us": r.latency_us,
-                "copy_bw_GBps": r.copy_bw_GBps,
                 "segment_bytes": r.segment_bytes,
-                "segment_us": r.segment_us,
+                "fragment_bytes": r.fragment_bytes,
+                **{name: getattr(r, name) for name in CONTINUOUS_SLOTS},
             }
             for r in c.simulator.base_params().regime_table()
         ],
@@ -478,6 +479,10 @@ def summary_dict(result: CampaignResult) -> dict[str, Any]:
         "checks_passed": not failed(result.checks),
         "timings_s": {k: round(v, 3) for k, v in result.timings_s},
     }
+    if result.validation is not None:
+        from mpiuq.calibration.validation_report import validation_dict
+
+        summary["validation"] = validation_dict(result.validation)
     summary["diagnostics"]["converged"] = bool(
         result.posterior.converged
         and main.proposal.posterior.converged

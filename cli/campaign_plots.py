@@ -6,7 +6,8 @@ log message size with the protocol boundaries, one pair of panels per data set; 
 without discrepancy too),
 ``marginals.png`` (Fig. 7: final and grouped marginal posteriors, zoomed on the posterior),
 ``pairs.png`` (pair plot of the final posterior with 50%/90% contours and the identified
-combinations' level sets), and ``discrepancy.png`` (the discrepancy terms' posterior).
+combinations' level sets), ``discrepancy.png`` (the discrepancy terms' posterior), and
+``validation.png`` with a ``[validation]`` table (:mod:`mpiuq.validation_plots`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import numpy as np
 from matplotlib.axes import Axes
 
 from mpiuq.calibration.campaign_result import CampaignResult
+from mpiuq.calibration.validation_result import ValidationResult
 from mpiuq.simulator.parameters import UNITS
 from mpiuq.surrogate.atomic_write import save_figure_atomically
 
@@ -38,7 +40,28 @@ def write_figures(result: CampaignResult, out: Path) -> list[Path]:
     ]
     if result.main.problem.discrepancy.enabled:
         paths.append(_discrepancy(result, out / "discrepancy.png"))
+    if result.validation is not None:
+        paths.append(_validation(result, result.validation, out / "validation.png"))
     return paths
+
+
+def _validation(r: CampaignResult, v: ValidationResult, path: Path) -> Path:
+    """Held-out and unselected data against the predictive (:mod:`mpiuq.validation_plots`)."""
+    from mpiuq.calibration.validation_report import validation_dict
+    from mpiuq.validation_plots import plot_validation
+
+    obs, pred = r.observations, r.main.predictive
+    fitted = {
+        label: (
+            obs.sizes_bytes[idx].tolist(),
+            obs.mean[idx].tolist(),
+            pred.post_lo[idx].tolist(),
+            pred.post_hi[idx].tolist(),
+        )
+        for k, label in enumerate(obs.labels)
+        for idx in (obs.outputs_of(k),)
+    }
+    return plot_validation(validation_dict(v)["groups"], fitted, path, r.campaign.name)
 
 
 def _sensitivity(r: CampaignResult, path: Path) -> Path:
@@ -191,7 +214,9 @@ def _marginals(r: CampaignResult, path: Path) -> Path:
         lo, hi = r.main.problem.lower[j], r.main.problem.upper[j]
         a, b = _zoom(np.concatenate([draws[:, j], grouped[:, j]]), lo, hi)
         bins = np.linspace(a, b, 41)
-        ax.hist(draws[:, j], bins=bins, density=True, color="tab:blue", alpha=0.6, label="posterior")
+        ax.hist(
+            draws[:, j], bins=bins, density=True, color="tab:blue", alpha=0.6, label="posterior"
+        )
         ax.hist(
             grouped[:, j],
             bins=bins,
