@@ -116,7 +116,7 @@ def check_benchmark_budget(
 def max_outputs(campaign: Campaign) -> int:
     """Most outputs the campaign can have: over its data tables, the explicit sizes, or
     ``sizes_per_protocol`` sizes in every protocol regime."""
-    n_regimes = len(campaign.simulator.base_params().regime_table())
+    n_regimes = len(campaign.simulator.thresholds()) + 1
     total = 0
     for d in campaign.datasets:
         if d.sizes is not None:
@@ -166,16 +166,19 @@ def discrepancy_terms(campaign: Campaign) -> int:
     """Most discrepancy parameters the campaign samples (a bias and/or a spread per regime).
 
     The regimes are those of the explicit sizes of the data tables under the campaign's
-    regime table; a table with ``sizes_per_protocol`` may reach every regime.
+    regime table; a table with ``sizes_per_protocol`` may reach every regime. With several
+    data tables every table has its own terms (:func:`~mpiuq.calibration.campaign.discrepancy_for`).
     """
     disc = campaign.discrepancy
     if disc.model == "none":
         return 0
-    base = campaign.simulator.base_params()
-    if any(d.sizes is None for d in campaign.datasets):
-        n_regimes = len(base.regime_table())
-    else:
-        n_regimes = len({base.protocol_of(s) for d in campaign.datasets for s in d.sizes or ()})
+    sim = campaign.simulator
+    n_regimes = 0
+    for d in campaign.datasets:
+        if d.sizes is None:
+            n_regimes += len(sim.thresholds()) + 1
+        else:
+            n_regimes += len({sim.regime_of(s) for s in d.sizes})
     return n_regimes * (int(disc.bias_rel > 0) + int(disc.sd_rel > 0))
 
 
@@ -284,6 +287,12 @@ def check_campaign_budget(campaign: Campaign, budget: Budget | None = None) -> N
         b,
     )
     sim = campaign.simulator
+    if sim.external is not None:  # the user's simulator: its runs are budgeted by count
+        from mpiuq.calibration.run_plan import check_run_plan
+
+        check_run_plan(campaign)
+        _check_sampling(campaign, cost, b)
+        return
     per_set = 0.0
     # the simulator's benchmark and every data table's model, at every output
     for model, window in [

@@ -32,12 +32,19 @@ from mpiuq.calibration.checks import (
     WARMUP_P,
     Check,
     coverage_threshold,
+    importance_ok,
 )
 from mpiuq.calibration.comparison import compare, psis_loo
 from mpiuq.calibration.config import Campaign, SimulatorSpec
 from mpiuq.calibration.discrepancy import Discrepancy, regime_discrepancy
 from mpiuq.calibration.estimates import estimate
 from mpiuq.calibration.exact import exact_posterior, surrogate_only
+from mpiuq.calibration.external import (
+    budgeted_exact,
+    runs_summary,
+    simulator_runs_for,
+    surrogate_target,
+)
 from mpiuq.calibration.grouping import Grouping, joint_grouping, sensitivity_grouping
 from mpiuq.calibration.joint_model import NamedModel, joint
 from mpiuq.calibration.likelihood import ModelPredictor
@@ -46,13 +53,15 @@ from mpiuq.calibration.observations import Observations, load_observations
 from mpiuq.calibration.posterior import Posterior, Problem, sample_posterior
 from mpiuq.calibration.predictive import predictive
 from mpiuq.calibration.proposal import evenly, refined_proposal
+from mpiuq.calibration.run_budget import SimulatorRuns
+from mpiuq.calibration.run_plan import run_plan
 from mpiuq.calibration.sampler import SamplerProgress, SamplerSettings
 from mpiuq.calibration.summaries import find_map
 from mpiuq.simulator.benchmarks import BenchmarkModel
 from mpiuq.simulator.parameters import UNITS
 from mpiuq.simulator.watch import usable_cores
 from mpiuq.surrogate.box import ParameterBox
-from mpiuq.surrogate.design_run import load_design_outputs, run_design
+from mpiuq.surrogate.design_run import DesignProgress, load_design_outputs, run_design
 from mpiuq.surrogate.designs import sparse_grid_design
 from mpiuq.surrogate.executors import Executor, InProcessExecutor
 from mpiuq.surrogate.pce import PolynomialChaos, fit_pce
@@ -84,7 +93,7 @@ def parameter_box(campaign: Campaign) -> ParameterBox:
 
 def regime_thresholds(campaign: Campaign) -> tuple[int, ...]:
     """Largest message size of every protocol regime but the last, ascending."""
-    return campaign.simulator.base_params().thresholds()
+    return campaign.simulator.thresholds()
 
 
 def observations_for(campaign: Campaign) -> Observations:
@@ -150,8 +159,7 @@ def fit_surrogate(
 def discrepancy_for(campaign: Campaign, observations: Observations) -> Discrepancy:
     """The ``[discrepancy]`` model over the campaign's sizes (regimes from its thresholds;
     with several data sets, one regime per data set and protocol)."""
-    base = campaign.simulator.base_params()
-    protocols = tuple(base.protocol_of(int(s)) for s in observations.sizes_bytes)
+    protocols = tuple(campaign.simulator.regime_of(int(s)) for s in observations.sizes_bytes)
     if len(observations.labels) > 1:  # one term per data set and regime: errors differ
         protocols = tuple(
             f"{observations.labels[d]}_{p}"
@@ -289,19 +297,25 @@ def _run(
     emit(CampaignProgress("data", 1, 1, f"{obs.sizes_bytes.size} sizes"))
     lap("data")
 
-    model = model_for(campaign, obs, threads_per_call(executor))
     design = sparse_grid_design(parameter_box(campaign), campaign.surrogate.level)
-    for p in run_design(
-        model,
-        design,
-        out / "design.h5",
-        executor=executor,
-        chunk_size=128,
-        output_names=model.output_names,
-        model_id=model.model_id,
-    ):
-        emit(CampaignProgress("design", p.n_done, p.n_total))
-    x, y, names = load_design_outputs(out / "design.h5")
+    model: NamedModel
+    if campaign.simulator.external is not None:
+        runs = simulator_runs_for(campaign, obs, out, executor, _runs_reporter(emit))
+        x, y, names = design, runs.run(design, "design", out / "design.h5"), runs.output_names
+        model = runs
+    else:
+        model = model_for(campaign, obs, threads_per_call(executor))
+        for p in run_design(
+            model,
+            design,
+            out / "design.h5",
+            executor=executor,
+            chunk_size=128,
+            output_names=model.output_names,
+            model_id=model.model_id,
+        ):
+            emit(CampaignProgress("design", p.n_done, p.n_total))
+        x, y, names = load_design_outputs(out / "design.h5")
     lap("design")
 
     pce = fit_surrogate(campaign, x, y, names)
@@ -332,6 +346,7 @@ def _run(
     )
     lap("sampling")
 
+    comparing = disc.enabled and campaign.discrepancy.compare
     main = _variant(
         "discrepancy" if disc.enabled else "no discrepancy",
         campaign,
@@ -342,10 +357,11 @@ def _run(
         seed_main,
         emit,
         lap,
+        reserve_runs=run_plan(campaign).compare if comparing else 0,
     )
     alternatives: tuple[VariantResult, ...] = ()
     comparison: tuple[dict[str, object], ...] = ()
-    if disc.enabled and campaign.discrepancy.compare:
+    if comparing:
         plain = problem_for(campaign, pce, obs)
         nm = plain.n_model
         plain = replace(
@@ -386,7 +402,11 @@ def _run(
         lap("comparison")
 
     rng_est = np.random.default_rng(seed_main.spawn(1)[0])
-    target = main.problem.log_posterior()
+    target = (
+        surrogate_target(main.problem, main.proposal.surrogate, pce)
+        if isinstance(model, SimulatorRuns)
+        else main.problem.log_posterior()
+    )
     units = tuple(UNITS.get(n, "") for n in main.problem.names)
     est = estimate(
         main.exact.draws,
@@ -423,6 +443,7 @@ def _run(
         checks,
         y,
         tuple(timings),
+        runs_summary(model) if isinstance(model, SimulatorRuns) else None,
     )
 
 
@@ -437,10 +458,13 @@ def _variant(
     emit: ProgressFn,
     lap: Callable[[str], None],
     reuse_surrogate: bool = False,
+    reserve_runs: int = 0,
 ) -> VariantResult:
     """Refine, make exact, predict and score one likelihood variant.
 
     With ``reuse_surrogate``, ``pce`` is an already refined local chaos: no new rounds.
+    An external simulator's runs are counted per stage; ``reserve_runs`` of its budget
+    are left to later variants.
     """
     r, e = campaign.refinement, campaign.exact
     seed_refine, seed_exact, seed_pred = seed.spawn(3)
@@ -455,6 +479,12 @@ def _variant(
     def report(k: int, p: SamplerProgress) -> None:
         _sampling_reporter(stage, emit, settings)(k, p)
 
+    budgeted = isinstance(model, SimulatorRuns)
+    suffix = (
+        "" if name in ("discrepancy", "no discrepancy") and not reuse_surrogate else f" ({name})"
+    )
+    if isinstance(model, SimulatorRuns):
+        model.stage = "refinement" + suffix
     proposal = refined_proposal(
         problem,
         pce,
@@ -478,11 +508,18 @@ def _variant(
     draws = evenly(proposal.draws, e.proposal_draws)
     if proposal.checked_by == "loo":
         exact = surrogate_only(proposal.problem.log_posterior(), draws, e.draws, rng)
+    elif isinstance(model, SimulatorRuns):
+        model.stage = "exact" + suffix
+        logq = proposal.problem.log_posterior()(draws)
+        exact = budgeted_exact(
+            model, target, draws, logq, e, campaign.checks, rng, reserve=reserve_runs
+        )
     else:
         logq = proposal.problem.log_posterior()(draws)
         exact = exact_posterior(target, draws, logq, e.draws, e.move_steps, rng)
     emit(CampaignProgress("exact", 1, 1, name))
-    prior_model = model if model is not None else pce.predict
+    # a budgeted simulator's prior predictive comes from the global surrogate (no runs)
+    prior_model = pce.predict if model is None or budgeted else model
     pred = predictive(
         exact_p,
         exact,
@@ -574,7 +611,7 @@ def _checks(
         n_prop = w.log_weights.size
         # (almost) uniform weights: the tail fit of k-hat has no tail to fit
         uniform = w.ess >= UNIFORM_ESS_FRACTION * n_prop
-        ok = (w.khat <= t.max_khat or uniform) and w.ess >= t.min_ess
+        ok = importance_ok(w.khat, w.ess, n_prop, t.max_khat, t.min_ess)
         out.append(
             Check(
                 "importance_sampling",
@@ -591,9 +628,7 @@ def _checks(
         wa = a.exact.weights
         if wa is None:
             continue
-        ok_a = (wa.khat <= t.max_khat or wa.ess >= UNIFORM_ESS_FRACTION * wa.log_weights.size) and (
-            wa.ess >= t.min_ess
-        )
+        ok_a = importance_ok(wa.khat, wa.ess, wa.log_weights.size, t.max_khat, t.min_ess)
         out.append(
             Check(
                 f"importance_sampling ({a.name})",
@@ -706,5 +741,12 @@ def _sampling_reporter(
                 f"{' converged' if diag.converged else ''}"
             )
         emit(CampaignProgress(stage, p.steps_done, settings.max_steps, note))
+
+    return report
+
+
+def _runs_reporter(emit: ProgressFn) -> Callable[[str, DesignProgress], None]:
+    def report(stage: str, p: DesignProgress) -> None:
+        emit(CampaignProgress(stage, p.n_done, p.n_total, "simulator runs"))
 
     return report

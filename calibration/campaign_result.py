@@ -76,6 +76,9 @@ class CampaignResult:
         Rows of the PSIS-LOO comparison of ``main`` and ``alternatives`` (empty if none).
     checks
         The honesty checks (:mod:`~mpiuq.calibration.checks`).
+    simulator_runs
+        An external simulator's runs per stage, in all and against the budget
+        (:func:`~mpiuq.calibration.external.runs_summary`); None for mpiuq's simulator.
     """
 
     campaign: Campaign
@@ -93,6 +96,7 @@ class CampaignResult:
     checks: tuple[Check, ...]
     design_outputs: FloatArray
     timings_s: tuple[tuple[str, float], ...]
+    simulator_runs: dict[str, Any] | None = None
 
     @property
     def predictive(self) -> Predictive:

@@ -85,3 +85,19 @@ def coverage_threshold(n_sizes: int, alpha: float) -> int:
 def failed(checks: tuple[Check, ...], severity: str = "fail") -> tuple[Check, ...]:
     """Checks of a severity that did not pass."""
     return tuple(c for c in checks if not c.passed and c.severity == severity)
+
+
+def importance_ok(khat: float, ess: float, n: int, max_khat: float, min_ess: float) -> bool:
+    """Whether importance weights pass the ``importance_sampling`` check.
+
+    Pareto k-hat at most ``max_khat`` (or almost uniform weights: ESS of at least
+    :data:`UNIFORM_ESS_FRACTION` of the ``n`` draws, where k-hat has no tail to fit), and
+    an ESS of at least ``min_ess``.
+
+    Examples
+    --------
+    >>> importance_ok(0.5, 300.0, 1000, 0.7, 100.0), importance_ok(0.9, 300.0, 1000, 0.7, 100.0)
+    (True, False)
+    """
+    uniform = ess >= UNIFORM_ESS_FRACTION * n
+    return bool((khat <= max_khat or uniform) and ess >= min_ess)
