@@ -96,6 +96,8 @@ class SimulatorRuns:
         self.batch_size = batch_size
         self.on_progress = on_progress
         self.stage = "design"
+        # fixed for the whole campaign: a model edited mid-run changes no stage's identity
+        self._model_id = model.model_id
         self._calls = 0
         self._stages: dict[str, StageRuns] = {}
 
@@ -106,8 +108,8 @@ class SimulatorRuns:
 
     @property
     def model_id(self) -> str:
-        """The simulator's fingerprint."""
-        return self.model.model_id
+        """The simulator's fingerprint (taken when the campaign started)."""
+        return self._model_id
 
     @property
     def spent(self) -> int:

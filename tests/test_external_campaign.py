@@ -225,3 +225,25 @@ def test_data_sizes_must_be_simulator_outputs(user_folder: Path, tmp_path: Path)
     (tmp_path / "c.toml").write_text(text)
     with pytest.raises(CampaignError, match=r"data\.sizes.*\[100\] are not"):
         load_campaign(tmp_path / "c.toml")
+
+
+@pytest.mark.slow
+def test_runs_go_through_any_executor_with_the_same_results(
+    user_folder: Path, tmp_path: Path
+) -> None:
+    """Local worker processes (spawned: they import the user's module from its folder)
+    and a Dask cluster give the in-process outputs bit for bit."""
+    from mpiuq.calibration.external import simulator_runs_for
+    from mpiuq.calibration.observations import load_observations
+    from mpiuq.surrogate.executors import DaskExecutor, ProcessExecutor
+
+    campaign = load_campaign(user_folder / "callable.toml")
+    obs = load_observations(campaign.datasets, campaign.simulator.thresholds())
+    x = np.column_stack([np.linspace(1, 4, 7), np.linspace(3, 8, 7), np.linspace(0, 9, 7)])
+    ref = simulator_runs_for(campaign, obs, tmp_path / "a", None).run(x, "design")
+    with ProcessExecutor(2) as pool:
+        y = simulator_runs_for(campaign, obs, tmp_path / "b", pool).run(x, "design")
+    np.testing.assert_array_equal(y, ref)
+    with DaskExecutor(workers=1, processes=False) as dask:
+        y = simulator_runs_for(campaign, obs, tmp_path / "c", dask).run(x, "design")
+    np.testing.assert_array_equal(y, ref)
