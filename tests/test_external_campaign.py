@@ -247,3 +247,35 @@ def test_runs_go_through_any_executor_with_the_same_results(
     with DaskExecutor(workers=1, processes=False) as dask:
         y = simulator_runs_for(campaign, obs, tmp_path / "c", dask).run(x, "design")
     np.testing.assert_array_equal(y, ref)
+
+
+@pytest.mark.slow
+def test_the_documented_example_recovers_its_truth(tmp_path: Path) -> None:
+    """docs/external_simulators.md, as written: its model file and campaign file, in a
+    folder outside the repository, with synthetic data at lat_us = 1.7, bw_GBps = 6.2."""
+    import re
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "external_simulators.md").read_text()
+    model = re.search(r"```python\n(# my_sim\.py.*?)```", doc, re.S)
+    toml = re.search(r"```toml\n(name = \"my-model\".*?)```", doc, re.S)
+    assert model is not None and toml is not None
+    (tmp_path / "my_sim.py").write_text(model.group(1))
+    (tmp_path / "campaign.toml").write_text(toml.group(1))
+    rng = np.random.default_rng(11)
+    lines = ["run,msg_size_bytes,value,unit,benchmark"]
+    for size in (1, 64, 4096, 65536, 1048576):
+        mean = 1.7 + size / (1e3 * 6.2)
+        lines += [
+            f"{r},{size},{mean * (1 + 0.04 * rng.standard_normal()):.7g},us,pingpong_half_rtt"
+            for r in range(25)
+        ]
+    (tmp_path / "data.csv").write_text("\n".join(lines) + "\n")
+    out = tmp_path / "results"
+    args = ["campaign", "run", str(tmp_path / "campaign.toml"), "--out", str(out)]
+    assert main([*args, "--quiet", "--no-plots"]) == 0
+    s = json.loads((out / "summary.json").read_text())
+    assert s["posterior_source"] == "simulator" and s["checks_passed"] is True
+    for name, truth in (("lat_us", 1.7), ("bw_GBps", 6.2)):
+        lo, hi = s["parameters"][name]["hdi90"]
+        assert lo <= truth <= hi, (name, lo, hi)
+    assert s["simulator_runs"]["total"] <= 600

@@ -19,8 +19,8 @@ campaign file's ``output_sizes`` say which series and sizes: its labels are the 
 
 Parameter names understood (any subset; the others keep SimGrid's neutral values):
 
-``bw_GBps``, ``lat_us``
-    the link (1 GB/s = 1e9 B/s).
+``bw_GBps`` (or ``link_ns_per_kB``, its reciprocal: ns per 1000 B), ``lat_us``
+    the link (1 GB/s = 1e9 B/s = 1000 ns per kB).
 ``bw_factor_<k>``, ``lat_factor_<k>``
     ``smpi/bw-factor`` and ``smpi/lat-factor`` of segment ``k`` of the machine's
     breakpoints (segment 0 starts at 0 B); a segment without a value takes the next
@@ -183,6 +183,10 @@ def settings_from_parameters(values: Mapping[str, float], machine: Machine) -> S
     for name, v in values.items():
         if name == "bw_GBps":
             bw = v * 1e9
+        elif name == "link_ns_per_kB":
+            if not v > 0:
+                raise ValueError(f"{name} = {v!r}: expected a positive value")
+            bw = 1e12 / v
         elif name == "lat_us":
             lat = v * 1e-6
         elif m := re.fullmatch(r"(inv_bw|bw|lat)_factor_(\d+)", name):
