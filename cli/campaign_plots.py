@@ -138,11 +138,11 @@ def _predictive_panel(r: CampaignResult, k: int, ax: Axes, axr: Axes) -> None:
             axis.axvline(b, color="0.4", ls=":", lw=1)
         axis.grid(True, which="major", alpha=0.3)
     ymin = ax.get_ylim()[0]
-    for k, b in enumerate(thresholds):
+    for i, b in enumerate(thresholds):
         ax.text(
             b,
             ymin,
-            f" {names[k]} | {names[k + 1]}",
+            f" {names[i]} | {names[i + 1]}",
             fontsize=7,
             rotation=90,
             va="bottom",
