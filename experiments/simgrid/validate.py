@@ -183,6 +183,7 @@ def main() -> None:
                     int((sel & ~in_sample).sum()),
                 ],
                 "median_rel_error": float(np.median(rel[sel])),
+                "median_rel_band_width": float(np.median(((hi - lo) / obs.mean)[sel])),
             }
         for i in range(sizes.size):
             rows.append(
@@ -235,14 +236,15 @@ def main() -> None:
     (out / "validation.json").write_text(json.dumps(doc, indent=2) + "\n")
     plot(out / "validation.png", args.machine, sizes, series_of, obs, bands)
     print(
-        "| calibration | series | in-sample inside 90% | out-of-sample inside 90% | median relative error |"
+        "| calibration | series | in-sample inside 90% | out-of-sample inside 90% "
+        "| median relative error | median 90% band width |"
     )
-    print("|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|")
     for key in ("bayesian", "piecewise_published", "piecewise_smpi332"):
         for s in SERIES:
             c = table[key][s]
             print(
-                f"| {key} | {s} | {c['in_sample'][0]}/{c['in_sample'][1]} | {c['out_of_sample'][0]}/{c['out_of_sample'][1]} | {100 * c['median_rel_error']:.1f}% |"
+                f"| {key} | {s} | {c['in_sample'][0]}/{c['in_sample'][1]} | {c['out_of_sample'][0]}/{c['out_of_sample'][1]} | {100 * c['median_rel_error']:.1f}% | {100 * c['median_rel_band_width']:.0f}% |"
             )
     print(
         f"{len(settings) + 2} smpirun runs in {sim_s:.0f} s; total {time.perf_counter() - t_start:.0f} s"
