@@ -27,18 +27,14 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from mpiuq.calibration.checks import importance_ok
+from mpiuq.calibration.checks import importance_check
 from mpiuq.calibration.config import Campaign, ChecksSpec, ExactSpec
 from mpiuq.calibration.errors import CampaignError
-from mpiuq.calibration.exact import (
-    ExactPosterior,
-    de_moves,
-    psis_weights,
-    systematic_resample,
-)
+from mpiuq.calibration.exact import ExactPosterior, corrected_posterior
 from mpiuq.calibration.likelihood import LogPosterior
 from mpiuq.calibration.observations import Observations
 from mpiuq.calibration.posterior import Problem
+from mpiuq.calibration.posterior_path import PathChoice
 from mpiuq.calibration.run_budget import SimulatorRuns
 from mpiuq.surrogate.design_run import DesignProgress
 from mpiuq.surrogate.executors import Executor
@@ -140,6 +136,36 @@ def simulator_runs_for(
     )
 
 
+def external_path(campaign: Campaign) -> PathChoice:
+    """The posterior path of an external simulator, chosen without spending runs.
+
+    ``posterior.sampler = "auto"`` or ``"surrogate"``: the refined surrogate corrected on
+    the simulator within ``max_simulator_runs`` (timing a batch to compare the paths would
+    spend runs); ``"direct"``: MCMC on the simulator itself, its runs counted against the
+    budget (the campaign stops with :class:`~mpiuq.calibration.errors.RunBudgetError` when
+    it runs out).
+    """
+    spec = campaign.posterior
+    ext = campaign.simulator.external
+    budget = (
+        "no run budget"
+        if ext is None or ext.max_simulator_runs is None
+        else (f"max_simulator_runs = {ext.max_simulator_runs}")
+    )
+    if spec.sampler == "direct":
+        reason = f"posterior.sampler = 'direct' on the external simulator ({budget})"
+        path = "direct"
+    else:
+        reason = (
+            f"external simulator ({budget}): the refined surrogate's posterior corrected on "
+            "the simulator (importance weights, moves as the budget allows)"
+        )
+        path = "surrogate"
+    return PathChoice(
+        path, spec.sampler, 0, float("nan"), float("nan"), spec.max_direct_seconds, reason
+    )
+
+
 def budgeted_exact(
     runs: SimulatorRuns,
     target: LogPosterior,
@@ -152,10 +178,15 @@ def budgeted_exact(
 ) -> ExactPosterior:
     """The exact stage on a run budget: importance weights, then moves as affordable.
 
+    :func:`~mpiuq.calibration.exact.corrected_posterior` twice: once without moves (the
+    weights of the proposal draws), then, only if the weights pass the
+    ``importance_sampling`` check, with the moves the budget left pays for (the proposal
+    draws' runs are reused from :class:`SimulatorRuns`' memory).
+
     Parameters
     ----------
     runs
-        The simulator door (its predictor is ``target``'s); counts the runs.
+        The simulator door (``target``'s predictor); counts the runs.
     target
         The simulator's log-posterior (all parameters; no surrogate error term).
     proposal, proposal_log_post
@@ -164,7 +195,7 @@ def budgeted_exact(
     spec
         ``[exact]``: ``draws`` (the population moved), ``move_steps`` (at most).
     checks
-        ``[checks]``: the importance weights must pass ``max_khat`` and ``min_ess``.
+        ``[checks]``: ``max_khat`` and ``min_ess`` of the weights.
     rng
         Resampling and moves.
     reserve
@@ -178,22 +209,23 @@ def budgeted_exact(
         simulator's outputs and pointwise log-likelihood at them, and no moves.
     """
     x = np.atleast_2d(np.asarray(proposal, dtype=np.float64))
-    full = target.full(x)
-    ll_point, f = target.pointwise(full)
-    ll = ll_point.sum(axis=1)
-    weights = psis_weights(ll - np.asarray(proposal_log_post, dtype=np.float64))
-    if not importance_ok(weights.khat, weights.ess, x.shape[0], checks.max_khat, checks.min_ess):
-        return ExactPosterior(full, f, ll_point, weights, None, "surrogate")
-    n = min(spec.draws, x.shape[0])
-    idx = systematic_resample(weights.log_weights, n, rng)
-    idx = idx[rng.permutation(idx.size)]
-    pop, pop_f, pop_llp = full[idx], f[idx], ll_point[idx]
+    m = x.shape[0]
+    cols = list(target.columns)
+    lo = np.full(x.shape[1], -np.inf)
+    hi = np.full(x.shape[1], np.inf)
+    lo[cols], hi[cols] = target.lower, target.upper
+    logq = np.asarray(proposal_log_post, dtype=np.float64)
+    weighted = corrected_posterior(target.pointwise, lo, hi, x, logq, spec.draws, 0, rng)
+    w = weighted.weights
+    if w is None or not importance_check("w", w, checks.max_khat, checks.min_ess, "fail").passed:
+        ll_point, f = target.pointwise(x)  # remembered by the door: no new runs
+        return ExactPosterior(x, f, ll_point, w, None, "surrogate", "surrogate")
     left = runs.remaining()
-    steps = spec.move_steps if left is None else min(spec.move_steps, max(left - reserve, 0) // n)
-    moves = None
-    if steps > 0:
-        pop, pop_f, pop_llp, moves = de_moves(target, pop, pop_f, pop_llp, steps, rng)
-    return ExactPosterior(pop, pop_f, pop_llp, weights, moves, "simulator")
+    # the proposal draws' runs are remembered: the budget pays for the moves only
+    budget = None if left is None else m + max(left - reserve, 0)
+    return corrected_posterior(
+        target.pointwise, lo, hi, x, logq, spec.draws, spec.move_steps, rng, budget
+    )
 
 
 @dataclass(frozen=True, slots=True)

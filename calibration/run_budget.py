@@ -4,7 +4,8 @@
 the batch model ``f(X) -> Y`` the stages call (design, refinement, importance weights,
 moves), and every call
 
-* runs only the distinct parameter sets of the batch (MCMC draws repeat),
+* runs only the distinct parameter sets of the batch (MCMC draws repeat) that no earlier
+  call ran (their outputs are remembered: a set runs once per campaign),
 * is a design run (:func:`~mpiuq.surrogate.design_run.run_design`) into its own HDF5
   checkpoint ``runs/<call>-<stage>.h5`` (the global design: ``design.h5``), on the
   executor it was given (in process, local processes or Dask), with ``keep_going``: a
@@ -100,6 +101,7 @@ class SimulatorRuns:
         self._model_id = model.model_id
         self._calls = 0
         self._stages: dict[str, StageRuns] = {}
+        self._memory: dict[bytes, FloatArray] = {}
 
     @property
     def output_names(self) -> tuple[str, ...]:
@@ -150,8 +152,11 @@ class SimulatorRuns:
         xs = np.atleast_2d(np.asarray(x, dtype=np.float64))
         if xs.shape[0] == 0:
             return np.empty((0, len(self.output_names)))
-        unique, inverse = np.unique(xs, axis=0, return_inverse=True)
+        distinct = np.unique(xs, axis=0)
+        unique = np.array([row for row in distinct if row.tobytes() not in self._memory])
         n = unique.shape[0]
+        if n == 0:
+            return self._recall(xs)
         left = self.remaining()
         if left is not None and n > left:
             spent = ", ".join(f"{s.stage} {s.runs}" for s in self._stages.values()) or "none"
@@ -179,11 +184,17 @@ class SimulatorRuns:
             if self.on_progress is not None:
                 self.on_progress(stage, p)
         _, y, _ = load_design_outputs(store)
+        for row, out in zip(unique, np.asarray(y, dtype=np.float64), strict=True):
+            self._memory[row.tobytes()] = out
         before = self._stages.get(stage, StageRuns(stage, 0, 0, 0))
         self._stages[stage] = StageRuns(
             stage, before.runs + n, before.computed + computed, before.calls + 1
         )
-        return np.asarray(y[np.asarray(inverse).ravel()], dtype=np.float64)
+        return self._recall(xs)
+
+    def _recall(self, xs: FloatArray) -> FloatArray:
+        """The remembered outputs of every row of ``xs``."""
+        return np.stack([self._memory[row.tobytes()] for row in xs])
 
 
 def discard_runs(folder: Path) -> None:

@@ -94,10 +94,33 @@ def import_callable(spec: str, search_path: Sequence[str | os.PathLike[str]] = (
             f"model {spec!r}: cannot import {target!r} ({type(exc).__name__}: {reason}); "
             f"searched {[str(f) for f in folders]} and sys.path"
         ) from None
+    _check_origin(spec, module, target, folders)
     fn = getattr(module, attr, None)
     if not callable(fn):
         raise SurrogateInputError(f"model {spec!r}: module {target!r} has no callable {attr!r}")
     return fn
+
+
+def _check_origin(spec: str, module: object, target: str, folders: Sequence[Path]) -> None:
+    """Refuse a module imported earlier from elsewhere than the folders searched first (a
+    second campaign's ``my_sim`` in the same process would run the first one's code)."""
+    top = target.replace(".", "/")
+    wanted = next(
+        (
+            c.resolve()
+            for f in folders
+            for c in (f / f"{top}.py", f / top / "__init__.py")
+            if c.is_file()
+        ),
+        None,
+    )
+    loaded = getattr(module, "__file__", None)
+    if wanted is not None and loaded is not None and Path(loaded).resolve() != wanted:
+        raise SurrogateInputError(
+            f"model {spec!r}: module {target!r} is already imported from {loaded}, not "
+            f"{wanted}: expected one module of that name per process (rename one of them or "
+            "run the campaign in its own process)"
+        )
 
 
 def describe_sets(x: FloatArray, names: Sequence[str], rows: Sequence[int] | None = None) -> str:

@@ -68,9 +68,11 @@ max_steps = 3000
 rounds = 1
 error_draws = 50
 [exact]
-draws = 100
+draws = 104
 proposal_draws = 300
 move_steps = 5
+[posterior]
+target_rhat = 1.1
 """
 
 
@@ -131,11 +133,12 @@ def test_truth_inside_the_90_hdi_with_runs_reported(runs: dict[str, Path], kind:
         assert hi - lo < 0.5 * np.diff(s["parameters"][name]["prior"])[0]
     r = s["simulator_runs"]
     # design: the level-3 sparse grid in 3-D (69 points); one refinement round: a local
-    # level-3 grid and 50 checks; exact: 300 weighted draws, then one move step of the 100
-    # resampled draws paid by what the budget left (600 - 488 = 112)
-    assert r["stages"] == {"design": 69, "refinement": 119, "exact": 400}
-    assert r["total"] == 588 <= r["budget"] == 600
-    assert s["exact"]["moves"]["steps"] == 1
+    # level-3 grid and 50 checks; exact: 300 weighted draws, then one move step of the 104
+    # resampled draws (4 populations of 26, two half-population batches of 52), paid by
+    # what the budget left (600 - 488 = 112): its 88 proposals inside the prior box ran
+    assert r["stages"] == {"design": 69, "refinement": 119, "exact": 388}
+    assert r["total"] == 576 <= r["budget"] == 600
+    assert s["posterior"]["moves"]["steps"] == 1
     assert s["simulator"]["kind"] == kind
 
 
@@ -154,7 +157,7 @@ def test_a_rerun_resumes_every_run_from_its_checkpoint(
     first = json.loads((runs["callable"] / "summary.json").read_text())
     args = ["campaign", "run", str(user_folder / "callable.toml"), "--out", str(runs["callable"])]
     assert main([*args, "--quiet", "--no-plots"]) == 0
-    assert "588 of 600 in all (0 by this run, 588 from checkpoints)" in capsys.readouterr().out
+    assert "576 of 600 in all (0 by this run, 576 from checkpoints)" in capsys.readouterr().out
     again = json.loads((runs["callable"] / "summary.json").read_text())
     assert again["simulator_runs"]["computed_by_this_run"] == 0
     for name in TRUTH:
@@ -172,6 +175,40 @@ def test_the_run_plan_must_fit_the_budget(user_folder: Path, tmp_path: Path) -> 
         r"1 x \(69 \+ 50\) \+ importance 300 = 488",
     ):
         check_campaign_budget(load_campaign(tmp_path / "c.toml"))
+
+
+def test_the_direct_sampler_must_fit_the_budget(user_folder: Path, tmp_path: Path) -> None:
+    text = (user_folder / "callable.toml").read_text()
+    direct = 'sampler = "direct"\nwalkers = 8\npopulations = 2\nburn = 20\n'
+    (tmp_path / "c.toml").write_text(text + direct + "steps = 20\n")
+    from mpiuq.calibration.budget import check_campaign_budget
+
+    # every direct proposal is a run: 8 walkers x 2 populations x (20 + 20) steps = 640
+    with pytest.raises(
+        CampaignError,
+        match=r"max_simulator_runs' = 600 .* at least 709 runs for design 69 \+ direct "
+        r"sampler 640 = 709 \(lower posterior.walkers.* posterior.sampler = 'surrogate'\)",
+    ):
+        check_campaign_budget(load_campaign(tmp_path / "c.toml"))
+    (tmp_path / "c.toml").write_text(text + direct + "steps = 10\n")  # 69 + 480 fits
+    check_campaign_budget(load_campaign(tmp_path / "c.toml"))
+
+
+@pytest.mark.slow
+def test_no_handoff_to_replay_but_a_report_with_the_runs(runs: dict[str, Path]) -> None:
+    from mpiuq.calibration.calibrated import CalibratedParametersError, load_calibrated
+    from mpiuq.report_cmd import report_html
+
+    s = json.loads((runs["callable"] / "summary.json").read_text())
+    assert "handoff" not in s  # its parameters are not mpiuq's
+    with pytest.raises(
+        CalibratedParametersError, match=r"external simulator 'my_sim:simulate'.* no hand-off"
+    ):
+        load_calibrated(runs["callable"])
+    html = report_html(runs["callable"] / "summary.json")
+    assert "<h3>Simulator runs</h3>" in html
+    assert "<td>exact</td>" in html and "Budget: 600 runs" in html
+    assert "--params" not in html
 
 
 def test_a_stage_beyond_the_budget_runs_nothing(user_folder: Path, tmp_path: Path) -> None:
@@ -250,10 +287,14 @@ def test_runs_go_through_any_executor_with_the_same_results(
 
 
 @pytest.mark.slow
-def test_the_documented_example_recovers_its_truth(tmp_path: Path) -> None:
+def test_the_documented_example_recovers_its_truth(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """docs/external_simulators.md, as written: its model file and campaign file, in a
     folder outside the repository, with synthetic data at lat_us = 1.7, bw_GBps = 6.2."""
     import re
+
+    monkeypatch.delitem(sys.modules, "my_sim", raising=False)  # the toy model's, if run
 
     doc = (Path(__file__).resolve().parents[1] / "docs" / "external_simulators.md").read_text()
     model = re.search(r"```python\n(# my_sim\.py.*?)```", doc, re.S)

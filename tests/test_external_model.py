@@ -56,11 +56,13 @@ with open(out, "w") as f:
 """
 
 
-@pytest.fixture
-def model_dir(tmp_path: Path) -> Path:
-    (tmp_path / "toy_ext.py").write_text(MODULE)
-    (tmp_path / "toy_cmd.py").write_text(COMMAND)
-    return tmp_path
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One folder for the module: a process imports one ``toy_ext``."""
+    d = tmp_path_factory.mktemp("toy_model")
+    (d / "toy_ext.py").write_text(MODULE)
+    (d / "toy_cmd.py").write_text(COMMAND)
+    return d
 
 
 def python_model(folder: Path, fn: str = "simulate") -> PythonModel:
@@ -140,6 +142,21 @@ def test_bad_specs_are_input_errors(model_dir: Path) -> None:
         import_callable("toy_ext:nope", [model_dir])
     with pytest.raises(SurrogateInputError, match=r"has no \{output\}"):
         CommandModel(("sim",), NAMES, ("1",))
+
+
+def test_a_module_of_the_same_name_from_another_folder_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two campaigns' ``dup_sim`` in one process: the second would run the first's code."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    for k in ("a", "b"):
+        (tmp_path / k).mkdir()
+        (tmp_path / k / "dup_sim.py").write_text(f"def f(x):\n    return {k!r}\n")
+    monkeypatch.delitem(sys.modules, "dup_sim", raising=False)
+    assert import_callable("dup_sim:f", [tmp_path / "a"])(None) == "a"  # type: ignore[operator]
+    with pytest.raises(SurrogateInputError, match=r"'dup_sim' is already imported from .*a/dup"):
+        import_callable("dup_sim:f", [tmp_path / "b"])
+    monkeypatch.delitem(sys.modules, "dup_sim")
 
 
 def test_one_failed_run_never_loses_the_others(model_dir: Path, tmp_path: Path) -> None:
