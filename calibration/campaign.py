@@ -842,6 +842,17 @@ def _posterior_checks(
                     f"posterior_converged{suffix}", d.passed, severity, rhat, d.target_rhat, detail
                 )
             )
+        elif v.exact.moves is not None and v.exact.moves.steps == 0:
+            # no move step (a run budget that paid for none, or exact.move_steps = 0):
+            # nothing mixed, nothing to check but the importance weights (their own check)
+            mv = v.exact.moves
+            detail = (
+                "resample-move: no move step (exact.move_steps = 0 or none fitted in "
+                "[simulator] max_simulator_runs); the draws are the importance-resampled "
+                f"proposal draws ({mv.unique_after} distinct), checked by importance_sampling "
+                "only"
+            )
+            out.append(Check(f"moves_mixed{suffix}", False, "warn", None, None, detail))
         elif v.exact.moves is not None:
             mv = v.exact.moves
             rhat = float(np.nanmax(mv.rhat)) if np.isfinite(mv.rhat).any() else float("inf")

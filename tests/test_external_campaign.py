@@ -164,6 +164,21 @@ def test_a_rerun_resumes_every_run_from_its_checkpoint(
         assert again["parameters"][name]["median"] == first["parameters"][name]["median"]
 
 
+@pytest.mark.slow
+def test_a_budget_without_moves_is_said(user_folder: Path, tmp_path: Path) -> None:
+    """490 runs: 488 for the design, refinement and weights; the 2 left pay for no move
+    step of the 104 draws."""
+    text = (user_folder / "callable.toml").read_text().replace("= 600", "= 490")
+    (user_folder / "no-moves.toml").write_text(text)
+    args = ["campaign", "run", str(user_folder / "no-moves.toml"), "--out", str(tmp_path)]
+    assert main([*args, "--quiet", "--no-plots"]) == 0
+    s = json.loads((tmp_path / "summary.json").read_text())
+    mixed = s["checks"]["moves_mixed"]
+    assert (mixed["passed"], mixed["severity"]) == (False, "warn")
+    assert "no move step" in mixed["message"]
+    assert s["posterior"]["moves"]["steps"] == 0 and s["posterior_source"] == "simulator"
+
+
 def test_the_run_plan_must_fit_the_budget(user_folder: Path, tmp_path: Path) -> None:
     text = (user_folder / "callable.toml").read_text().replace("= 600", "= 400")
     (tmp_path / "c.toml").write_text(text)
