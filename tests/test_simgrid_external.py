@@ -38,6 +38,15 @@ def test_campaign_files_fit_their_budget(machine: str) -> None:
 
 
 @pytest.fixture(scope="module")
+def smpi_module() -> object:
+    """experiments/simgrid/smpi_pingpong.py (imports without SimGrid)."""
+    sys.path.insert(0, str(HERE))
+    import smpi_pingpong
+
+    return smpi_pingpong
+
+
+@pytest.fixture(scope="module")
 def smpi() -> object:
     if not HAVE_SIMGRID:
         pytest.skip("SimGrid (smpirun, smpicc) absent")
@@ -113,3 +122,15 @@ def test_piecewise_procedure_gives_runnable_settings(smpi: object, benchmarks_di
     assert 3.0e-6 < intercept < 4.5e-6
     out = smpi.run_smpi(fit.settings, [1, 65626])  # type: ignore[attr-defined]
     assert len(out) == 2 and all(v > 0 for row in out for v in row)
+
+
+def test_replay_platform_numbers_are_plain_floats(smpi_module: object) -> None:
+    """NumPy 2 prints np.float64(...) as its repr: SimGrid refused such a platform."""
+    sys.path.insert(0, str(HERE))
+    import replay
+
+    machine = smpi_module.MACHINES["taurus"]  # type: ignore[attr-defined]
+    values = {"link_ns_per_kB": np.float64(1000.0), "lat_us": np.float64(2.0)}
+    s = smpi_module.settings_from_parameters(values, machine)  # type: ignore[attr-defined]
+    xml = replay.cluster_xml(s, 4, "1Gf")
+    assert 'bw="1000000000.0Bps" lat="1e-06s"' in xml and "np." not in xml

@@ -49,7 +49,7 @@ def cluster_xml(settings: sp.SmpiSettings, n_hosts: int, speed: str) -> str:
         '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
         '<platform version="4.1">\n'
         f'  <cluster id="c" prefix="node-" suffix="" radical="0-{n_hosts - 1}" speed="{speed}" '
-        f'bw="{settings.bw_Bps!r}Bps" lat="{settings.lat_s / 2.0!r}s" '
+        f'bw="{float(settings.bw_Bps)!r}Bps" lat="{float(settings.lat_s) / 2.0!r}s" '
         'bb_bw="1e12Bps" bb_lat="0s"/>\n'
         "</platform>\n"
     )
@@ -131,7 +131,7 @@ def main() -> None:
     # SimGrid's defaults on the same link as the posterior median, for scale
     median = dict(zip(names, np.median(draws, axis=0), strict=True))
     flat = sp.settings_from_parameters(
-        {k: v for k, v in median.items() if k in ("bw_GBps", "lat_us")}, machine
+        {k: v for k, v in median.items() if k in ("bw_GBps", "link_ns_per_kB", "lat_us")}, machine
     )
     flat = replace(flat, async_bytes=machine.async_bytes, detached_bytes=machine.detached_bytes)
     runs = [*settings, published, adapted, flat]
