@@ -86,6 +86,7 @@ def import_callable(spec: str, search_path: Sequence[str | os.PathLike[str]] = (
     for folder in reversed(folders):
         if str(folder) not in sys.path:
             sys.path.insert(0, str(folder))
+    _forget_other_origin(target, folders)
     try:
         module = importlib.import_module(target)
     except Exception as exc:  # the user's module may fail in any way while importing
@@ -94,33 +95,30 @@ def import_callable(spec: str, search_path: Sequence[str | os.PathLike[str]] = (
             f"model {spec!r}: cannot import {target!r} ({type(exc).__name__}: {reason}); "
             f"searched {[str(f) for f in folders]} and sys.path"
         ) from None
-    _check_origin(spec, module, target, folders)
     fn = getattr(module, attr, None)
     if not callable(fn):
         raise SurrogateInputError(f"model {spec!r}: module {target!r} has no callable {attr!r}")
     return fn
 
 
-def _check_origin(spec: str, module: object, target: str, folders: Sequence[Path]) -> None:
-    """Refuse a module imported earlier from elsewhere than the folders searched first (a
-    second campaign's ``my_sim`` in the same process would run the first one's code)."""
+def _forget_other_origin(target: str, folders: Sequence[Path]) -> None:
+    """Drop a module of the name ``target`` imported earlier from elsewhere than the
+    folders searched first, and put the folder holding ``target`` first on ``sys.path``: a
+    second campaign's ``my_sim`` in the same process runs its own code, not the first's."""
     top = target.replace(".", "/")
-    wanted = next(
-        (
-            c.resolve()
-            for f in folders
-            for c in (f / f"{top}.py", f / top / "__init__.py")
-            if c.is_file()
-        ),
-        None,
-    )
-    loaded = getattr(module, "__file__", None)
-    if wanted is not None and loaded is not None and Path(loaded).resolve() != wanted:
-        raise SurrogateInputError(
-            f"model {spec!r}: module {target!r} is already imported from {loaded}, not "
-            f"{wanted}: expected one module of that name per process (rename one of them or "
-            "run the campaign in its own process)"
-        )
+    for folder in folders:
+        for candidate in (folder / f"{top}.py", folder / top / "__init__.py"):
+            if not candidate.is_file():
+                continue
+            loaded = getattr(sys.modules.get(target), "__file__", None)
+            if loaded is not None and Path(loaded).resolve() != candidate.resolve():
+                for name in [n for n in sys.modules if n == target or n.startswith(target + ".")]:
+                    del sys.modules[name]
+                importlib.invalidate_caches()
+            if str(folder) in sys.path:
+                sys.path.remove(str(folder))
+            sys.path.insert(0, str(folder))
+            return
 
 
 def describe_sets(x: FloatArray, names: Sequence[str], rows: Sequence[int] | None = None) -> str:
