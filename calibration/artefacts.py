@@ -59,6 +59,7 @@ from mpiuq.calibration.handoff import (
     SUMMARY_FORMAT,
     SUMMARY_VERSION,
     build_handoff,
+    external_simulator,
     file_sha256,
 )
 from mpiuq.surrogate.atomic_write import replace_atomically
@@ -223,7 +224,8 @@ def write_summary(
         "files": {p.name: file_sha256(p) for p in files},
     }
     posterior = [p for p in files if p.name in (POSTERIOR_FILE, POSTERIOR_DRAWS_FILE)]
-    if doc.get("parameters"):
+    # an external simulator's parameters are its own: nothing for mpiuq's replay to take
+    if doc.get("parameters") and external_simulator(doc) is None:
         doc["handoff"] = build_handoff(doc, fingerprint or "", posterior).to_json()
     write_json(path, doc)
     return path

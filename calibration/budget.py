@@ -123,7 +123,7 @@ def check_benchmark_budget(
 def max_outputs(campaign: Campaign) -> int:
     """Most outputs the campaign can have: over its data tables, the explicit sizes, or
     ``sizes_per_protocol`` sizes in every protocol regime."""
-    n_regimes = len(campaign.simulator.base_params().regime_table())
+    n_regimes = len(campaign.simulator.thresholds()) + 1
     total = 0
     for d in campaign.fitted_tables:
         if d.sizes is not None:
@@ -174,6 +174,17 @@ def discrepancy_terms(campaign: Campaign) -> int:
     per data table when there are several: :func:`~mpiuq.calibration.dimensions.discrepancy_dimension`).
     """
     d = campaign.discrepancy
+    sim = campaign.simulator
+    if sim.external is not None:  # its regimes are named size ranges, not protocols
+        if d.model == "none":
+            return 0
+        n_regimes = 0
+        for t in campaign.fitted_tables:
+            if t.sizes is None:
+                n_regimes += len(sim.external.regime_names)
+            else:
+                n_regimes += len({sim.regime_of(s) for s in t.sizes})
+        return n_regimes * (int(d.bias_rel > 0) + int(d.sd_rel > 0))
     return discrepancy_dimension(
         [(t.sizes, t.min_size_bytes, t.max_size_bytes) for t in campaign.fitted_tables],
         campaign.simulator.base_params(),
@@ -290,6 +301,12 @@ def check_campaign_budget(campaign: Campaign, budget: Budget | None = None) -> N
         b,
     )
     sim = campaign.simulator
+    if sim.external is not None:  # the user's simulator: its runs are budgeted by count
+        from mpiuq.calibration.run_plan import check_run_plan
+
+        check_run_plan(campaign)
+        _check_sampling(campaign, cost, b)
+        return
     per_set = 0.0
     # the simulator's benchmark and every data table's model, at every output
     for model, window in [

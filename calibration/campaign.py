@@ -42,6 +42,13 @@ from mpiuq.calibration.direct import DirectStats, direct_posterior, simulator_de
 from mpiuq.calibration.discrepancy import Discrepancy, regime_discrepancy, regime_key
 from mpiuq.calibration.estimates import estimate
 from mpiuq.calibration.exact import ExactPosterior, exact_posterior, surrogate_only
+from mpiuq.calibration.external import (
+    budgeted_exact,
+    external_path,
+    runs_summary,
+    simulator_runs_for,
+    surrogate_target,
+)
 from mpiuq.calibration.grouping import Grouping, joint_grouping, sensitivity_grouping
 from mpiuq.calibration.joint_model import NamedModel, joint
 from mpiuq.calibration.likelihood import ModelPredictor
@@ -57,6 +64,8 @@ from mpiuq.calibration.posterior_path import (
 from mpiuq.calibration.predictive import predictive
 from mpiuq.calibration.proposal import Proposal, evenly, refined_proposal
 from mpiuq.calibration.refinement import surrogate_check
+from mpiuq.calibration.run_budget import SimulatorRuns
+from mpiuq.calibration.run_plan import run_plan
 from mpiuq.calibration.sampler import SamplerProgress, SamplerSettings
 from mpiuq.calibration.summaries import find_map
 from mpiuq.calibration.symmetry import Groups, fold, swap_error, symmetrise
@@ -66,7 +75,7 @@ from mpiuq.simulator.benchmarks import BenchmarkModel
 from mpiuq.simulator.parameters import UNITS
 from mpiuq.simulator.watch import usable_cores
 from mpiuq.surrogate.box import ParameterBox
-from mpiuq.surrogate.design_run import load_design_outputs, run_design
+from mpiuq.surrogate.design_run import DesignProgress, load_design_outputs, run_design
 from mpiuq.surrogate.designs import sparse_grid_design
 from mpiuq.surrogate.executors import Executor, InProcessExecutor
 from mpiuq.surrogate.pce import PolynomialChaos, fit_pce
@@ -98,7 +107,7 @@ def parameter_box(campaign: Campaign) -> ParameterBox:
 
 def regime_thresholds(campaign: Campaign) -> tuple[int, ...]:
     """Largest message size of every protocol regime but the last, ascending."""
-    return campaign.simulator.base_params().thresholds()
+    return campaign.simulator.thresholds()
 
 
 def observations_for(campaign: Campaign) -> Observations:
@@ -164,13 +173,12 @@ def fit_surrogate(
 def discrepancy_for(campaign: Campaign, observations: Observations) -> Discrepancy:
     """The ``[discrepancy]`` model over the campaign's sizes (regimes from its thresholds;
     with several data sets, one regime per data set and protocol unless ``per_series`` is
-    off)."""
-    base = campaign.simulator.base_params()
+    off; an external simulator's regimes are its named size ranges)."""
     # one term per data set and regime (their errors differ), unless per_series is off:
     # then one per regime, shared by the series (a series left out inherits its term)
     several = len(observations.labels) > 1 and campaign.discrepancy.per_series
     protocols = tuple(
-        regime_key(observations.labels[d], base.protocol_of(int(s)), several)
+        regime_key(observations.labels[d], campaign.simulator.regime_of(int(s)), several)
         for d, s in zip(observations.dataset, observations.sizes_bytes, strict=True)
     )
     d = campaign.discrepancy
@@ -364,8 +372,17 @@ def _run(
     emit(CampaignProgress("data", 1, 1, f"{obs.sizes_bytes.size} sizes"))
     lap("data")
 
-    model = model_for(campaign, obs, threads_per_call(executor))
-    x, y, names = design_outputs(campaign, obs, model, out / "design.h5", executor, emit, reuse)
+    model: NamedModel
+    if campaign.simulator.external is not None:  # every run budgeted and checkpointed
+        design = sparse_grid_design(parameter_box(campaign), campaign.surrogate.level)
+        runs = simulator_runs_for(campaign, obs, out, executor, _runs_reporter(emit))
+        x, y, names = design, runs.run(design, "design", out / "design.h5"), runs.output_names
+        model = runs
+    else:
+        model = model_for(campaign, obs, threads_per_call(executor))
+        x, y, names = design_outputs(
+            campaign, obs, model, out / "design.h5", executor, emit, reuse
+        )
     lap("design")
 
     pce = fit_surrogate(campaign, x, y, names)
@@ -402,7 +419,11 @@ def _run(
     if groups:
         nm0 = problem.n_model
         swap = swap_error(model, groups, problem.lower[:nm0], problem.upper[:nm0], aux)
-    path = _choose_path(campaign, problem, model, grouped, groups)
+    path = (
+        external_path(campaign)
+        if isinstance(model, SimulatorRuns)
+        else _choose_path(campaign, problem, model, grouped, groups)
+    )
     emit(CampaignProgress("posterior path", 1, 1, path.path))
     post = campaign.posterior
     direct = _Direct(path, groups, problem.names, post.target_ess, post.target_rhat)
@@ -410,6 +431,7 @@ def _run(
         direct, target_ess=post.variant_target_ess, target_rhat=post.variant_target_rhat
     )
 
+    comparing = disc.enabled and campaign.discrepancy.compare
     main = _variant(
         "discrepancy" if disc.enabled else "no discrepancy",
         campaign,
@@ -421,10 +443,11 @@ def _run(
         emit,
         lap,
         direct=direct,
+        reserve_runs=run_plan(campaign).compare if comparing else 0,
     )
     alternatives: tuple[VariantResult, ...] = ()
     comparison: tuple[dict[str, object], ...] = ()
-    if disc.enabled and campaign.discrepancy.compare:
+    if comparing:
         plain = problem_for(campaign, pce, obs)
         nm = plain.n_model
         plain = replace(
@@ -467,7 +490,12 @@ def _run(
         lap("comparison")
 
     rng_est = np.random.default_rng(seed_main.spawn(1)[0])
-    target = main.problem.log_posterior()
+    # a budgeted simulator's mode is searched on the surrogates (no runs)
+    target = (
+        surrogate_target(main.problem, main.proposal.surrogate, pce)
+        if isinstance(model, SimulatorRuns)
+        else main.problem.log_posterior()
+    )
     units = tuple(UNITS.get(n, "") for n in main.problem.names)
     est = estimate(
         main.exact.draws,
@@ -507,6 +535,7 @@ def _run(
         tuple(timings),
         path,
         swap,
+        simulator_runs=runs_summary(model) if isinstance(model, SimulatorRuns) else None,
     )
 
 
@@ -553,11 +582,14 @@ def _variant(
     lap: Callable[[str], None],
     reuse_surrogate: bool = False,
     direct: _Direct | None = None,
+    reserve_runs: int = 0,
 ) -> VariantResult:
     """Sample (direct path) or refine and correct (surrogate path), predict and score one
     likelihood variant.
 
     With ``reuse_surrogate``, ``pce`` is an already refined local chaos: no new rounds.
+    An external simulator's runs are counted per stage; ``reserve_runs`` of its budget
+    are left to later variants.
     """
     if direct is not None and direct.path.path == "direct":
         return _direct_variant(
@@ -576,6 +608,9 @@ def _variant(
     def report(k: int, p: SamplerProgress) -> None:
         _sampling_reporter(stage, emit, settings)(k, p)
 
+    suffix = "" if not reuse_surrogate else f" ({name})"
+    if isinstance(model, SimulatorRuns):
+        model.stage = "refinement" + suffix
     proposal = refined_proposal(
         problem,
         pce,
@@ -599,13 +634,23 @@ def _variant(
     draws = evenly(proposal.draws, e.proposal_draws)
     if proposal.checked_by == "loo":
         exact = surrogate_only(proposal.problem.log_posterior(), draws, e.draws, rng)
+    elif isinstance(model, SimulatorRuns):
+        model.stage = "exact" + suffix
+        logq = proposal.problem.log_posterior()(draws)
+        exact = budgeted_exact(
+            model, target, draws, logq, e, campaign.checks, rng, reserve=reserve_runs
+        )
     else:
         logq = proposal.problem.log_posterior()(draws)
         exact = exact_posterior(target, draws, logq, e.draws, e.move_steps, rng)
         if direct is not None and direct.groups:  # the swap check verifies the symmetry
             exact = replace(exact, draws=symmetrise(exact.draws, direct.groups, rng))
     emit(CampaignProgress("posterior", 1, 1, name))
-    return _scored(name, campaign, exact_p, proposal, exact, model, seed_pred, lap)
+    # a budgeted simulator's prior predictive comes from the surrogate (no runs)
+    prior = pce.predict if isinstance(model, SimulatorRuns) else None
+    return _scored(
+        name, campaign, exact_p, proposal, exact, model, seed_pred, lap, prior_model=prior
+    )
 
 
 def _scored(
@@ -618,12 +663,14 @@ def _scored(
     seed_pred: np.random.SeedSequence,
     lap: Callable[[str], None],
     direct: DirectStats | None = None,
+    prior_model: Callable[[FloatArray], FloatArray] | None = None,
 ) -> VariantResult:
-    """Predictive and PSIS-LOO of a variant's final draws."""
+    """Predictive and PSIS-LOO of a variant's final draws; the prior predictive comes from
+    ``prior_model`` (default: the simulator)."""
     pred = predictive(
         exact_p,
         exact,
-        model,
+        prior_model if prior_model is not None else model,
         np.random.default_rng(seed_pred),
         campaign.calibration.predictive_draws,
     )
@@ -647,6 +694,8 @@ def _direct_variant(
     """The direct path: MCMC on the simulator's posterior from the grouped surrogate draws;
     the surrogate's error at the final draws is reported, not used."""
     seed_run, seed_pred = seed.spawn(2)
+    if isinstance(model, SimulatorRuns):
+        model.stage = "direct"
     exact_p = exact_problem(problem, model)
     settings = population_settings(campaign.posterior, direct.target_ess, direct.target_rhat)
     flat = grouped.draws.reshape(-1, grouped.draws.shape[-1])
@@ -855,6 +904,17 @@ def _posterior_checks(
                     f"posterior_converged{suffix}", d.passed, severity, rhat, d.target_rhat, detail
                 )
             )
+        elif v.exact.moves is not None and v.exact.moves.steps == 0:
+            # no move step (a run budget that paid for none, or exact.move_steps = 0):
+            # nothing mixed, nothing to check but the importance weights (their own check)
+            mv = v.exact.moves
+            detail = (
+                "resample-move: no move step (exact.move_steps = 0 or none fitted in "
+                "[simulator] max_simulator_runs); the draws are the importance-resampled "
+                f"proposal draws ({mv.unique_after} distinct), checked by importance_sampling "
+                "only"
+            )
+            out.append(Check(f"moves_mixed{suffix}", False, "warn", None, None, detail))
         elif v.exact.moves is not None:
             mv = v.exact.moves
             rhat = float(np.nanmax(mv.rhat)) if np.isfinite(mv.rhat).any() else float("inf")
@@ -941,5 +1001,12 @@ def _sampling_reporter(
                 f"{' converged' if diag.converged else ''}"
             )
         emit(CampaignProgress(stage, p.steps_done, settings.max_steps, note))
+
+    return report
+
+
+def _runs_reporter(emit: ProgressFn) -> Callable[[str, DesignProgress], None]:
+    def report(stage: str, p: DesignProgress) -> None:
+        emit(CampaignProgress(stage, p.n_done, p.n_total, "simulator runs"))
 
     return report

@@ -97,6 +97,9 @@ class CampaignResult:
     validation
         Held-out and unselected data scored after the fit (``[validation]``; None
         without one): :mod:`~mpiuq.calibration.validation`.
+    simulator_runs
+        An external simulator's runs per stage, in all and against the budget
+        (:func:`~mpiuq.calibration.external.runs_summary`); None for mpiuq's simulator.
     """
 
     campaign: Campaign
@@ -117,6 +120,7 @@ class CampaignResult:
     path: PathChoice | None = None
     swap_error: float | None = None
     validation: ValidationResult | None = None
+    simulator_runs: dict[str, Any] | None = None
 
     @property
     def predictive(self) -> Predictive:

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from mpiuq.calibration.errors import CampaignError
+from mpiuq.calibration.external_spec import ExternalSpec, parse_external
 from mpiuq.calibration.limits import MAX_MESSAGE_BYTES, check_parameter_value
 from mpiuq.calibration.validation_spec import ValidationSpec, parse_validation
 from mpiuq.simulator.codes import BENCHMARKS, WINDOWED_BENCHMARKS
@@ -106,6 +107,9 @@ class SimulatorSpec:
     regime_priors
         ``(name, low, high)`` of the calibrated per-regime parameters
         (``regime<k>_<field>``), in file order.
+    external
+        A user's simulator (``callable`` or ``command``) instead of mpiuq's own
+        (:mod:`~mpiuq.calibration.external_spec`); ``benchmark`` is then ``"external"``.
     """
 
     benchmark: str = "pingpong"
@@ -113,6 +117,7 @@ class SimulatorSpec:
     fixed: tuple[tuple[str, float | int], ...] = ()
     regimes: tuple[Regime, ...] = ()
     regime_priors: tuple[tuple[str, float, float], ...] = ()
+    external: ExternalSpec | None = None
 
     def base_params(self) -> SimParams:
         """Simulator parameters with the fixed values and the regimes applied on the defaults."""
@@ -120,6 +125,18 @@ class SimulatorSpec:
         if self.regimes:
             values["regimes"] = self.regimes
         return SimParams.from_mapping(values)
+
+    def thresholds(self) -> tuple[int, ...]:
+        """Largest message size of every regime but the last, ascending."""
+        if self.external is not None:
+            return self.external.regime_max_bytes
+        return self.base_params().thresholds()
+
+    def regime_of(self, size_bytes: int) -> str:
+        """Name of the regime (protocol, or external regime) of a message size."""
+        if self.external is not None:
+            return self.external.regime_of(size_bytes)
+        return self.base_params().protocol_of(size_bytes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -586,6 +603,14 @@ def load_parameter_file(path: str | Path) -> ParameterFile:
     raw = read_toml(Path(path))
     if "simulator" in raw:
         spec = _parse_simulator(_table(raw, "simulator", required=True))
+        if spec.external is not None:
+            key = "callable" if spec.external.callable is not None else "command"
+            raise CampaignError(
+                f"simulator.{key}",
+                spec.external.target,
+                "a campaign of mpiuq's own simulator (an external simulator's campaign file "
+                "holds no mpiuq simulator settings to run)",
+            )
         if spec.regime_priors:
             name = spec.regime_priors[0][0]
             raise CampaignError(
@@ -640,7 +665,7 @@ def parse_campaign(raw: Mapping[str, Any], base_dir: Path, source: Path | None =
     _check_keys("", raw, _TOP_KEYS)
     name = _parse_name(_require(raw, "name", ""))
     seed = _int(raw, "seed", "", minimum=0, maximum=2**63 - 1)
-    simulator = _parse_simulator(_table(raw, "simulator", required=True))
+    simulator = _parse_simulator(_table(raw, "simulator", required=True), base_dir)
     parameters = _parse_parameters(
         _table(raw, "parameters", required=True),
         _table(_table(raw, "calibration"), "nominal", prefix="calibration."),
@@ -684,6 +709,12 @@ def parse_campaign(raw: Mapping[str, Any], base_dir: Path, source: Path | None =
             0,
             ">= 1 with [[variants]] (each variant's surrogate is a local design of its model)",
         )
+    if simulator.external is not None and campaign.posterior.exchangeable:
+        raise CampaignError(
+            "posterior.exchangeable",
+            [list(g) for g in campaign.posterior.exchangeable],
+            "no groups with an external simulator (their check would spend simulator runs)",
+        )
     return campaign
 
 
@@ -721,9 +752,12 @@ def _parse_name(name: object) -> str:
     return name
 
 
-def _parse_simulator(t: Mapping[str, Any]) -> SimulatorSpec:
+def _parse_simulator(t: Mapping[str, Any], base_dir: Path | None = None) -> SimulatorSpec:
     from dataclasses import replace
 
+    if "callable" in t or "command" in t:
+        external = parse_external(t, base_dir if base_dir is not None else Path("."))
+        return SimulatorSpec(benchmark="external", external=external)
     spec = _parse_simulator_scalars({k: v for k, v in t.items() if k != "regimes"})
     if "regimes" not in t:
         return spec
@@ -852,6 +886,8 @@ def _parse_parameters(
 ) -> ParameterSpec:
     if not t:
         raise CampaignError("parameters", dict(t), "at least one NAME = [low, high] entry")
+    if simulator.external is not None:
+        return _parse_external_parameters(t, nominal_t)
     fixed_names = {n for n, _ in simulator.fixed}
     names, lower, upper = [], [], []
     for key, value in t.items():
@@ -879,6 +915,31 @@ def _parse_parameters(
         names.append(name)
         lower.append(lo)
         upper.append(hi)
+    return _with_nominal(names, lower, upper, nominal_t)
+
+
+def _parse_external_parameters(t: Mapping[str, Any], nominal_t: Mapping[str, Any]) -> ParameterSpec:
+    """Parameters of an external simulator: any names (identifiers), finite bounds."""
+    names, lower, upper = [], [], []
+    for key, value in t.items():
+        full = f"parameters.{key}"
+        if not key.isidentifier():
+            raise CampaignError(full, value, "a parameter name of letters, digits and '_'")
+        if not isinstance(value, list) or len(value) != 2 or not all(_is_number(v) for v in value):
+            raise CampaignError(full, value, "[low, high] with two finite numbers")
+        lo, hi = float(value[0]), float(value[1])
+        if not hi > lo or max(abs(lo), abs(hi)) > 1e300:
+            raise CampaignError(full, value, "finite bounds with low < high")
+        names.append(key)
+        lower.append(lo)
+        upper.append(hi)
+    return _with_nominal(names, lower, upper, nominal_t)
+
+
+def _with_nominal(
+    names: list[str], lower: list[float], upper: list[float], nominal_t: Mapping[str, Any]
+) -> ParameterSpec:
+    """The parameters with their nominal values: prior midpoints or ``[calibration.nominal]``."""
     nominal = [(lo + hi) / 2.0 for lo, hi in zip(lower, upper, strict=True)]
     for key, value in nominal_t.items():
         full = f"calibration.nominal.{key}"
@@ -1031,6 +1092,10 @@ def _parse_datasets(
     else:
         raise CampaignError("data", t, "a [data] table or one or more [[data]] tables")
     specs: list[DataSpec] = []
+    if simulator.external is not None:
+        from mpiuq.calibration.external_spec import external_tables
+
+        tables = external_tables(tables, simulator.external)
     for prefix, table in tables:
         core = {k: v for k, v in table.items() if k not in _DATA_MODEL_KEYS}
         try:
@@ -1060,15 +1125,24 @@ def _parse_data_model(
         raise CampaignError(
             f"{prefix}label", label, "a non-empty name without ':', '@', spaces or slashes"
         )
-    if "model" not in t and spec.benchmark not in SERIES_MODELS:
+    if simulator.external is not None:
+        model = t.get("model", "external")
+        if model != "external":
+            raise CampaignError(
+                f"{prefix}model",
+                model,
+                "no value: the external simulator [simulator] explains the data",
+            )
+    elif "model" not in t and spec.benchmark not in SERIES_MODELS:
         raise CampaignError(
             f"{prefix}benchmark",
             spec.benchmark,
             f"a known benchmark label, one of {sorted(SERIES_MODELS)}, or {prefix}model "
             f"naming the simulator benchmark that explains it ({list(BENCHMARKS)})",
         )
-    model = t.get("model", SERIES_MODELS.get(spec.benchmark))
-    if model not in BENCHMARKS:
+    else:
+        model = t.get("model", SERIES_MODELS.get(spec.benchmark))
+    if model not in BENCHMARKS and model != "external":
         raise CampaignError(
             f"{prefix}model", model, f"a simulator benchmark, one of {list(BENCHMARKS)}"
         )
@@ -1116,6 +1190,13 @@ def _parse_variants(
     """``[[variants]]``: ``name`` and a ``fixed`` table of changed simulator values."""
     if not isinstance(raw, list) or not all(isinstance(x, dict) for x in raw):
         raise CampaignError("variants", raw, "[[variants]] tables with name and fixed")
+    if raw and simulator.external is not None:
+        raise CampaignError(
+            "variants",
+            raw,
+            "no [[variants]] with an external simulator (they change mpiuq simulator "
+            "values; compare your model variants as separate campaigns)",
+        )
     out: list[VariantSpec] = []
     reserved = ["discrepancy", "no discrepancy"]
     for k, t in enumerate(raw):

@@ -55,6 +55,7 @@ __all__ = [
     "HandoffError",
     "ListedFile",
     "build_handoff",
+    "external_simulator",
     "file_sha256",
     "verified_handoff",
 ]
@@ -229,6 +230,15 @@ def build_handoff(summary: Mapping[str, Any], fingerprint: str, files: list[Path
     return _parse(doc, Path("summary.json"), sealed=False)
 
 
+def external_simulator(summary: Mapping[str, Any]) -> str | None:
+    """The callable or command a summary's campaign calibrated (its ``simulator`` table),
+    or None for mpiuq's own simulator."""
+    table = summary.get("simulator")
+    if not isinstance(table, Mapping):
+        return None
+    return str(table.get("target", "?"))
+
+
 def _bad(where: Path, key: str, value: object, expected: str) -> HandoffError:
     shown = repr(value)
     shown = shown if len(shown) <= 80 else shown[:77] + "..."
@@ -380,6 +390,13 @@ def verified_handoff(file: Path, doc: Mapping[str, Any], needed: tuple[str, ...]
             f"{file} is not a version {SUMMARY_VERSION} campaign summary (format "
             f"{doc.get('format')!r}, version {doc.get('format_version')!r}): it has no checked "
             "hand-off record; re-run 'mpiuq campaign run' on its campaign file"
+        )
+    external = external_simulator(doc)
+    if external is not None:
+        raise HandoffError(
+            f"{file} is the calibration of the external simulator {external!r}: its "
+            "parameters are that simulator's, not mpiuq's, so it has no hand-off to replay "
+            "or what-if; run the external simulator with its calibrated parameters instead"
         )
     record = _parse(doc.get("handoff"), file)
     raw_run = doc.get("run")

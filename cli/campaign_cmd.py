@@ -46,7 +46,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_run_options(
         r,
         "<name> in $MPIUQ_RESULTS, else in ./mpiuq-results",
-        "discard the design checkpoint (design.h5) and evaluate the design again",
+        "discard the design checkpoint (design.h5) and an external simulator's run "
+        "checkpoints (runs/), and evaluate them again",
     )
     r.set_defaults(handler=run)
     add_validate_parser(actions, validate)
@@ -134,6 +135,7 @@ def run_into_folder(
     )
     from mpiuq.calibration.campaign import run_campaign
     from mpiuq.calibration.report import summary_dict
+    from mpiuq.calibration.run_budget import discard_runs
     from mpiuq.surrogate.design_store import discard_store
 
     bars = _ProgressBars(disabled=args.quiet)
@@ -147,6 +149,7 @@ def run_into_folder(
     try:
         if args.restart:
             discard_store(out / DESIGN_FILE)
+            discard_runs(out)
         # From here on a kill must not leave the previous run's results looking current.
         aside = set_aside_previous_results(out)
         with Progress.of(args).watching_compilation():
@@ -344,6 +347,15 @@ def format_table(summary: dict[str, Any]) -> str:
     d = summary["discrepancy"]
     if d["model"] != "none":
         lines.append(f"discrepancy: {d['model']} over regimes {', '.join(d['regimes'])}")
+    runs = summary.get("simulator_runs")
+    if runs:
+        stages = ", ".join(f"{k} {v}" for k, v in runs["stages"].items())
+        budget = f" of {runs['budget']}" if runs["budget"] is not None else ""
+        lines.append(
+            f"simulator runs: {stages}; {runs['total']}{budget} in all "
+            f"({runs['computed_by_this_run']} by this run, {runs['from_checkpoints']} from "
+            "checkpoints)"
+        )
     lines.append(f"converged: {'yes' if summary['diagnostics']['converged'] else 'NO'}")
     width = max(len(name) for name in summary["checks"])
     for name, c in summary["checks"].items():

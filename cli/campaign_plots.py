@@ -12,7 +12,6 @@ combinations' level sets), ``discrepancy.png`` (the discrepancy terms' posterior
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 
 import matplotlib
@@ -70,10 +69,10 @@ def _sensitivity(r: CampaignResult, path: Path) -> Path:
     im = ax.imshow(s, cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
     ax.set_xticks(range(s.shape[1]), r.problem.model_names, rotation=40, ha="right", fontsize=8)
     obs = r.observations
-    base = r.campaign.simulator.base_params()
+    sim = r.campaign.simulator
     prefix = [f"{obs.labels[d]}: " if len(obs.labels) > 1 else "" for d in obs.dataset]
     labels = [
-        f"{p}{int(b)} B ({base.protocol_of(int(b))})"
+        f"{p}{int(b)} B ({sim.regime_of(int(b))})"
         for p, b in zip(prefix, obs.sizes_bytes, strict=True)
     ]
     ax.set_yticks(range(s.shape[0]), labels, fontsize=7)
@@ -120,7 +119,6 @@ def _predictive_panel(r: CampaignResult, k: int, ax: Axes, axr: Axes) -> None:
     idx = obs.outputs_of(k)
     sizes = obs.sizes_bytes[idx].astype(float)
     mean, sd = obs.mean[idx], obs.sd[idx]
-    base = r.campaign.simulator.base_params()
     spec = r.campaign.datasets[k]
     variants = [r.main, *r.alternatives]
     colours = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown"]
@@ -152,17 +150,23 @@ def _predictive_panel(r: CampaignResult, k: int, ax: Axes, axr: Axes) -> None:
         f"{r.campaign.name} / {spec.label}: posterior predictive computed by the simulator",
         fontsize=10,
     )
-    table = base.regime_table()
+    sim = r.campaign.simulator
+    thresholds = sim.thresholds()
+    names = (
+        [sim.regime_of(int(b)) for b in thresholds] + [sim.regime_of(int(thresholds[-1]) + 1)]
+        if thresholds
+        else []
+    )
     for axis in (ax, axr):
-        for b in base.thresholds():
+        for b in thresholds:
             axis.axvline(b, color="0.4", ls=":", lw=1)
         axis.grid(True, which="major", alpha=0.3)
     ymin = ax.get_ylim()[0]
-    for below, above in itertools.pairwise(table):
+    for i, b in enumerate(thresholds):
         ax.text(
-            below.max_bytes,
+            b,
             ymin,
-            f" {below.label} | {above.label}",
+            f" {names[i]} | {names[i + 1]}",
             fontsize=7,
             rotation=90,
             va="bottom",

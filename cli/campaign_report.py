@@ -3,7 +3,8 @@
 Sections: the verdict and every check with what it means in plain words; the parameter
 table with identifiability; the figures; the posterior predictive (in-sample) and the
 held-out validation (out-of-sample, when the campaign holds series out); the hand-off to
-replay and what-if (which file they read, its SHA-256); and the run's details. Reads
+replay and what-if (which file they read, its SHA-256; for an external simulator, its runs
+per stage instead); and the run's details. Reads
 nothing but the results folder; imports neither matplotlib nor numba.
 """
 
@@ -477,7 +478,16 @@ def _validation_table(v: Mapping[str, Any]) -> str:
 def _handoff(folder: Path, s: Mapping[str, Any]) -> str:
     from mpiuq.calibration.artefacts import SUMMARY_FILE, file_sha256
     from mpiuq.calibration.calibrated import posterior_path
+    from mpiuq.calibration.handoff import external_simulator
 
+    external = external_simulator(s)
+    if external is not None:
+        return _external_runs(s) + note(
+            f"This campaign calibrated the external simulator <code>{esc(external)}</code>: "
+            "its parameters are that simulator's, so there is no hand-off to mpiuq's replay "
+            "and what-if. Run the external simulator with the posterior draws of "
+            f"<code>{esc(posterior_path(folder))}</code> or the medians above."
+        )
     run = s.get("run")
     recorded = run.get("files", {}) if isinstance(run, Mapping) else {}
     draws = posterior_path(folder)
@@ -646,3 +656,25 @@ def _run(folder: Path, s: Mapping[str, Any]) -> str:
             ),
         ]
     return "\n".join(out)
+
+
+def _external_runs(s: Mapping[str, Any]) -> str:
+    """An external simulator's runs per stage against its budget (``simulator_runs``)."""
+    record = s.get("simulator_runs")
+    runs: Mapping[str, Any] = record if isinstance(record, Mapping) else {}
+    stages = runs.get("stages")
+    rows = [
+        [esc(stage), number(n)]
+        for stage, n in (stages.items() if isinstance(stages, Mapping) else ())
+    ]
+    rows.append(["total", number(runs.get("total"))])
+    budget = runs.get("budget")
+    return (
+        "<h3>Simulator runs</h3>"
+        + table(["stage", "runs"], rows, (1,))
+        + note(
+            f"Budget: {esc('none' if budget is None else budget)} runs; "
+            f"{esc(runs.get('from_checkpoints', 0))} of them came from checkpoints of an "
+            "earlier run."
+        )
+    )
