@@ -152,7 +152,8 @@ class DataSpec:
     Attributes
     ----------
     path
-        Absolute path of the CSV (``run,msg_size_bytes,value,unit,benchmark``).
+        Path of the CSV (``run,msg_size_bytes,value,unit,benchmark``): relative to the
+        campaign file in the file, absolute once loaded.
     benchmark
         Benchmark label selected in the CSV, e.g. ``"pingpong_half_rtt"``.
     sizes

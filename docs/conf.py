@@ -34,6 +34,8 @@ myst_heading_anchors = 3
 napoleon_google_docstring = False
 napoleon_numpy_docstring = True
 napoleon_use_rtype = False
+# Attributes as fields of the class: autodoc documents a named tuple's fields as members too
+napoleon_use_ivar = True
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
 # a name re-exported by its package (``mpiuq.surrogate.BudgetError``) and an attribute name

@@ -169,7 +169,8 @@ _PROBE_CAMPAIGN: dict[str, Any] = {
 def _recording(config: Any) -> Iterator[dict[str, dict[str, _Key]]]:
     """Wrap the validator's key checks and typed readers; yield what they record."""
     tables: dict[str, dict[str, _Key]] = {}
-    saved = {name: getattr(config, name) for name in ("_check_keys", "_int", "_float", "_bool")}
+    names = ("_check_keys", "_int", "_float", "_bool", "_require", "_table")
+    saved = {name: getattr(config, name) for name in names}
 
     def section(prefix: str) -> str:
         return re.sub(r"\[\d+\]", "[k]", prefix.rstrip("."))
@@ -201,10 +202,20 @@ def _recording(config: Any) -> Iterator[dict[str, dict[str, _Key]]]:
         k.kind, k.default = "true or false", default
         return bool(saved["_bool"](t, name, prefix, default))
 
+    def require(t: Any, name: str, prefix: str) -> Any:
+        key(prefix, name).default = "required"
+        return saved["_require"](t, name, prefix)
+
+    def table(t: Any, name: str, prefix: str = "", required: bool = False) -> Any:
+        if required:
+            key(prefix, name).default = "required"
+        return saved["_table"](t, name, prefix, required)
+
     try:
         config._check_keys, config._int, config._float, config._bool = (
             check_keys, int_, float_, bool_,
         )
+        config._require, config._table = require, table
         yield tables
     finally:
         for name, fn in saved.items():
@@ -424,8 +435,9 @@ def package_modules(package: str) -> list[str]:
     root = importlib.import_module(package)
     names = [package]
     for info in pkgutil.walk_packages(root.__path__, prefix=f"{package}."):
-        if info.name.rsplit(".", 1)[-1] in _SKIPPED_MODULES:
-            continue
+        last = info.name.rsplit(".", 1)[-1]
+        if last in _SKIPPED_MODULES or last.startswith("_"):
+            continue  # entry points and private modules
         names.append(info.name)
     return sorted(set(names), key=lambda n: (n != package, n))
 
@@ -447,10 +459,11 @@ class ApiDirective(SphinxDirective):
         ]
         lines = [".. autosummary::", ""] + [f"   {m}" for m in modules] + [""]
         for module in modules:
-            lines += [module, "-" * len(module), "", f".. automodule:: {module}", ""]
+            lines += [module, "-" * len(module), "", f".. automodule:: {module}"]
             if not hasattr(importlib.import_module(module), "__path__"):
                 # a package's names are its modules' (documented there), re-exported
-                lines += ["   :members:", "   :show-inheritance:", ""]
+                lines += ["   :members:", "   :show-inheritance:"]
+            lines.append("")
         return _parse_rst(self, lines)
 
 
