@@ -2,8 +2,8 @@
 
 The key names of the campaign file are a contract shared with users::
 
-    name = "stampede-ib"
-    seed = 1
+    name = "stampede-ib"   # names the results folder <name>/ (one plain folder name)
+    seed = 1               # every random choice derives from it
     [simulator]            # benchmark = "pingpong" | "stream"; window (stream only)
     [simulator.fixed]      # simulator parameters held fixed, NAME = value
     [parameters]           # calibrated parameters, NAME = [low, high] (uniform prior, eq. 6)
@@ -172,7 +172,8 @@ class DataSpec:
     Attributes
     ----------
     path
-        Absolute path of the CSV (``run,msg_size_bytes,value,unit,benchmark``).
+        Path of the CSV (``run,msg_size_bytes,value,unit,benchmark``): relative to the
+        campaign file in the file, absolute once loaded.
     benchmark
         Benchmark label selected in the CSV, e.g. ``"pingpong_half_rtt"``.
     sizes
@@ -232,7 +233,16 @@ class DataSpec:
 
 @dataclass(frozen=True, slots=True)
 class SurrogateSpec:
-    """Sparse-grid level of the design and total order of the PCE (eq. 8)."""
+    """Sparse-grid level of the design and total order of the PCE (eq. 8).
+
+    Attributes
+    ----------
+    level
+        Level of the Clenshaw-Curtis sparse grid of the global design (2465 nodes in 7-D
+        at level 4).
+    order
+        Total order of the Legendre chaos (330 terms in 7-D at order 4).
+    """
 
     level: int = 4
     order: int = 4
@@ -453,7 +463,15 @@ class ChecksSpec:
 
 @dataclass(frozen=True, slots=True)
 class ExecutorSpec:
-    """Where the design runs: in process (workers=0), local processes, or a Dask scheduler."""
+    """Where the design runs: in process (workers=0), local processes, or a Dask scheduler.
+
+    Attributes
+    ----------
+    workers
+        Local worker processes of the design run; 0 runs it in process.
+    scheduler
+        Address of a Dask scheduler (``"tcp://HOST:PORT"``) to run it on instead.
+    """
 
     workers: int = 0
     scheduler: str | None = None

@@ -160,7 +160,7 @@ class ProductPlan:
             ``table[j * (order + 1) + k, i]`` is the degree-``k`` factor of dimension ``j``.
         n_terms_ : int
             Number of basis functions.
-        workspace : numpy.ndarray, shape (n_terms_ + 2 * max_level, n), optional
+        workspace : numpy.ndarray, shape ``(n_terms_ + 2 * max_level, n)``, optional
             Reused scratch memory (avoids page faults from fresh large allocations when
             called block after block); the result is a view into it.
         """

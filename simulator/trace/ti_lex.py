@@ -121,7 +121,7 @@ def tokenize(
     ``-1 - k`` if the line holds more than ``len(TK)`` tokens (``k`` found so far;
     the caller grows ``TK`` and retries), or ``-(1 << 40) - column`` for a byte
     that is neither printable ASCII nor whitespace (not reported inside comments).
-    ``cls`` is :data:`BYTE_CLASS`; the line ends at ``\n`` (excluded) or ``end``.
+    ``cls`` is :data:`BYTE_CLASS`; the line ends at ``\\n`` (excluded) or ``end``.
     """
     n = 0
     p = start
