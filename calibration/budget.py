@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mpiuq.calibration.config import Campaign
-from mpiuq.calibration.dimensions import discrepancy_dimension, noise_dimension
+from mpiuq.calibration.config import Campaign, discrepancy_terms
+from mpiuq.calibration.dimensions import noise_dimension
 from mpiuq.calibration.errors import CampaignError
 from mpiuq.simulator.codes import WINDOWED_BENCHMARKS
 from mpiuq.surrogate.basis import n_terms
@@ -167,32 +167,6 @@ class CampaignCost:
     simulator_points: float
     surrogate_points: float
     chain_values: float
-
-
-def discrepancy_terms(campaign: Campaign) -> int:
-    """Most discrepancy parameters the campaign samples (a bias and/or a spread per regime,
-    per data table when there are several: :func:`~mpiuq.calibration.dimensions.discrepancy_dimension`).
-    """
-    d = campaign.discrepancy
-    sim = campaign.simulator
-    if sim.external is not None:  # its regimes are named size ranges, not protocols
-        if d.model == "none":
-            return 0
-        n_regimes = 0
-        for t in campaign.fitted_tables:
-            if t.sizes is None:
-                n_regimes += len(sim.external.regime_names)
-            else:
-                n_regimes += len({sim.regime_of(s) for s in t.sizes})
-        return n_regimes * (int(d.bias_rel > 0) + int(d.sd_rel > 0))
-    return discrepancy_dimension(
-        [(t.sizes, t.min_size_bytes, t.max_size_bytes) for t in campaign.fitted_tables],
-        campaign.simulator.base_params(),
-        d.model,
-        d.bias_rel,
-        d.sd_rel,
-        d.per_series,
-    )
 
 
 def campaign_cost(campaign: Campaign) -> CampaignCost:

@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 from threadpoolctl import threadpool_limits
 
+from mpiuq.calibration.artefacts import run_fingerprint
 from mpiuq.calibration.bounds import bound_shares, bounds_check
 from mpiuq.calibration.budget import check_campaign_budget
 from mpiuq.calibration.campaign_result import CampaignResult, VariantResult
@@ -54,6 +55,7 @@ from mpiuq.calibration.joint_model import NamedModel, joint
 from mpiuq.calibration.likelihood import ModelPredictor
 from mpiuq.calibration.noise import NoiseModel, noise_model
 from mpiuq.calibration.observations import Observations, load_observations
+from mpiuq.calibration.path_record import read_path_choice, write_path_choice
 from mpiuq.calibration.posterior import Posterior, Problem, sample_posterior
 from mpiuq.calibration.posterior_path import (
     PathChoice,
@@ -419,11 +421,14 @@ def _run(
     if groups:
         nm0 = problem.n_model
         swap = swap_error(model, groups, problem.lower[:nm0], problem.upper[:nm0], aux)
-    path = (
-        external_path(campaign)
-        if isinstance(model, SimulatorRuns)
-        else _choose_path(campaign, problem, model, grouped, groups)
-    )
+    if isinstance(model, SimulatorRuns):
+        path = external_path(campaign)
+    else:  # a resumed run takes the path its first attempt chose (the choice is timed)
+        fingerprint = run_fingerprint(campaign)
+        recorded = read_path_choice(out, fingerprint)
+        path = recorded or _choose_path(campaign, problem, model, grouped, groups)
+        if recorded is None:
+            write_path_choice(out, fingerprint, path)
     emit(CampaignProgress("posterior path", 1, 1, path.path))
     post = campaign.posterior
     direct = _Direct(path, groups, problem.names, post.target_ess, post.target_rhat)

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mpiuq.calibration.dimensions import default_walkers, discrepancy_dimension, noise_dimension
 from mpiuq.calibration.errors import CampaignError
 from mpiuq.calibration.external_spec import ExternalSpec, parse_external
 from mpiuq.calibration.limits import MAX_MESSAGE_BYTES, check_parameter_value
@@ -715,11 +716,23 @@ def parse_campaign(raw: Mapping[str, Any], base_dir: Path, source: Path | None =
         if "validation" in raw
         else ValidationSpec(),
     )
-    if "walkers" not in _table(raw, "calibration"):
-        from dataclasses import replace
+    from dataclasses import replace
 
+    if "walkers" not in _table(raw, "calibration"):
         campaign = replace(
             campaign, calibration=replace(calibration, walkers=_default_walkers(campaign))
+        )
+    if "walkers" not in _table(raw, "posterior"):  # the direct sampler's populations too
+        campaign = replace(
+            campaign,
+            posterior=replace(campaign.posterior, walkers=_default_walkers(campaign)),
+        )
+    elif campaign.posterior.walkers < 2 * parameters.dim:
+        raise CampaignError(
+            "posterior.walkers",
+            campaign.posterior.walkers,
+            f"an even number >= {2 * parameters.dim} (2 per calibrated parameter; "
+            "omit it for a default that counts the discrepancy and noise terms too)",
         )
     if campaign.variants and campaign.refinement.rounds == 0:
         raise CampaignError(
@@ -736,10 +749,34 @@ def parse_campaign(raw: Mapping[str, Any], base_dir: Path, source: Path | None =
     return campaign
 
 
+def discrepancy_terms(campaign: Campaign) -> int:
+    """Most discrepancy parameters the campaign samples (a bias and/or a spread per regime,
+    per data table when there are several: :func:`~mpiuq.calibration.dimensions.discrepancy_dimension`).
+    """
+    d = campaign.discrepancy
+    sim = campaign.simulator
+    if sim.external is not None:  # its regimes are named size ranges, not protocols
+        if d.model == "none":
+            return 0
+        n_regimes = 0
+        for t in campaign.fitted_tables:
+            if t.sizes is None:
+                n_regimes += len(sim.external.regime_names)
+            else:
+                n_regimes += len({sim.regime_of(s) for s in t.sizes})
+        return n_regimes * (int(d.bias_rel > 0) + int(d.sd_rel > 0))
+    return discrepancy_dimension(
+        [(t.sizes, t.min_size_bytes, t.max_size_bytes) for t in campaign.fitted_tables],
+        campaign.simulator.base_params(),
+        d.model,
+        d.bias_rel,
+        d.sd_rel,
+        d.per_series,
+    )
+
+
 def _default_walkers(campaign: Campaign) -> int:
     """Walkers for every parameter the samplers explore (:mod:`.dimensions`)."""
-    from mpiuq.calibration.budget import discrepancy_terms
-    from mpiuq.calibration.dimensions import default_walkers, noise_dimension
 
     dim = (
         campaign.parameters.dim

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mpiuq.calibration.config import Campaign
+from mpiuq.calibration.config import Campaign, discrepancy_terms
 from mpiuq.calibration.errors import CampaignError
 from mpiuq.surrogate.budget import sparse_grid_size
 
@@ -134,7 +134,6 @@ def check_run_plan(campaign: Campaign) -> None:
     CampaignError
         Naming ``simulator.max_simulator_runs``, the breakdown and the keys to change.
     """
-    from mpiuq.calibration.budget import discrepancy_terms
     from mpiuq.calibration.errors import SamplerError
     from mpiuq.calibration.exact import MOVE_POPULATIONS
     from mpiuq.calibration.population import check_population

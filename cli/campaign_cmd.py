@@ -134,6 +134,7 @@ def run_into_folder(
         write_summary,
     )
     from mpiuq.calibration.campaign import run_campaign
+    from mpiuq.calibration.path_record import discard_path_choice
     from mpiuq.calibration.report import summary_dict
     from mpiuq.calibration.run_budget import discard_runs
     from mpiuq.surrogate.design_store import discard_store
@@ -150,6 +151,7 @@ def run_into_folder(
         if args.restart:
             discard_store(out / DESIGN_FILE)
             discard_runs(out)
+            discard_path_choice(out)
         # From here on a kill must not leave the previous run's results looking current.
         aside = set_aside_previous_results(out)
         with Progress.of(args).watching_compilation():
