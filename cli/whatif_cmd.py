@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mpiuq.arguments import add_param_argument
-from mpiuq.posterior_args import ParameterSets, add_posterior_arguments, parameter_sets
-from mpiuq.replay_cmd import add_replay_options, read_replay_trace, replay_setup
+from mpiuq.posterior_args import ParameterSets, add_posterior_arguments
+from mpiuq.replay_cmd import add_replay_options, read_replay_trace, replay_parameters, replay_setup
 from mpiuq.result_output import emit
 from mpiuq.simulator.errors import SettingError
 
@@ -185,7 +185,7 @@ def run(args: argparse.Namespace) -> int:
             f"--model {args.model!r} names {len(setup.models)} models: expected one baseline "
             "model (a scenario 'NAME: model=OTHER' compares another)"
         )
-    sets = parameter_sets(args)
+    sets = replay_parameters(args)
     data, _ = run_scenarios(args, sets, setup, scenarios)
 
     def plot(path: Path) -> None:

@@ -29,6 +29,12 @@ has a handler module in :mod:`mpiuq.simulator.kernel.protocols`):
     once matched the receiver posts an acknowledgement; on its arrival the sender copies
     the payload into the socket (its send completes), the data cross, the receiver copies
     them out.
+``detached``
+    SMPI's detached send (SimGrid, sizes below ``smpi/send-is-detached-thresh``): the
+    sender copies the payload into a buffer of its own (the regime's copy bandwidth) and
+    posts a header; its send completes at once. Once matched, the receiver's progress
+    engine answers with a go-ahead (``post_header_delay``), the payload crosses, and the
+    receiver copies it out. The payload moves only after the match, as in SimGrid.
 
 Per-regime parameters: ``latency_us`` (an extra software latency of the sender per
 message, e.g. a protocol step the global parameters do not cover), ``copy_bw_GBps`` (the
@@ -53,7 +59,14 @@ from typing import Any
 from mpiuq.simulator.errors import ParameterError
 
 #: Protocols a regime can use, in code order.
-PROTOCOLS: tuple[str, ...] = ("mailbox", "eager", "rendezvous", "stream", "stream_rendezvous")
+PROTOCOLS: tuple[str, ...] = (
+    "mailbox",
+    "eager",
+    "rendezvous",
+    "stream",
+    "stream_rendezvous",
+    "detached",
+)
 #: Default regime name of each protocol (``"small"`` for the mailbox, as in the paper).
 DEFAULT_NAMES: dict[str, str] = {
     "mailbox": "small",
@@ -61,6 +74,7 @@ DEFAULT_NAMES: dict[str, str] = {
     "rendezvous": "rendezvous",
     "stream": "stream",
     "stream_rendezvous": "stream_rendezvous",
+    "detached": "detached",
 }
 #: Protocols without pinning or RDMA (their regimes need ``segment_us``).
 STREAM_PROTOCOLS: tuple[str, ...] = ("stream", "stream_rendezvous")

@@ -113,3 +113,33 @@ def pop_root(heap, n):  # type: ignore[no-untyped-def]
     if n > 0:
         sift_down(heap, n, h_t[U(n)], h_s[U(n)], h_c[U(n)])
     return n
+
+
+@njit(nrt=False, error_model="numpy")
+def heapify(heap, n):  # type: ignore[no-untyped-def]
+    """Restore the order of the first ``n`` elements, in any order (Floyd: sift every
+    parent down, the last first)."""
+    h_t, h_s, h_c = heap
+    for start in range(n // 2 - 1, -1, -1):
+        t = h_t[U(start)]
+        s = h_s[U(start)]
+        c = h_c[U(start)]
+        i = start
+        while True:
+            left = 2 * i + 1
+            if left >= n:
+                break
+            child = left
+            right = left + 1
+            if right < n and _less(h_t[U(right)], h_s[U(right)], h_t[U(left)], h_s[U(left)]):
+                child = right
+            if _less(h_t[U(child)], h_s[U(child)], t, s):
+                h_t[U(i)] = h_t[U(child)]
+                h_s[U(i)] = h_s[U(child)]
+                h_c[U(i)] = h_c[U(child)]
+                i = child
+            else:
+                break
+        h_t[U(i)] = t
+        h_s[U(i)] = s
+        h_c[U(i)] = c

@@ -128,7 +128,7 @@ def op_isend(r, i, j, c, t, prog, net, state, rates, ep, hn, top_live, seq):  # 
     msgs.nbytes[m] = nb_
     msgs.t_send[m] = t
     wire = header_bytes(proto, msgs.regime[m], nb_, ep)
-    te, tc = transfer_event(t, r, dst, wire, m, STAGE_HDR, net, state, rates)
+    te, tc = transfer_event(t, r, dst, wire, m, STAGE_HDR, net, state, rates, seq)
     hn, top_live = push(state.heap, hn, top_live, te, seq, tc)
     return True, t, hn, top_live, seq + 1
 
