@@ -108,7 +108,7 @@ def add_replay_options(p: argparse.ArgumentParser, models: str = "analytic,compu
         default=None,
         metavar="FILE",
         help="SMPI hostfile: rank r on its r-th host (NAME or NAME:N per line; default: the "
-        "platform's hosts in order)",
+        "platform's hosts sorted by name, as SimGrid)",
     )
     p.add_argument(
         "--like",
@@ -302,7 +302,15 @@ def replay_parameters(args: argparse.Namespace) -> ParameterSets:
     platform = _platform(args)
     reference = platform.zone.reference if platform is not None else None
     adjusted = tuple(platform_params(like_params(args.like, p), reference) for p in sets.sets)
-    return dataclasses.replace(sets, sets=adjusted)
+    notes = []
+    if platform is not None:
+        notes.append(f"network values of {Path(platform.file).name}")
+    if args.like is not None:
+        notes.append(f"protocols of --like {args.like}")
+    calibration = dict(sets.calibration)
+    if notes:
+        calibration["adjusted"] = ", ".join(notes)
+    return dataclasses.replace(sets, sets=adjusted, calibration=calibration)
 
 
 def read_replay_trace(args: argparse.Namespace) -> Trace:

@@ -29,6 +29,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -226,7 +227,9 @@ def trace_and_settings(result: Any, reduce_rate_Bps: float | None) -> dict[str, 
         },
         "settings": {
             "compute_scale": setup.compute_scale,
-            "reduce_rate_Bps": reduce_rate_Bps,
+            # free reductions (inf, --like simgrid) as null: JSON has no infinity
+            "reduce_rate_Bps": None if reduce_rate_Bps == math.inf else reduce_rate_Bps,
+            "free_reductions": reduce_rate_Bps == math.inf,
             "hops": setup.hops,
             "topology": setup.topology,
             "placement": setup.placement,

@@ -64,7 +64,8 @@ class ReplaySetup:
         The flow model's endpoints charge no MPI-stack costs (SimGrid's SMPI charges none).
     platform, hostfile
         A SimGrid platform file of one cluster, and an SMPI hostfile placing rank ``r``
-        on its entry ``r`` (modulo its length; default: the platform's hosts in order).
+        on its entry ``r`` (modulo its length; default: the platform's hosts sorted by
+        name, as SimGrid does).
         Replaces the topology and placement; models: ``flow`` and ``compute-only``.
     """
 

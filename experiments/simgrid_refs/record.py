@@ -3,8 +3,9 @@
 Two kinds of references, each on every platform of ``platforms/`` (1024 hosts
 ``node-0..node-1023``, 1 Gflop/s, private links 12.5 GB/s and 1 us; ``flat``: no
 backbone, ``backbone``: a shared 40 GB/s backbone, ``fattree``: SimGrid fat-tree
-``3;8,8,16;1,8,8;1,1,1``, ``dragonfly``: SimGrid dragonfly ``8,2;4,2;8,2;4``), ranks
-on hosts in ``platforms/hostfile`` order:
+``3;8,8,16;1,8,8;1,1,1``, ``dragonfly``: SimGrid dragonfly ``8,2;4,2;8,2;4``; also
+``torus``: SimGrid torus ``8,8,16``, own programs only, ``--platforms torus``), ranks on
+hosts in ``platforms/hostfile`` order:
 
 * **own programs** (``programs/*.c``, built with ``smpicc``): run online with
   ``smpirun -np N -platform P -hostfile H --cfg=smpi/display-timing:yes

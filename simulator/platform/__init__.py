@@ -9,7 +9,8 @@ and routes declared one by one, several clusters, ``<config>``...) is refused wi
 :class:`~.errors.PlatformError` naming the file, line and element.
 :func:`read_hostfile` reads SMPI's hostfile (one host name per line, ``name:N`` for
 ``N`` ranks, blank lines skipped) and :func:`place_ranks_on_hosts` places rank ``r`` on
-entry ``r`` modulo the entries, as ``smpirun`` does.
+entry ``r`` modulo the entries, as ``smpirun`` does (without a hostfile, on the hosts in
+the lexicographic order of their names, as SimGrid's ``get_all_hosts``).
 """
 
 from __future__ import annotations
@@ -175,15 +176,17 @@ def place_ranks_on_hosts(
     platform: Platform, n_ranks: int, hostfile: Hostfile | None = None
 ) -> npt.NDArray[np.int64]:
     """Host (node) of every rank: rank ``r`` on hostfile entry ``r`` modulo the entries
-    (``smpirun``'s rule); without a hostfile, on the platform's hosts in order.
+    (``smpirun``'s rule); without a hostfile, on the platform's hosts sorted by name
+    (SimGrid 3.32's ``Engine::get_all_hosts``: ``node-10`` before ``node-2``).
 
     Raises
     ------
     PlatformError
         If a hostfile entry names no host of the platform (the first such entry named).
     """
-    if hostfile is None:
-        return np.arange(n_ranks, dtype=np.int64) % len(platform.hosts)
+    if hostfile is None:  # SimGrid's Engine::get_all_hosts: host names in lexicographic order
+        order = sorted(range(len(platform.hosts)), key=lambda i: platform.hosts[i])
+        return np.asarray(order, np.int64)[np.arange(n_ranks) % len(order)]
     index = {name: i for i, name in enumerate(platform.hosts)}
     nodes = np.empty(len(hostfile.names), np.int64)
     for i, name in enumerate(hostfile.names):
