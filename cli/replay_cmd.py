@@ -162,7 +162,9 @@ def add_replay_options(p: argparse.ArgumentParser, models: str = "analytic,compu
         "--topology",
         default=None,
         help="topology spec, e.g. dragonfly:groups=9,switches=8 or just dragonfly "
-        "(sized for the trace); the packet model defaults to dragonfly",
+        "(sized for the trace); the packet model defaults to dragonfly; the flow model also "
+        "takes SimGrid-shaped zones: cluster:hosts=N,backbone=B, torus:dims=8x8x16, "
+        "sgfattree:down=..,up=.., sgdragonfly:groups=..,chassis=..,routers=..,nodes=..",
     )
     p.add_argument(
         "--placement",

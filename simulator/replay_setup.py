@@ -152,8 +152,13 @@ def network_and_nodes(
         return (lambda name: network_by_name(name, hops=setup.hops, **flow)), None
     from mpiuq.simulator.placement import place_ranks
     from mpiuq.simulator.topologies import make_topology, topology_for_ranks
+    from mpiuq.simulator.topologies.zone_spec import is_zone_spec, make_zone, place_on_zone
 
     spec = setup.topology or "dragonfly"
+    if is_zone_spec(spec):  # a SimGrid-shaped zone: the flow model's only
+        zone = make_zone(spec, n_ranks)
+        on_zone = place_on_zone(n_ranks, zone, setup.placement)
+        return (lambda name: network_by_name(name, hops=setup.hops, topology=zone, **flow)), on_zone
     topo = make_topology(spec) if ":" in spec else topology_for_ranks(spec, n_ranks)
     nodes = place_ranks(n_ranks, topo, setup.placement)
 

@@ -65,9 +65,17 @@ def test_platform_like_simgrid(trace: Path, capsys: pytest.CaptureFixture[str]) 
     assert plain["settings"]["sharing"] == "maxmin"
 
 
+def test_zone_spec_topology(trace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = "cluster:hosts=8,backbone=2"
+    doc = run_json(["replay", str(trace), "--model", "flow", "--topology", spec], capsys)
+    assert doc["settings"]["topology"] == spec
+    assert doc["models"]["flow"]["simulated_time_s"] > 0
+
+
 @pytest.mark.parametrize(
     ("extra", "match"),
     [
+        (["--model", "packet", "--topology", "torus:dims=2x2"], "replayed with the flow model"),
         (["--platform", str(PLATFORM), "--model", "packet"], "do not run on a SimGrid platform"),
         (["--hostfile", str(HOSTFILE)], "give the platform"),
         (["--like", "simgrid", "--model", "analytic"], "--like simgrid replays on the flow model"),

@@ -25,6 +25,7 @@ from mpiuq.simulator.topologies.fattree_zone import build_fattree_zone
 from mpiuq.simulator.topologies.torus_zone import build_torus_zone
 from mpiuq.simulator.topologies.zone import Zone, zone_of_topology
 from mpiuq.simulator.topologies.zone_routing import zone_route
+from mpiuq.simulator.topologies.zone_spec import is_zone_spec, make_zone, place_on_zone
 
 DATA = Path(__file__).parent / "data" / "simgrid_routes"
 PLATFORMS = sorted(p.stem for p in DATA.glob("*.xml"))
@@ -115,3 +116,43 @@ def test_zone_of_topology_routes_minimally() -> None:
 def test_bad_zone_shapes_are_refused(build, match: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(SettingError, match=match):
         build()
+
+
+def test_zone_specs() -> None:
+    assert make_zone("torus:dims=4x4").n_nodes == 16
+    assert make_zone("cluster", n_ranks=6).n_nodes == 6
+    bb = make_zone("cluster:hosts=8,backbone=2.5,backbone_lat=0.5")
+    assert bb.link_bw[-1] == 2.5 and bb.link_lat[-1] == 0.5 and bb.n_links == 17
+    assert make_zone("cluster:hosts=8,shared=1").n_links == 8
+    ft = make_zone("sgfattree:down=4x4,up=1x2")
+    assert ft.n_nodes == 16 and ft.max_route == 4
+    df = make_zone("sgdragonfly:groups=2,chassis=2,routers=2,nodes=2")
+    assert df.n_nodes == 16
+    assert is_zone_spec("torus:dims=2") and not is_zone_spec("fattree:k=2")
+
+
+@pytest.mark.parametrize(
+    ("spec", "match"),
+    [
+        ("ring:n=4", "zone 'ring' is unknown"),
+        ("torus", r"needs parameter\(s\) \['dims'\]"),
+        ("torus:dims=4-4", "whole numbers joined by 'x'"),
+        ("cluster:hosts=4,colour=2", "parameter 'colour' is unknown"),
+        ("cluster:hosts=4,backbone=-1", "backbone='-1' is invalid"),
+        ("cluster:hosts=4,hosts=5", "given twice"),
+        ("sgfattree:down=4x4,up=1", "one value per level"),
+    ],
+)
+def test_bad_zone_specs(spec: str, match: str) -> None:
+    with pytest.raises(SettingError, match=match):
+        make_zone(spec)
+
+
+def test_zone_placement() -> None:
+    zone = make_zone("torus:dims=4x2")
+    assert place_on_zone(3, zone, "linear").tolist() == [0, 1, 2]
+    assert sorted(place_on_zone(8, zone, "random").tolist()) == list(range(8))
+    with pytest.raises(SettingError, match="does not apply to the torus zone"):
+        place_on_zone(3, zone, "round-robin")
+    with pytest.raises(SettingError, match="n_ranks=9 does not fit the torus of 8 hosts"):
+        place_on_zone(9, zone, "linear")
