@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 import pytest
+from test_packet_network import pairs_program
 
 from mpiuq.simulator.engine import simulate
 from mpiuq.simulator.networks import (
@@ -24,7 +25,7 @@ from mpiuq.simulator.networks import (
 )
 from mpiuq.simulator.networks.flow import SMPI_BW_FACTORS, SMPI_LAT_FACTORS
 from mpiuq.simulator.parameters import SimParams
-from mpiuq.simulator.program import Program, ProgramBuilder
+from mpiuq.simulator.program import ProgramBuilder
 from mpiuq.simulator.regimes import Regime
 from mpiuq.simulator.simgrid_like import SIMGRID_REGIMES
 from mpiuq.simulator.topologies import make_topology
@@ -35,17 +36,6 @@ P = SimParams(small_max_bytes=1 << 24, eager_max_bytes=1 << 24)
 # one transfer per message, once matched, no endpoint costs (SimGrid-like protocol)
 FREE = FlowSharing(control_free=True)
 ONE = SimParams(regimes=(Regime("rendezvous"),))
-
-
-def pairs_program(n_ranks: int, pairs: list[tuple[int, int]], nbytes: int) -> Program:
-    b = ProgramBuilder(n_ranks)
-    recvs: dict[int, list[int]] = {}
-    for src, dst in pairs:
-        b.isend(src, dst, nbytes, tag=src)
-        recvs.setdefault(dst, []).append(b.irecv(dst, src, nbytes, tag=src))
-    for dst, reqs in recvs.items():
-        b.waitall(dst, reqs)
-    return b.build()
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ runs, each command as its own process, started the way a user starts it:
   the trace's SimGrid-replayable variant (decompressed beforehand, as SimGrid needs).
 
 Wall time (interpreter start included), CPU time and peak RSS of each process are
-measured by a wrapper interpreter (:data:`perf_replay._WRAPPER`). Runs are paired: per
+measured by a wrapper interpreter (``perf_whole_process.mpiuq_run``). Runs are paired: per
 repetition the three commands run back to back; best of ``--repeat`` per column
 (median in brackets), and the speed-ups SimGrid wall / mpiuq wall. Prints the table and
 both simulated times.
@@ -27,51 +27,28 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "simgrid_refs"))
-from perf_replay import _WRAPPER, DATA, compile_bytecode, index_of
+from perf_replay import DATA, compile_bytecode, index_of
+from perf_whole_process import cell, mpiuq_run
 from record import record_shared
 
 REFS = Path(__file__).resolve().parents[1] / "simgrid_refs"
 
 
-def mpiuq_run(trace: Path, platform: str, cache_dir: Path, env: dict[str, str]) -> dict[str, float]:
-    """``mpiuq replay TRACE --platform P --hostfile H --like simgrid -q`` in its own process."""
-    mpiuq = shutil.which("mpiuq") or "mpiuq"
-    cmd = [
-        mpiuq, "replay", str(trace),
+def flow_run(trace: Path, platform: str, cache_dir: Path, env: dict[str, str]) -> dict[str, float]:
+    """``mpiuq replay TRACE --model flow --platform P --hostfile H --like simgrid -q``."""
+    options = (
         "--platform", str(REFS / "platforms" / f"cluster_{platform}.xml"),
-        "--hostfile", str(REFS / "platforms" / "hostfile"), "--like", "simgrid", "--quiet",
-    ]  # fmt: skip
-    t0 = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-c", _WRAPPER, *cmd],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**env, "MPIUQ_CACHE_DIR": str(cache_dir)},
-    )
-    wall = time.perf_counter() - t0
-    if proc.returncode != 0:
-        raise RuntimeError(f"mpiuq replay failed ({proc.returncode}): {proc.stderr[-800:]}")
-    usage = json.loads(proc.stdout.strip().splitlines()[-1])
-    sim = [ln for ln in proc.stdout.splitlines() if ln.startswith("flow")]
-    return {
-        "wall_s": wall,
-        "cpu_s": usage["cpu_s"],
-        "maxrss_MiB": usage["maxrss_KiB"] / 1024,
-        "simulated": float(sim[0].split()[1]) if sim else float("nan"),
-    }
+        "--hostfile", str(REFS / "platforms" / "hostfile"), "--like", "simgrid",
+    )  # fmt: skip
+    return mpiuq_run(trace, cache_dir, env, "flow", options)
 
 
 def simgrid_run(name: str, platform: str, timeout: float) -> dict[str, float]:
@@ -79,11 +56,6 @@ def simgrid_run(name: str, platform: str, timeout: float) -> dict[str, float]:
     trace's files decompressed and copied beforehand)."""
     entry = record_shared(name, platform, timeout)
     return {"wall_s": float(entry["simgrid_wall_s"]), "simulated": float(entry["simulated_s"])}  # type: ignore[arg-type]
-
-
-def cell(runs: list[dict[str, float]], key: str, fmt: str) -> str:
-    values = sorted(r[key] for r in runs)
-    return f"{format(values[0], fmt)} ({format(statistics.median(values), fmt)})"
 
 
 def main() -> None:
@@ -105,12 +77,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for k, name in enumerate(args.traces.split(",")):
             trace = index_of(DATA / name, replayable=False)
-            mpiuq_run(trace, args.platform, Path(tmp) / f"warm-{k}", env)  # loops loaded once
+            flow_run(trace, args.platform, Path(tmp) / f"warm-{k}", env)  # loops loaded once
             first, second, sg = [], [], []
             for i in range(args.repeat):
                 cache = Path(tmp) / f"cache-{k}-{i}"
-                first.append(mpiuq_run(trace, args.platform, cache, env))
-                second.append(mpiuq_run(trace, args.platform, cache, env))
+                first.append(flow_run(trace, args.platform, cache, env))
+                second.append(flow_run(trace, args.platform, cache, env))
                 sg.append(simgrid_run(name, args.platform, args.timeout))
             best_sg = min(r["wall_s"] for r in sg)
             print(f"{name} on {args.platform}:")

@@ -31,7 +31,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import re
 import shutil
@@ -43,6 +42,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE.parent / "perf"))
+from perf_replay import copy_uncompressed  # noqa: E402
+
 DATA = ROOT.parent / "shared" / "data" / "traces"
 PLATFORMS = ("flat", "backbone", "fattree", "dragonfly")
 REFERENCES = HERE / "references.json"
@@ -149,15 +151,7 @@ def record_shared(name: str, platform: str, timeout: float) -> dict[str, object]
         raise RuntimeError("smpireplaymain not found")
     with tempfile.TemporaryDirectory() as tmp_s:
         tmp = Path(tmp_s)
-        for line in index.read_text().split():
-            src, dst = index.parent / line, tmp / line
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            if src.exists():
-                shutil.copyfile(src, dst)
-            else:
-                with gzip.open(src.with_name(src.name + ".gz"), "rb") as fi, open(dst, "wb") as fo:
-                    shutil.copyfileobj(fi, fo)
-        shutil.copyfile(index, tmp / index.name)
+        copy_uncompressed(index, tmp)
         ranks = len(index.read_text().split())
         cmd = [
             "smpirun", "-np", str(ranks), "-platform", str(platform_file(platform)),

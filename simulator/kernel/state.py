@@ -115,7 +115,18 @@ class State(NamedTuple):
     waits: Waits
 
 
-def new_state(n_ranks, n_requests, n_calls, n_marks, n_nodes, n_links, n_flows, n_route, flow_entries, wait_ptr):  # type: ignore[no-untyped-def]
+def new_state(  # type: ignore[no-untyped-def]
+    n_ranks,
+    n_requests,
+    n_calls,
+    n_marks,
+    n_nodes,
+    n_links,
+    n_flows,
+    n_route,
+    flow_entries,
+    wait_ptr,
+):
     """Fresh simulation state for ``run_program``.
 
     ``n_route``: length of the route buffer of the packet or flow network

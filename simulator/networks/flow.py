@@ -61,7 +61,11 @@ def _check_factors(name: str, table: tuple[tuple[int, float], ...]) -> None:
         if not (isinstance(item, tuple) and len(item) == 2):
             raise SettingError(f"{name} entry {item!r}: expected (size threshold, factor)")
         size, factor = item
-        if isinstance(size, bool) or not isinstance(size, int) or (last is not None and size <= last):
+        if (
+            isinstance(size, bool)
+            or not isinstance(size, int)
+            or (last is not None and size <= last)
+        ):
             raise SettingError(f"{name} thresholds must be whole numbers, strictly increasing")
         if not (isinstance(factor, int | float) and math.isfinite(factor) and factor > 0):
             raise SettingError(f"{name} factor {factor!r} is invalid: expected finite > 0")
@@ -108,7 +112,9 @@ class FlowSharing:
             if not (isinstance(v, int | float) and math.isfinite(v) and v >= 0):
                 raise SettingError(f"{name}={v!r} is invalid: expected a finite number >= 0")
         if not (isinstance(self.crosstraffic, int | float) and 0 <= self.crosstraffic < 1):
-            raise SettingError(f"crosstraffic={self.crosstraffic!r} is invalid: expected 0 <= x < 1")
+            raise SettingError(
+                f"crosstraffic={self.crosstraffic!r} is invalid: expected 0 <= x < 1"
+            )
         e = self.envelope_bytes
         if isinstance(e, bool) or not isinstance(e, int) or e < 0:
             raise SettingError(f"envelope_bytes={e!r} is invalid: expected a whole number >= 0")

@@ -32,6 +32,7 @@ from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.topologies.cluster_zone import build_cluster_zone
 from mpiuq.simulator.topologies.dragonfly_zone import build_dragonfly_zone
 from mpiuq.simulator.topologies.fattree_zone import build_fattree_zone
+from mpiuq.simulator.topologies.spec import split_spec
 from mpiuq.simulator.topologies.torus_zone import build_torus_zone
 from mpiuq.simulator.topologies.zone import Zone
 
@@ -79,25 +80,7 @@ def parse_zone_spec(spec: str) -> tuple[str, dict[str, object]]:
     SettingError
         Naming the unknown zone, malformed item, unknown, repeated or missing key, or bad value.
     """
-    name, _, rest = spec.strip().partition(":")
-    name = name.strip().lower()
-    if name not in ZONE_SPECS:
-        raise SettingError(f"zone {name!r} is unknown: expected one of {tuple(ZONE_SPECS)}")
-    required, allowed = ZONE_SPECS[name]
-    params: dict[str, object] = {}
-    for item in filter(None, (part.strip() for part in rest.split(","))):
-        key, eq, value = (s.strip() for s in item.partition("="))
-        if not eq:
-            raise SettingError(f"{name} parameter {item!r} is malformed: expected key=value")
-        if key not in allowed:
-            raise SettingError(f"{name} parameter {key!r} is unknown: expected one of {allowed}")
-        if key in params:
-            raise SettingError(f"{name} parameter {key!r} is given twice")
-        params[key] = _value(name, key, value)
-    missing = [k for k in required if k not in params]
-    if missing:
-        raise SettingError(f"{name} needs parameter(s) {missing}")
-    return name, params
+    return split_spec(spec, ZONE_SPECS, "zone", _value)
 
 
 def make_zone(spec: str, n_ranks: int | None = None) -> Zone:
