@@ -190,7 +190,7 @@ def test_heap_compaction_changes_no_result() -> None:
             state.network.flow.ctr[3] = room
         out = kernel.run_program(prog, params_vector(ONE), net, 1.0, state)
         outputs.append([np.array(x, copy=True) for x in out])
-    (*default,), (*compacted,) = outputs
+    default, compacted = outputs
     assert int(compacted[4]) < int(default[4])  # events: fewer stale ones popped
     for k in (0, 1, 2, 3, 5, 6, 7):  # end, parts, per call, marks, pc, matches, link bytes
         np.testing.assert_array_equal(default[k], compacted[k])
