@@ -15,9 +15,23 @@ into files in the results folder:
     :func:`mpiuq.calibration.calibrated.load_posterior_draws` reads when ``posterior.nc``
     is absent);
 ``summary.json``
-    the summary of :func:`mpiuq.calibration.report.summary_dict`, plus what the
-    caller adds (figure names, plot timings), plus ``run``: the run's fingerprint and
-    the SHA-256 of every file the run wrote.
+    ``format``/``format_version`` (:data:`~.handoff.SUMMARY_FORMAT`, version
+    :data:`~.handoff.SUMMARY_VERSION`), the summary of
+    :func:`mpiuq.calibration.report.summary_dict`, plus what the caller adds (figure
+    names, plot timings), ``run``: the run's fingerprint and the SHA-256 of every file the
+    run wrote, and ``handoff``: the calibration hand-off record
+    (:class:`~mpiuq.calibration.handoff.Handoff`: estimates, fixed values, regime table
+    with names, the posterior files' sizes and SHA-256), read back as a unit by
+    :func:`~mpiuq.calibration.handoff.verified_handoff`;
+``report.html``
+    the self-contained report the CLI writes from ``summary.json`` and the figures
+    (a view: not listed in ``run``, rewritten by ``mpiuq campaign report``).
+
+The working files ``surrogate.h5``, ``surrogate_local.h5`` and ``posterior.nc``
+(:data:`WORKING_FILES`) are large and read by nothing downstream (replay and what-if
+read ``posterior_draws.nc`` when ``posterior.nc`` is absent): a results folder kept or
+committed without them is complete, and :func:`result_file_states` says "not kept"
+instead of "missing" for them.
 
 Completeness: every file is written to a temporary name and renamed into place, and
 ``summary.json`` is written last, so a folder with a ``summary.json`` holds a finished
@@ -38,19 +52,32 @@ import os
 import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mpiuq.calibration.campaign_result import CampaignResult
-from mpiuq.calibration.config import Campaign
 from mpiuq.calibration.errors import ResultsError
+from mpiuq.calibration.handoff import (
+    SUMMARY_FORMAT,
+    SUMMARY_VERSION,
+    build_handoff,
+    file_sha256,
+)
 from mpiuq.surrogate.atomic_write import replace_atomically
-from mpiuq.surrogate.storage import save_pce
+from mpiuq.surrogate.hdf5_errors import naming_hdf5_errors
+from mpiuq.surrogate.json_text import write_json
+
+if TYPE_CHECKING:  # reading a results folder needs neither (nor SciPy and h5py behind them)
+    from mpiuq.calibration.campaign_result import CampaignResult
+    from mpiuq.calibration.config import Campaign
 
 SURROGATE_FILE = "surrogate.h5"
 LOCAL_SURROGATE_FILE = "surrogate_local.h5"
 POSTERIOR_FILE = "posterior.nc"
 POSTERIOR_DRAWS_FILE = "posterior_draws.nc"
 SUMMARY_FILE = "summary.json"
+REPORT_FILE = "report.html"
+#: Files a run writes that a results folder may go without (large; nothing reads them
+#: after the run; a re-run writes them again): see the module docstring.
+WORKING_FILES = frozenset({SURROGATE_FILE, LOCAL_SURROGATE_FILE, POSTERIOR_FILE})
 try:
     MPIUQ_VERSION = importlib.metadata.version("mpiuq")
 except importlib.metadata.PackageNotFoundError:  # pragma: no cover - running from a copy
@@ -97,6 +124,29 @@ def hold_results_folder(out_dir: str | Path) -> Iterator[Path]:
         os.close(fd)  # closing the descriptor releases the lock
 
 
+def run_holder(out_dir: str | Path) -> int | None:
+    """Process id of the run holding ``out_dir`` now (:func:`hold_results_folder`), or None.
+
+    Probes the lock with a shared, non-blocking ``flock`` (released at once), so it
+    never waits; a lock file left by a finished run is not held.
+    """
+    path = Path(out_dir) / LOCK_FILE
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            return int(text) if text.isdigit() else 0
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
 def write_result_files(result: CampaignResult, out_dir: str | Path) -> list[Path]:
     """Write ``surrogate.h5``, ``surrogate_local.h5``, ``posterior.nc`` and
     ``posterior_draws.nc`` into ``out_dir`` (each atomically).
@@ -104,6 +154,7 @@ def write_result_files(result: CampaignResult, out_dir: str | Path) -> list[Path
     Returns the paths written.
     """
     from mpiuq.calibration.report import inference_data  # arviz import only when needed
+    from mpiuq.surrogate.storage import save_pce
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -113,7 +164,7 @@ def write_result_files(result: CampaignResult, out_dir: str | Path) -> list[Path
     save_pce(result.main.proposal.surrogate, local)
     posterior = out / POSTERIOR_FILE
     idata = inference_data(result)
-    with replace_atomically(posterior) as tmp:
+    with replace_atomically(posterior) as tmp, naming_hdf5_errors(posterior):
         idata.to_netcdf(str(tmp))
     draws = out / POSTERIOR_DRAWS_FILE
     write_posterior_draws(idata["posterior"], draws)
@@ -127,7 +178,7 @@ def write_posterior_draws(posterior: Any, path: Path) -> None:
     subset = posterior[names]
     subset.attrs = dict(posterior.attrs)
     encoding = {n: {"zlib": True, "complevel": 6} for n in names}
-    with replace_atomically(path) as tmp:
+    with replace_atomically(path) as tmp, naming_hdf5_errors(path):
         subset.to_netcdf(str(tmp), group="posterior", engine="h5netcdf", encoding=encoding)
 
 
@@ -137,15 +188,6 @@ def run_fingerprint(campaign: Campaign) -> str:
     for path in (campaign.source, *(spec.path for spec in campaign.datasets)):
         if path is not None and path.is_file():
             h.update(path.read_bytes())
-    return h.hexdigest()
-
-
-def file_sha256(path: Path) -> str:
-    """SHA-256 of a file's bytes."""
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
     return h.hexdigest()
 
 
@@ -171,15 +213,17 @@ def write_summary(
         The run's :func:`run_fingerprint`.
     """
     path = Path(out_dir) / SUMMARY_FILE
-    doc = dict(summary)
+    doc = {"format": SUMMARY_FORMAT, "format_version": SUMMARY_VERSION, **summary}
     doc["run"] = {
         "complete": True,
         "fingerprint": fingerprint,
         "mpiuq_version": MPIUQ_VERSION,
         "files": {p.name: file_sha256(p) for p in files},
     }
-    with replace_atomically(path) as tmp:
-        tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    posterior = [p for p in files if p.name in (POSTERIOR_FILE, POSTERIOR_DRAWS_FILE)]
+    if doc.get("parameters"):
+        doc["handoff"] = build_handoff(doc, fingerprint or "", posterior).to_json()
+    write_json(path, doc)
     return path
 
 
@@ -198,7 +242,7 @@ def set_aside_previous_results(out_dir: str | Path) -> Path | None:
     summary = out / SUMMARY_FILE
     if not summary.is_file():
         return None
-    names = {SURROGATE_FILE, LOCAL_SURROGATE_FILE, POSTERIOR_FILE}
+    names = {SURROGATE_FILE, LOCAL_SURROGATE_FILE, POSTERIOR_FILE, REPORT_FILE}
     with contextlib.suppress(OSError, ValueError, RecursionError):
         doc = json.loads(summary.read_text(encoding="utf-8"))
         if isinstance(doc, dict):
@@ -252,6 +296,12 @@ def summary_file(path: str | Path) -> Path:
             earlier = (
                 f" (an earlier run's results are in {aside.parent})" if aside.is_file() else ""
             )
+            pid = run_holder(p)
+            if pid is not None:
+                raise ResultsError(
+                    f"results folder {p}: its campaign is running now (pid {pid or 'unknown'}); "
+                    f"{SUMMARY_FILE} appears when the run finishes{earlier}"
+                )
             raise ResultsError(
                 f"results folder {p} has no {SUMMARY_FILE}: its campaign has not finished "
                 "(interrupted, failed or never run); run 'mpiuq campaign run CAMPAIGN.toml' "
@@ -291,25 +341,43 @@ def read_summary(path: str | Path) -> tuple[Path, dict[str, Any]]:
     return file, doc
 
 
-def check_result_files(file: Path, summary: dict[str, Any]) -> list[str]:
-    """Problems with the files a summary lists: missing, or changed since the run wrote them.
+def result_file_states(file: Path, summary: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(name, state)`` of every file a summary's ``run`` record lists.
 
-    Returns one message per problem (an empty list when all match, or when the summary
-    predates the ``run`` record).
+    ``state`` is ``"ok"`` (present, same SHA-256 as when the run wrote it),
+    ``"changed"``, ``"missing"``, ``"not kept"`` (a :data:`WORKING_FILES` member that
+    is absent: the folder does not need it) or ``"invalid name"``. Empty when the
+    summary predates the ``run`` record.
     """
     run = summary.get("run")
     if not isinstance(run, dict) or not isinstance(run.get("files"), dict):
         return []
-    problems = []
+    states = []
     for name, digest in run["files"].items():
         if not isinstance(name, str) or not _plain_name(name):
-            problems.append(f"{file}: run.files lists {name!r}, which is not a file name")
+            states.append((str(name), "invalid name"))
             continue
         p = file.parent / name
         if not p.is_file():
-            problems.append(f"{p} is missing (the run wrote it)")
-        elif file_sha256(p) != digest:
-            problems.append(
-                f"{p} has changed since the run wrote it (modified or from another run)"
-            )
-    return problems
+            states.append((name, "not kept" if name in WORKING_FILES else "missing"))
+        else:
+            states.append((name, "ok" if file_sha256(p) == digest else "changed"))
+    return states
+
+
+def check_result_files(file: Path, summary: dict[str, Any]) -> list[str]:
+    """Problems with the files a summary lists: missing, or changed since the run wrote them.
+
+    Returns one message per problem (an empty list when all match, or when the summary
+    predates the ``run`` record). An absent :data:`WORKING_FILES` member is no problem.
+    """
+    messages = {
+        "invalid name": "{file}: run.files lists {name!r}, which is not a file name",
+        "missing": "{path} is missing (the run wrote it)",
+        "changed": "{path} has changed since the run wrote it (modified or from another run)",
+    }
+    return [
+        messages[state].format(file=file, name=name, path=file.parent / name)
+        for name, state in result_file_states(file, summary)
+        if state in messages
+    ]

@@ -19,7 +19,7 @@ import numpy.typing as npt
 from mpiuq.calibration.errors import DataError
 from mpiuq.calibration.limits import MAX_MESSAGE_BYTES
 from mpiuq.surrogate.atomic_write import replace_atomically
-from mpiuq.surrogate.text_input import read_text
+from mpiuq.surrogate.text_input import not_a_file, other_separator, read_text, shown_line
 
 _COLUMNS = ("run", "msg_size_bytes", "value", "unit", "benchmark")
 #: Largest replica index ``run``.
@@ -86,8 +86,8 @@ def read_benchmark_csv(path: str | Path, benchmark: str) -> Measurements:
         If the file cannot be read for another reason (permissions, I/O error).
     """
     p = Path(path)
-    if not p.is_file():
-        what = "is a folder" if p.is_dir() else "does not exist"
+    what = not_a_file(p)
+    if what is not None:
         raise DataError(f"{p} {what}: expected a benchmark CSV file ({','.join(_COLUMNS)})")
     text, why = read_text(p)
     if text is None:
@@ -98,11 +98,29 @@ def read_benchmark_csv(path: str | Path, benchmark: str) -> Measurements:
     units: set[str] = set()
     labels: set[str] = set()
     line_no = 1
+    if not text.strip():
+        raise DataError(
+            f"{p} is empty: expected a benchmark CSV with the header {','.join(_COLUMNS)} "
+            "and one row per measurement"
+        )
+    first_line = text.lstrip("\r\n").splitlines()[0]
+    separator = other_separator(first_line)
+    if separator is not None:
+        raise DataError(
+            f"{p}: its fields are separated by {separator}: expected a comma-separated "
+            f"file with the header {','.join(_COLUMNS)} (save it as CSV with commas; "
+            "decimal points, not commas)"
+        )
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = next(reader, None)
+        while header is not None and not any(h.strip() for h in header):
+            header = next(reader, None)  # blank lines before the header
         if header is None or tuple(h.strip() for h in header) != _COLUMNS:
-            raise DataError(f"{p}: header {header!r} is invalid: expected {','.join(_COLUMNS)}")
+            first = text.split("\n", 1)[0].rstrip("\r")
+            raise DataError(
+                f"{p}: header {shown_line(first)} is invalid: expected {','.join(_COLUMNS)}"
+            )
         for row in reader:
             line_no = reader.line_num
             if not row:

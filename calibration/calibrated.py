@@ -1,9 +1,11 @@
 """Calibrated parameters for replay and simulation: the calibration -> replay hand-off.
 
-A finished campaign's ``summary.json`` (:mod:`mpiuq.calibration.artefacts`) holds the
-fixed simulator values and per-parameter estimates; its ``posterior.nc`` holds the
-posterior draws, and ``posterior_draws.nc`` the simulator parameters' draws alone (the
-file committed with a curated result, as ``posterior.nc`` is too large to commit). :func:`load_calibrated` (one point estimate) and
+A finished campaign's ``summary.json`` (:mod:`mpiuq.calibration.artefacts`) holds its
+hand-off record (:mod:`mpiuq.calibration.handoff`: the fixed simulator values, the
+per-parameter estimates, the regime table with names, the posterior files' checksums);
+its ``posterior.nc`` holds the posterior draws, and ``posterior_draws.nc`` the simulator
+parameters' draws alone (the file committed with a curated result, as ``posterior.nc``
+is too large to commit). :func:`load_calibrated` (one point estimate) and
 :func:`load_posterior_draws` (many draws) are the only readers of that hand-off, so the
 CLI never parses the files' keys itself.
 
@@ -15,18 +17,20 @@ of the ridge, so ``"map"`` is refused unless the campaign found a unique mode.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeGuard
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from mpiuq.calibration.errors import CalibrationError
-from mpiuq.calibration.limits import check_parameter_value
+from mpiuq.calibration.handoff import Handoff, HandoffError, verified_handoff
+from mpiuq.calibration.limits import check_parameter_value, parameter_range
 from mpiuq.simulator.errors import ParameterError
+from mpiuq.simulator.parameters import SimParams
+from mpiuq.surrogate.json_text import read_json
 
 #: Posterior point estimates a campaign summary provides per parameter (default first).
 ESTIMATES: tuple[str, ...] = ("median", "mean", "map")
@@ -52,6 +56,8 @@ class CalibratedParameters:
         ``(name, value)`` of the simulator parameters the campaign held fixed.
     calibrated
         ``(name, value)`` of the calibrated parameters at ``estimate``.
+    handoff
+        The verified hand-off record (regime table with names included).
     """
 
     source: Path
@@ -59,10 +65,16 @@ class CalibratedParameters:
     estimate: str
     fixed: tuple[tuple[str, float], ...]
     calibrated: tuple[tuple[str, float], ...]
+    handoff: Handoff
 
     def values(self) -> dict[str, float]:
-        """Fixed and calibrated values in one mapping (``SimParams.from_mapping`` input)."""
+        """Fixed and calibrated values in one mapping."""
         return dict(self.fixed) | dict(self.calibrated)
+
+    def params(self, overrides: Mapping[str, Any] | None = None) -> SimParams:
+        """The parameter set: the campaign's regime table (names kept), its fixed and
+        calibrated values, then ``overrides`` (``--param``)."""
+        return self.handoff.params(dict(self.calibrated) | dict(overrides or {}))
 
 
 def summary_path(path: str | Path) -> Path:
@@ -71,8 +83,31 @@ def summary_path(path: str | Path) -> Path:
     return p / "summary.json" if p.is_dir() else p
 
 
+def _read_summary(path: str | Path) -> tuple[Path, dict[str, Any]]:
+    """The summary file of ``path`` and its content (a JSON object)."""
+    file = summary_path(path)
+    if not file.is_file():
+        raise CalibratedParametersError(
+            f"campaign summary {file} does not exist: expected results/<campaign>/summary.json "
+            "written by 'mpiuq campaign run'"
+        )
+    try:
+        data = read_json(file)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise CalibratedParametersError(
+            f"{file} is not a campaign summary: expected JSON written by 'mpiuq campaign run' "
+            f"({' '.join(str(exc).split())})"
+        ) from None
+    if not isinstance(data, dict):
+        raise CalibratedParametersError(
+            f"{file} is not a campaign summary: expected a JSON object written by "
+            "'mpiuq campaign run'"
+        )
+    return file, data
+
+
 def load_calibrated(path: str | Path, estimate: str = "median") -> CalibratedParameters:
-    """Read the calibrated parameters of a finished campaign.
+    """Read the calibrated parameters of a finished campaign (its verified hand-off record).
 
     Parameters
     ----------
@@ -84,73 +119,40 @@ def load_calibrated(path: str | Path, estimate: str = "median") -> CalibratedPar
     Raises
     ------
     CalibratedParametersError
-        If the file is missing, not JSON, or lacks the ``parameters`` table or a finite
-        value of the estimate (names the file and key), or if ``estimate = "map"`` and the
-        campaign found no unique mode (the reason is quoted).
+        If the file is missing, not JSON, has no valid hand-off record (an older summary,
+        a malformed or foreign record: :func:`~.handoff.verified_handoff`), or if
+        ``estimate = "map"`` and the campaign found no unique mode (the reason is quoted).
     """
     if estimate not in ESTIMATES:
         raise CalibratedParametersError(
             f"estimate {estimate!r} is unknown: expected one of {list(ESTIMATES)}"
         )
-    file = summary_path(path)
-    if not file.is_file():
+    file, data = _read_summary(path)
+    record = _verified(file, data)
+    if estimate == "map" and not record.map_unique:
         raise CalibratedParametersError(
-            f"campaign summary {file} does not exist: expected results/<campaign>/summary.json "
-            "written by 'mpiuq campaign run'"
+            f"{file}: the MAP is not unique ({record.map_reason or 'not recorded'}): use "
+            "--estimate median or mean, or replay posterior draws"
         )
-    try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise CalibratedParametersError(
-            f"{file} is not a campaign summary: expected JSON written by 'mpiuq campaign run' "
-            f"({exc})"
-        ) from None
-    if not isinstance(data, Mapping) or not isinstance(data.get("parameters"), Mapping):
-        raise CalibratedParametersError(
-            f"{file} has no 'parameters' table: expected a campaign summary"
-        )
-    if estimate == "map":
-        mode = data.get("map")
-        if not isinstance(mode, Mapping) or mode.get("unique") is not True:
-            reason = (
-                mode.get("reason", "not recorded") if isinstance(mode, Mapping) else "not recorded"
-            )
+    calibrated = []
+    for name, entry in record.estimates.items():
+        value = entry[estimate]
+        if value is None:
             raise CalibratedParametersError(
-                f"{file}: the MAP is not unique ({reason}): use --estimate median or mean, "
-                "or replay posterior draws"
+                f"{file}: handoff.estimates.{name}.{estimate} = None is invalid: expected a "
+                "finite number"
             )
-    fixed = _numbers(file, "fixed", data.get("fixed") or {})
-    calibrated: list[tuple[str, float]] = []
-    for name, entry in data["parameters"].items():
-        value = entry.get(estimate) if isinstance(entry, Mapping) else None
-        if not _finite(value):
-            raise CalibratedParametersError(
-                f"{file}: parameters.{name}.{estimate} = {value!r} is invalid: "
-                "expected a finite number"
-            )
-        _check_range(file, f"parameters.{name}.{estimate}", str(name), value)
-        calibrated.append((str(name), float(value)))
+        calibrated.append((name, float(value)))
     return CalibratedParameters(
-        file, str(data.get("name", "")), estimate, tuple(fixed), tuple(calibrated)
+        file, record.campaign, estimate, tuple(record.fixed.items()), tuple(calibrated), record
     )
 
 
-def _finite(value: object) -> TypeGuard[int | float]:
-    return not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)
-
-
-def _numbers(file: Path, key: str, table: object) -> list[tuple[str, float]]:
-    if not isinstance(table, Mapping):
-        raise CalibratedParametersError(f"{file}: {key} = {table!r} is invalid: expected a table")
-    out = []
-    for name, value in table.items():
-        if not _finite(value):
-            raise CalibratedParametersError(
-                f"{file}: {key}.{name} = {value!r} is invalid: expected a finite number"
-            )
-        _check_range(file, f"{key}.{name}", str(name), value)
-        out.append((str(name), float(value)))
-    return out
+def _verified(file: Path, data: dict[str, Any], needed: tuple[str, ...] = ()) -> Handoff:
+    try:
+        return verified_handoff(file, data, needed)
+    except HandoffError as exc:
+        raise CalibratedParametersError(str(exc)) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,25 +162,34 @@ class PosteriorDraws:
     Attributes
     ----------
     source
-        The ``posterior.nc`` read.
+        The posterior file read (``posterior.nc`` or ``posterior_draws.nc``).
     names
         Calibrated simulator parameter names (columns of ``values``).
     values
-        Draws, shape (n_draws, len(names)), in the parameters' units.
+        Draws, shape (n_draws, len(names)), in the parameters' units (each in range).
     fixed
         ``(name, value)`` of the simulator parameters the campaign held fixed.
+    handoff
+        The verified hand-off record the draws belong to.
     """
 
     source: Path
     names: tuple[str, ...]
     values: npt.NDArray[np.float64]
     fixed: tuple[tuple[str, float], ...]
+    handoff: Handoff
 
     def mapping(self, k: int) -> dict[str, float]:
-        """Fixed values and draw ``k`` in one mapping (``SimParams.from_mapping`` input)."""
+        """Fixed values and draw ``k`` in one mapping."""
         return dict(self.fixed) | {
             n: float(v) for n, v in zip(self.names, self.values[k], strict=True)
         }
+
+    def params(self, k: int, overrides: Mapping[str, Any] | None = None) -> SimParams:
+        """The parameter set of draw ``k`` (regime table with its names, fixed values,
+        the draw, then ``overrides``)."""
+        draw = {n: float(v) for n, v in zip(self.names, self.values[k], strict=True)}
+        return self.handoff.params(draw | dict(overrides or {}))
 
 
 def posterior_path(path: str | Path) -> Path:
@@ -196,12 +207,15 @@ def posterior_path(path: str | Path) -> Path:
 
 
 def load_posterior_draws(path: str | Path, n_draws: int, seed: int = 0) -> PosteriorDraws:
-    """Read ``n_draws`` posterior draws of the simulator parameters from ``posterior.nc``.
+    """Read ``n_draws`` posterior draws of the simulator parameters of a finished campaign.
+
+    The draws file must be one the folder's hand-off record lists, unchanged (size and
+    SHA-256; :func:`~.handoff.verified_handoff`); every draw is range-checked.
 
     Parameters
     ----------
     path
-        ``results/<campaign>`` or its ``posterior.nc`` (written by ``mpiuq campaign run``).
+        ``results/<campaign>`` or its ``posterior.nc`` / ``posterior_draws.nc``.
     n_draws
         Draws wanted (>= 1); picked without replacement when the file holds enough,
         else all of them and then with replacement.
@@ -211,63 +225,63 @@ def load_posterior_draws(path: str | Path, n_draws: int, seed: int = 0) -> Poste
     Raises
     ------
     CalibratedParametersError
-        If the file is missing or not a campaign posterior, or ``n_draws`` is invalid.
+        If the file is missing, not listed by (or changed since) the hand-off record beside
+        it, not a campaign posterior, holds no draws or an out-of-range draw, or
+        ``n_draws`` is invalid.
     """
     if isinstance(n_draws, bool) or not isinstance(n_draws, int) or n_draws < 1:
         raise CalibratedParametersError(f"n_draws={n_draws!r} is invalid: expected an integer >= 1")
     file = posterior_path(path)
     if not file.is_file():
         raise CalibratedParametersError(
-            f"campaign posterior {file} does not exist: expected results/<campaign>/posterior.nc "
-            "written by 'mpiuq campaign run'"
+            f"campaign posterior {file} does not exist: the results folder holds no posterior "
+            "draws (posterior.nc or posterior_draws.nc; they are not committed with every "
+            "result): use --estimate median (or mean), or re-run 'mpiuq campaign run' on its "
+            "campaign file"
         )
-    _check_written_by_its_run(file)
+    summary, data = _read_summary(file.parent)
+    record = _verified(summary, data, needed=(file.name,))
     import xarray as xr
 
     try:
         with xr.open_dataset(file, group="posterior", engine="h5netcdf") as ds:
             names = tuple(json.loads(ds.attrs["model_parameters"]))
-            fixed_raw = json.loads(ds.attrs.get("fixed", "{}"))
             values = np.stack(
                 [np.asarray(ds[n].values, dtype=np.float64).ravel() for n in names], axis=1
             )
     except (OSError, KeyError, ValueError, TypeError) as exc:
         raise CalibratedParametersError(
             f"{file} is not a campaign posterior with model_parameters: expected posterior.nc "
-            f"written by 'mpiuq campaign run' ({exc})"
+            f"written by 'mpiuq campaign run' ({' '.join(str(exc).split())[:200]})"
         ) from None
-    fixed = _numbers(file, "fixed", fixed_raw)
-    rng = np.random.default_rng(seed)
+    if set(names) != set(record.estimates):
+        raise CalibratedParametersError(
+            f"{file} holds draws of {list(names)}, its hand-off record calibrates "
+            f"{sorted(record.estimates)}: not this campaign's posterior"
+        )
     n = values.shape[0]
+    if n == 0:
+        raise CalibratedParametersError(
+            f"{file} holds 0 posterior draws: expected at least 1 (a damaged or empty posterior)"
+        )
+    for j, name in enumerate(names):  # the one range check, over every draw
+        _check_draws(file, name, values[:, j])
+    rng = np.random.default_rng(seed)
     if n_draws <= n:
         pick = rng.choice(n, size=n_draws, replace=False)
     else:
         pick = np.concatenate([rng.permutation(n), rng.choice(n, size=n_draws - n)])
-    return PosteriorDraws(file, names, values[pick], tuple(fixed))
+    return PosteriorDraws(file, names, values[pick], tuple(record.fixed.items()), record)
 
 
-def _check_written_by_its_run(file: Path) -> None:
-    """Refuse draws that are not the ones the folder's ``summary.json`` reports.
-
-    A campaign records the SHA-256 of every file it wrote in ``summary.json``; draws
-    changed since (edited, or copied from another run) would be replayed under the other
-    run's summary. Files the summary does not list (older runs) are read as they are.
-    """
-    from mpiuq.calibration.artefacts import file_sha256
-
-    summary = file.parent / "summary.json"
-    try:
-        doc = json.loads(summary.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return  # no summary beside it: a posterior file given on its own
-    run = doc.get("run") if isinstance(doc, dict) else None
-    files = run.get("files") if isinstance(run, dict) else None
-    digest = files.get(file.name) if isinstance(files, dict) else None
-    if isinstance(digest, str) and file_sha256(file) != digest:
-        raise CalibratedParametersError(
-            f"{file} has changed since the run that wrote {summary} (its SHA-256 differs "
-            "from the one the summary records): its draws are not that calibration's; "
-            "re-run the campaign or restore the file"
+def _check_draws(file: Path, name: str, column: npt.NDArray[np.float64]) -> None:
+    low, high = parameter_range(name)
+    bad = ~np.isfinite(column) | (column < low) | (column > high)
+    if bad.any():
+        k = int(np.argmax(bad))
+        _check_range(file, f"draw {k} of {name}", name, float(column[k]))
+        raise CalibratedParametersError(  # pragma: no cover - _check_range raised
+            f"{file}: draw {k} of {name} = {column[k]!r} is invalid"
         )
 
 

@@ -1,5 +1,6 @@
 """The campaign pipeline: data -> design -> surrogate -> Sobol groups -> grouped MCMC ->
-local refinement -> simulator-exact posterior -> estimates, predictive, comparison, checks.
+posterior on the simulator (direct MCMC, or local refinement + importance weights + moves,
+chosen by the simulator's cost) -> estimates, predictive, comparison, checks.
 
 Each stage is a function of the immutable :class:`~mpiuq.calibration.config.Campaign`
 and of earlier stages' frozen results. :func:`run_campaign` chains them and returns a
@@ -28,26 +29,35 @@ from mpiuq.calibration.budget import check_campaign_budget
 from mpiuq.calibration.campaign_result import CampaignResult, VariantResult
 from mpiuq.calibration.checks import (
     KHAT_LIMIT,
-    UNIFORM_ESS_FRACTION,
     WARMUP_P,
     Check,
     coverage_threshold,
+    importance_check,
 )
 from mpiuq.calibration.comparison import compare, psis_loo
 from mpiuq.calibration.config import Campaign, SimulatorSpec
+from mpiuq.calibration.direct import DirectStats, direct_posterior, simulator_density
 from mpiuq.calibration.discrepancy import Discrepancy, regime_discrepancy
 from mpiuq.calibration.estimates import estimate
-from mpiuq.calibration.exact import exact_posterior, surrogate_only
+from mpiuq.calibration.exact import ExactPosterior, exact_posterior, surrogate_only
 from mpiuq.calibration.grouping import Grouping, joint_grouping, sensitivity_grouping
 from mpiuq.calibration.joint_model import NamedModel, joint
 from mpiuq.calibration.likelihood import ModelPredictor
 from mpiuq.calibration.noise import NoiseModel, noise_model
 from mpiuq.calibration.observations import Observations, load_observations
 from mpiuq.calibration.posterior import Posterior, Problem, sample_posterior
+from mpiuq.calibration.posterior_path import (
+    PathChoice,
+    choose_path,
+    population_settings,
+    time_batch,
+)
 from mpiuq.calibration.predictive import predictive
-from mpiuq.calibration.proposal import evenly, refined_proposal
+from mpiuq.calibration.proposal import Proposal, evenly, refined_proposal
+from mpiuq.calibration.refinement import surrogate_check
 from mpiuq.calibration.sampler import SamplerProgress, SamplerSettings
 from mpiuq.calibration.summaries import find_map
+from mpiuq.calibration.symmetry import Groups, fold, swap_error, symmetrise
 from mpiuq.simulator.benchmarks import BenchmarkModel
 from mpiuq.simulator.parameters import UNITS
 from mpiuq.simulator.watch import usable_cores
@@ -332,6 +342,20 @@ def _run(
     )
     lap("sampling")
 
+    groups = exchangeable_columns(campaign, problem.names)
+    aux = np.random.default_rng(np.random.SeedSequence(campaign.seed, spawn_key=(25,)))
+    swap = None
+    if groups:
+        nm0 = problem.n_model
+        swap = swap_error(model, groups, problem.lower[:nm0], problem.upper[:nm0], aux)
+    path = _choose_path(campaign, problem, model, grouped, groups)
+    emit(CampaignProgress("posterior path", 1, 1, path.path))
+    post = campaign.posterior
+    direct = _Direct(path, groups, problem.names, post.target_ess, post.target_rhat)
+    compared = replace(
+        direct, target_ess=post.variant_target_ess, target_rhat=post.variant_target_rhat
+    )
+
     main = _variant(
         "discrepancy" if disc.enabled else "no discrepancy",
         campaign,
@@ -342,6 +366,7 @@ def _run(
         seed_main,
         emit,
         lap,
+        direct=direct,
     )
     alternatives: tuple[VariantResult, ...] = ()
     comparison: tuple[dict[str, object], ...] = ()
@@ -364,6 +389,7 @@ def _run(
             emit,
             lap,
             reuse_surrogate=True,
+            direct=compared,
         )
         alternatives = (alt,)
     for spec, seed_v in zip(campaign.variants, root.spawn(len(campaign.variants)), strict=True):
@@ -379,6 +405,7 @@ def _run(
                 seed_v,
                 emit,
                 lap,
+                replace(compared, groups=()),
             ),
         )
     if alternatives:
@@ -407,6 +434,7 @@ def _run(
     emit(CampaignProgress("estimates", 1, 1))
     lap("estimates")
     checks = _checks(campaign, grouped, main, alternatives, shift) + _warmup_checks(campaign, obs)
+    checks += _posterior_checks(campaign, main, alternatives, swap)
     return CampaignResult(
         campaign,
         obs,
@@ -423,7 +451,40 @@ def _run(
         checks,
         y,
         tuple(timings),
+        path,
+        swap,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class _Direct:
+    """How a variant computes its posterior: the path, the exchangeable groups (columns of
+    ``names``), the names of the start draws' columns and the ESS and R-hat targets."""
+
+    path: PathChoice
+    groups: Groups
+    names: tuple[str, ...]
+    target_ess: float
+    target_rhat: float
+
+
+def exchangeable_columns(campaign: Campaign, names: tuple[str, ...]) -> Groups:
+    """The ``[posterior] exchangeable`` groups as column indices of ``names``."""
+    return tuple(tuple(names.index(n) for n in group) for group in campaign.posterior.exchangeable)
+
+
+def _choose_path(
+    campaign: Campaign, problem: Problem, model: NamedModel, grouped: Posterior, groups: Groups
+) -> PathChoice:
+    """Time one batch of the simulator's log-posterior (one half-step of the direct sampler)
+    at grouped posterior draws and choose the path (median of three calls)."""
+    spec = campaign.posterior
+    flat = grouped.draws.reshape(-1, grouped.draws.shape[-1])
+    n = max(1, spec.populations * spec.walkers // 2)
+    x = fold(evenly(flat, n), groups)
+    density = simulator_density(exact_problem(problem, model).log_posterior(), groups)
+    seconds = float(np.median([time_batch(density, x) for _ in range(3)]))
+    return choose_path(spec, len(problem.names), x.shape[0], seconds)
 
 
 def _variant(
@@ -437,11 +498,17 @@ def _variant(
     emit: ProgressFn,
     lap: Callable[[str], None],
     reuse_surrogate: bool = False,
+    direct: _Direct | None = None,
 ) -> VariantResult:
-    """Refine, make exact, predict and score one likelihood variant.
+    """Sample (direct path) or refine and correct (surrogate path), predict and score one
+    likelihood variant.
 
     With ``reuse_surrogate``, ``pce`` is an already refined local chaos: no new rounds.
     """
+    if direct is not None and direct.path.path == "direct":
+        return _direct_variant(
+            name, campaign, problem, pce, grouped, model, seed, emit, lap, direct
+        )
     r, e = campaign.refinement, campaign.exact
     seed_refine, seed_exact, seed_pred = seed.spawn(3)
     settings = replace(
@@ -481,18 +548,85 @@ def _variant(
     else:
         logq = proposal.problem.log_posterior()(draws)
         exact = exact_posterior(target, draws, logq, e.draws, e.move_steps, rng)
-    emit(CampaignProgress("exact", 1, 1, name))
-    prior_model = model if model is not None else pce.predict
+        if direct is not None and direct.groups:  # the swap check verifies the symmetry
+            exact = replace(exact, draws=symmetrise(exact.draws, direct.groups, rng))
+    emit(CampaignProgress("posterior", 1, 1, name))
+    return _scored(name, campaign, exact_p, proposal, exact, model, seed_pred, lap)
+
+
+def _scored(
+    name: str,
+    campaign: Campaign,
+    exact_p: Problem,
+    proposal: Proposal,
+    exact: ExactPosterior,
+    model: NamedModel,
+    seed_pred: np.random.SeedSequence,
+    lap: Callable[[str], None],
+    direct: DirectStats | None = None,
+) -> VariantResult:
+    """Predictive and PSIS-LOO of a variant's final draws."""
     pred = predictive(
         exact_p,
         exact,
-        prior_model,
+        model,
         np.random.default_rng(seed_pred),
         campaign.calibration.predictive_draws,
     )
     loo = psis_loo(exact.loglik)
-    lap(f"exact ({name})")
-    return VariantResult(name, exact_p, proposal, exact, pred, loo)
+    lap(f"posterior ({name})")
+    return VariantResult(name, exact_p, proposal, exact, pred, loo, direct)
+
+
+def _direct_variant(
+    name: str,
+    campaign: Campaign,
+    problem: Problem,
+    pce: PolynomialChaos,
+    grouped: Posterior,
+    model: NamedModel,
+    seed: np.random.SeedSequence,
+    emit: ProgressFn,
+    lap: Callable[[str], None],
+    direct: _Direct,
+) -> VariantResult:
+    """The direct path: MCMC on the simulator's posterior from the grouped surrogate draws;
+    the surrogate's error at the final draws is reported, not used."""
+    seed_run, seed_pred = seed.spawn(2)
+    exact_p = exact_problem(problem, model)
+    settings = population_settings(campaign.posterior, direct.target_ess, direct.target_rhat)
+    flat = grouped.draws.reshape(-1, grouped.draws.shape[-1])
+    start = np.tile(problem.nominal, (flat.shape[0], 1))
+    for j, n in enumerate(problem.names):
+        if n in direct.names:
+            start[:, j] = flat[:, direct.names.index(n)]
+    stage = f"posterior ({name})"
+
+    def report(run: object) -> None:
+        d = run.diagnostics  # type: ignore[attr-defined]
+        note = (
+            f"rhat={np.max(d.rhat):.3f} ess={min(np.min(d.ess_bulk), np.min(d.ess_tail)):.0f}"
+            f"{' converged' if d.converged else ''}"
+        )
+        emit(CampaignProgress(stage, run.steps_done, settings.max_steps, note))  # type: ignore[attr-defined]
+
+    exact, stats = direct_posterior(
+        exact_p.log_posterior(),
+        start,
+        settings,
+        direct.groups,
+        # as many final draws as effective ones: fewer would throw precision away
+        max(campaign.exact.draws, int(np.ceil(direct.target_ess))),
+        np.random.default_rng(seed_run),
+        exact_p.names,
+        report,
+    )
+    nm = problem.n_model
+    check = surrogate_check(
+        pce.predict(exact.draws[:, :nm]), exact.outputs, np.sqrt(problem.data_var)
+    )
+    proposal = Proposal(problem, pce, grouped, check, (), "simulator")
+    return _scored(name, campaign, exact_p, proposal, exact, model, seed_pred, lap, stats)
 
 
 def _model_variant(
@@ -506,16 +640,18 @@ def _model_variant(
     seed: np.random.SeedSequence,
     emit: ProgressFn,
     lap: Callable[[str], None],
+    direct: _Direct | None = None,
 ) -> VariantResult:
     """The campaign's likelihood with another simulator (``[[variants]]``): same data, same
-    priors and discrepancy form, refined from the main grouped posterior's draws."""
+    priors and discrepancy form, started from the main grouped posterior's draws (no
+    exchangeable folding: the swap check covers the campaign's own model only)."""
     camp = replace(campaign, simulator=simulator)
     model = model_for(camp, obs)
     disc = discrepancy_for(camp, obs)
     prob = problem_for(camp, pce, obs, disc)
     nm = prob.n_model
     prob = replace(prob, nominal=np.concatenate([problem.nominal[:nm], prob.nominal[nm:]]))
-    return _variant(name, camp, prob, pce, grouped, model, seed, emit, lap)
+    return _variant(name, camp, prob, pce, grouped, model, seed, emit, lap, direct=direct)
 
 
 def _checks(
@@ -528,6 +664,12 @@ def _checks(
     t = campaign.checks
     stages = [grouped.converged, main.proposal.posterior.converged]
     stages += [a.proposal.posterior.converged for a in alternatives]
+    surrogate_mcmc = (
+        "the grouped MCMC met the [calibration] R-hat/ESS targets"
+        if main.direct is not None
+        else "the grouped MCMC met the [calibration] R-hat/ESS targets and the final refined "
+        "MCMC the [refinement] ones"
+    )
     out = [
         Check(
             "mcmc_converged",
@@ -535,11 +677,10 @@ def _checks(
             "fail",
             None,
             None,
-            "the grouped MCMC met the [calibration] R-hat/ESS targets and the final refined "
-            "MCMC the [refinement] ones"
+            f"surrogate MCMC: {surrogate_mcmc}"
             if all(stages)
-            else "an MCMC stage did not meet its R-hat/ESS targets within its max_steps "
-            "(grouped: [calibration]; refined: [refinement])",
+            else "a surrogate MCMC stage did not meet its R-hat/ESS targets within its "
+            "max_steps (grouped: [calibration]; refined: [refinement])",
         )
     ]
     check = main.proposal.check
@@ -549,8 +690,8 @@ def _checks(
         Check(
             "surrogate_error",
             worst <= t.max_surrogate_error_sd and by == "simulator",
-            # with a simulator the posterior is made exact (judged by importance_sampling);
-            # without one the surrogate's posterior is the answer
+            # with a simulator the posterior is sampled on it (direct) or corrected on it
+            # (judged by importance_sampling); without one the surrogate's is the answer
             "warn" if by == "simulator" else "fail",
             worst,
             t.max_surrogate_error_sd,
@@ -559,7 +700,7 @@ def _checks(
         )
     )
     w = main.exact.weights
-    if w is None:
+    if main.exact.method == "surrogate":
         out.append(
             Check(
                 "importance_sampling",
@@ -567,45 +708,15 @@ def _checks(
                 "fail",
                 None,
                 t.max_khat,
-                "no simulator: the posterior is the surrogate's, not made exact",
+                "no simulator: the posterior is the surrogate's, not corrected on the simulator",
             )
         )
-    else:
-        n_prop = w.log_weights.size
-        # (almost) uniform weights: the tail fit of k-hat has no tail to fit
-        uniform = w.ess >= UNIFORM_ESS_FRACTION * n_prop
-        ok = (w.khat <= t.max_khat or uniform) and w.ess >= t.min_ess
-        out.append(
-            Check(
-                "importance_sampling",
-                ok,
-                "fail",
-                w.khat,
-                t.max_khat,
-                f"simulator/surrogate importance weights: Pareto k-hat {w.khat:.2f} "
-                f"(<= {t.max_khat}{', or uniform weights' if uniform else ''}), ESS "
-                f"{w.ess:.0f} of {n_prop} (>= {t.min_ess:.0f})",
-            )
-        )
+    elif w is not None:
+        out.append(importance_check("importance_sampling", w, t.max_khat, t.min_ess, "fail"))
     for a in alternatives:
-        wa = a.exact.weights
-        if wa is None:
-            continue
-        ok_a = (wa.khat <= t.max_khat or wa.ess >= UNIFORM_ESS_FRACTION * wa.log_weights.size) and (
-            wa.ess >= t.min_ess
-        )
-        out.append(
-            Check(
-                f"importance_sampling ({a.name})",
-                ok_a,
-                "warn",
-                wa.khat,
-                t.max_khat,
-                f"variant {a.name!r} (comparison only): k-hat {wa.khat:.2f}, ESS {wa.ess:.0f} of "
-                f"{wa.log_weights.size}"
-                + ("" if ok_a else ": its draws rest on the moves more than on the weights"),
-            )
-        )
+        if a.exact.weights is not None:
+            name = f"importance_sampling ({a.name})"
+            out.append(importance_check(name, a.exact.weights, t.max_khat, t.min_ess, "warn"))
     n = main.predictive.inside.size
     need = coverage_threshold(n, t.coverage_alpha)
     got = main.predictive.n_inside
@@ -627,13 +738,13 @@ def _checks(
     worst_name = main.problem.names[int(np.argmax(shift))]
     out.append(
         Check(
-            "grouped_vs_exact",
+            "grouped_vs_posterior",
             worst_shift <= t.max_grouped_shift_sd,
             "warn",
             worst_shift,
             t.max_grouped_shift_sd,
             f"grouped (eq. 9) surrogate posterior means within {worst_shift:.2g} posterior sd "
-            f"of the exact posterior's (largest: {worst_name})",
+            f"of the final posterior's (largest: {worst_name})",
         )
     )
     kmax = float(np.max(main.loo.pareto_k))
@@ -647,6 +758,71 @@ def _checks(
             f"largest pointwise PSIS-LOO k-hat {kmax:.2f}",
         )
     )
+    return tuple(out)
+
+
+#: Largest relative output change under a swap of declared exchangeable parameters.
+MAX_SWAP_ERROR = 1e-9
+
+
+def _posterior_checks(
+    campaign: Campaign,
+    main: VariantResult,
+    alternatives: tuple[VariantResult, ...],
+    swap: float | None,
+) -> tuple[Check, ...]:
+    """Must-pass checks of the posterior path: the direct sampler's convergence, or the
+    moves' mixing on the surrogate path, and the declared symmetry."""
+    out: list[Check] = []
+    for v in (main, *alternatives):
+        suffix = "" if v is main else f" ({v.name})"
+        severity = "fail" if v is main else "warn"
+        d = v.direct
+        if d is not None:
+            ess = float(min(np.min(d.ess_bulk), np.min(d.ess_tail)))
+            rhat = float(np.max(d.rhat))
+            detail = (
+                f"direct MCMC on the simulator, {d.populations} populations x {d.walkers} "
+                f"walkers, {d.steps} steps ({d.evaluations} simulator runs, {d.seconds:.1f} s): "
+                f"max R-hat {rhat:.4f} (<= {d.target_rhat}), min bulk/tail ESS {ess:.0f} "
+                f"(>= {d.target_ess:.0f})"
+            )
+            if d.nonfinite:
+                detail += f"; {d.nonfinite} simulator runs gave a NaN or infinite log-likelihood"
+            if not d.converged:
+                detail += ": not converged within posterior.max_steps"
+            out.append(
+                Check(
+                    f"posterior_converged{suffix}", d.passed, severity, rhat, d.target_rhat, detail
+                )
+            )
+        elif v.exact.moves is not None:
+            mv = v.exact.moves
+            rhat = float(np.nanmax(mv.rhat)) if np.isfinite(mv.rhat).any() else float("inf")
+            target = campaign.posterior.target_rhat
+            ok = rhat <= target and mv.nonfinite == 0
+            detail = (
+                f"resample-move: {mv.steps} steps of {mv.populations} sub-populations, "
+                f"acceptance {mv.acceptance:.2f}, R-hat across sub-populations {rhat:.4f} "
+                f"(<= {target}); {mv.unique_after} distinct draws"
+                + (" (run budget reached)" if mv.budget_limited else "")
+                + (f"; {mv.nonfinite} NaN or infinite log-likelihoods" if mv.nonfinite else "")
+            )
+            out.append(Check(f"moves_mixed{suffix}", ok, severity, rhat, target, detail))
+    if swap is not None:
+        names = "; ".join(", ".join(g) for g in campaign.posterior.exchangeable)
+        out.append(
+            Check(
+                "exchangeable",
+                swap <= MAX_SWAP_ERROR,
+                "fail",
+                swap,
+                MAX_SWAP_ERROR,
+                f"swapping the declared exchangeable parameters ({names}) at random prior "
+                f"points changes the simulator's outputs by at most {swap:.2g} (relative)"
+                + ("" if swap <= MAX_SWAP_ERROR else ": the declaration is wrong for this model"),
+            )
+        )
     return tuple(out)
 
 

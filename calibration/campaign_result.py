@@ -11,11 +11,13 @@ import numpy.typing as npt
 from mpiuq.calibration.checks import Check
 from mpiuq.calibration.comparison import Loo
 from mpiuq.calibration.config import Campaign
+from mpiuq.calibration.direct import DirectStats
 from mpiuq.calibration.estimates import Estimates
 from mpiuq.calibration.exact import ExactPosterior
 from mpiuq.calibration.grouping import Grouping
 from mpiuq.calibration.observations import Observations
 from mpiuq.calibration.posterior import Posterior, Problem
+from mpiuq.calibration.posterior_path import PathChoice
 from mpiuq.calibration.predictive import Predictive
 from mpiuq.calibration.proposal import Proposal
 from mpiuq.surrogate.pce import PolynomialChaos
@@ -41,6 +43,8 @@ class VariantResult:
         Simulator-computed prior and posterior predictive.
     loo
         PSIS-LOO of the pointwise log-likelihood.
+    direct
+        The direct sampler's diagnostics (None on the surrogate path).
     """
 
     name: str
@@ -49,6 +53,14 @@ class VariantResult:
     exact: ExactPosterior
     predictive: Predictive
     loo: Loo
+    direct: DirectStats | None = None
+
+    @property
+    def verified(self) -> bool:
+        """Whether the draws are the simulator's posterior by passed diagnostics: the
+        direct sampler converged with no model failure (the surrogate path is never
+        verified: what its moves could not correct does not show in its diagnostics)."""
+        return self.direct is not None and self.direct.passed
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +88,11 @@ class CampaignResult:
         Rows of the PSIS-LOO comparison of ``main`` and ``alternatives`` (empty if none).
     checks
         The honesty checks (:mod:`~mpiuq.calibration.checks`).
+    path
+        Which posterior path ran and why (:mod:`~mpiuq.calibration.posterior_path`).
+    swap_error
+        Largest relative output change when declared exchangeable parameters are swapped
+        (None when none are declared).
     """
 
     campaign: Campaign
@@ -93,6 +110,8 @@ class CampaignResult:
     checks: tuple[Check, ...]
     design_outputs: FloatArray
     timings_s: tuple[tuple[str, float], ...]
+    path: PathChoice | None = None
+    swap_error: float | None = None
 
     @property
     def predictive(self) -> Predictive:

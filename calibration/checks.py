@@ -12,19 +12,32 @@ Every check has a value, a threshold and a severity. A failed ``"fail"`` check m
     ``max_surrogate_error_sd`` data sd at every output (default 1.0: beyond that the
     surrogate posterior can be off by more than the data's resolution, and the
     importance weights degenerate).
-``importance_sampling`` (fail)
+``importance_sampling`` (fail; surrogate path only)
     Pareto k-hat of the simulator/surrogate weights <= ``max_khat`` (0.7, the PSIS
-    reliability limit) and their ESS >= ``min_ess``; failed without a simulator. When the
-    weights are almost uniform (ESS >= 99% of the draws: the surrogate is as good as the
-    simulator there) k-hat has no tail to fit and is not used.
+    reliability limit), their ESS >= ``min_ess``, and no draw with a NaN or infinite
+    simulator log-likelihood (a failed run never counts as weight); failed without a
+    simulator. When the weights are almost uniform (ESS >= 99% of the draws: the surrogate
+    is as good as the simulator there) k-hat has no tail to fit and is not used.
+``moves_mixed`` (fail; surrogate path only)
+    the rank-normalised R-hat across the independently resampled and moved
+    sub-populations is at most ``posterior.target_rhat`` for every parameter, and no move
+    met a failed simulator run.
+``posterior_converged`` (fail; direct path only)
+    the direct MCMC on the simulator met ``posterior.target_rhat`` (rank-normalised split
+    R-hat across independent populations) and ``posterior.target_ess`` (bulk and tail ESS)
+    for every parameter within ``posterior.max_steps``, with no failed simulator run. Only
+    then are the draws called exact for the simulator.
+``exchangeable`` (fail; with ``posterior.exchangeable``)
+    swapping declared exchangeable parameters at random prior points leaves every
+    simulator output unchanged (relative change <= 1e-9).
 ``predictive_coverage`` (fail)
     the number of data means inside their 90% simulator-predictive band is at least the
     ``coverage_alpha`` quantile of Binomial(n_sizes, 0.9) (13 of 18 at the default 1%):
     fewer means the model misses the data beyond their noise (model-form error) and the
     parameter uncertainties are overconfident; a discrepancy model is the remedy.
-``grouped_vs_exact`` (warn)
+``grouped_vs_posterior`` (warn)
     the grouped (eq. 9) surrogate posterior's means are within ``max_grouped_shift_sd``
-    posterior sd of the exact posterior's: the grouping approximation is harmless.
+    posterior sd of the final posterior's: the grouping approximation is harmless.
 ``loo_reliable`` (warn)
     every pointwise PSIS-LOO k-hat <= 0.7 (else the LOO comparison is indicative only).
 ``warmup (<data set>)`` (warn, only for data tables with ``drop_warmup = true``)
@@ -38,6 +51,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from scipy.stats import binom
+
+from mpiuq.calibration.exact import ImportanceWeights
 
 #: Pareto k-hat above which importance-sampling and LOO estimates are unreliable.
 KHAT_LIMIT = 0.7
@@ -80,6 +95,43 @@ def coverage_threshold(n_sizes: int, alpha: float) -> int:
     13
     """
     return int(binom.ppf(alpha, n_sizes, 0.9)) if alpha > 0 else 0
+
+
+def importance_check(
+    name: str, weights: ImportanceWeights, max_khat: float, min_ess: float, severity: str
+) -> Check:
+    """The check of simulator/surrogate importance weights (see ``importance_sampling``).
+
+    Examples
+    --------
+    >>> from mpiuq.calibration.exact import psis_weights
+    >>> importance_check("w", psis_weights([float("nan")] * 50), 0.7, 10, "fail").passed
+    False
+    """
+    n_prop = weights.log_weights.size
+    # (almost) uniform weights: the tail fit of k-hat has no tail to fit
+    uniform = weights.ess >= UNIFORM_ESS_FRACTION * n_prop
+    # a NaN or infinite simulator log-likelihood is a failed run: never a weight
+    ok = (
+        (weights.khat <= max_khat or uniform)
+        and weights.ess >= min_ess
+        and weights.n_nonfinite == 0
+    )
+    bad = (
+        f"; {weights.n_nonfinite} draws with a NaN or infinite simulator log-likelihood"
+        if weights.n_nonfinite
+        else ""
+    )
+    return Check(
+        name,
+        ok,
+        severity,
+        weights.khat,
+        max_khat,
+        f"simulator/surrogate importance weights: Pareto k-hat {weights.khat:.2f} "
+        f"(<= {max_khat}{', or uniform weights' if uniform else ''}), ESS "
+        f"{weights.ess:.0f} of {n_prop} (>= {min_ess:.0f}){bad}",
+    )
 
 
 def failed(checks: tuple[Check, ...], severity: str = "fail") -> tuple[Check, ...]:

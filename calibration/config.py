@@ -13,7 +13,9 @@ The key names of the campaign file are a contract shared with users::
     [calibration]          # grouping, sobol_threshold, walkers, steps, burn, targets, ...
     [calibration.nominal]  # optional nominal values of calibrated parameters
     [refinement]           # optional: local surrogate refinement around the posterior
-    [exact]                # optional: simulator-exact posterior (importance weights + moves)
+    [posterior]            # optional: which posterior path (direct MCMC on the simulator, or
+                           # surrogate + importance weights + moves), exchangeable parameters
+    [exact]                # optional: the surrogate path's importance weights and moves
     [discrepancy]          # optional: per-regime model discrepancy, model comparison
     [checks]               # optional: thresholds of the honesty checks
     [executor]             # optional: workers, scheduler
@@ -51,6 +53,10 @@ NOMINAL_SOURCES: tuple[str, ...] = ("config", "map")
 
 #: Longest campaign name (it names the results folder).
 MAX_NAME_CHARS = 100
+#: Smallest non-zero ``data.sd_floor_rel``: a relative spread of 1e-300 squares to a
+#: variance of 0 (18 observations of the issue's reproducer), a likelihood of infinite
+#: weight; a millionth of the value is already far below any timer's resolution.
+MIN_SD_FLOOR_REL = 1e-6
 #: Most sizes per protocol regime (``data.sizes_per_protocol``).
 MAX_SIZES_PER_PROTOCOL = 1000
 #: Longest burst of back-to-back iterations (``data.burst_length``; runs go up to 10^9).
@@ -69,6 +75,7 @@ _TOP_KEYS = (
     "surrogate",
     "calibration",
     "refinement",
+    "posterior",
     "exact",
     "discrepancy",
     "checks",
@@ -239,7 +246,7 @@ class CalibrationSpec:
         likelihood found before sampling, so that a group is not biased by far-off
         nominal values of parameters its outputs depend on only weakly.
     moves
-        emcee proposal: ``"stretch"`` or ``"de"`` (differential evolution + snooker).
+        emcee proposal: ``"stretch"`` or ``"de"`` (differential evolution, ``DEMove``).
     map_starts
         Number of best posterior samples used as starts of the MAP optimisation before
         sampling (``nominal_source = "map"``).
@@ -295,6 +302,54 @@ class RefinementSpec:
     error_draws: int = 1000
     max_steps: int = 3000
     target_rhat: float = 1.05
+
+
+#: Posterior paths a campaign may choose (``posterior.sampler``).
+POSTERIOR_SAMPLERS: tuple[str, ...] = ("auto", "direct", "surrogate")
+#: Largest memory of the direct sampler's stored chains, bytes.
+MAX_DIRECT_CHAIN_BYTES = 2 << 30
+
+
+@dataclass(frozen=True, slots=True)
+class PosteriorSpec:
+    """Which path computes the posterior on the simulator (``[posterior]``).
+
+    Attributes
+    ----------
+    sampler
+        ``"direct"``: differential-evolution MCMC on the simulator itself, to convergence
+        (:mod:`~mpiuq.calibration.direct`); ``"surrogate"``: the refined surrogate's
+        posterior corrected by importance weights and moves (:mod:`.exact`); ``"auto"``:
+        direct when its estimated time, from the measured time of one simulator batch, is
+        at most ``max_direct_seconds``.
+    exchangeable
+        Groups of calibrated parameters that enter the model only symmetrically (same prior
+        range); sampled in one ordering, the draws symmetrised.
+    walkers, populations, burn, steps, max_steps
+        Direct sampler: walkers per population, independent populations, burn-in steps,
+        steps between convergence checks, step cap.
+    target_rhat, target_ess
+        Direct sampler's convergence targets for the campaign's model (rank-normalised split
+        R-hat across populations, bulk and tail ESS of every parameter).
+    variant_target_ess, variant_target_rhat
+        ESS and R-hat targets of the models fitted only for the PSIS-LOO comparison
+        (``[[variants]]``, the model without discrepancy; their check only warns).
+    max_direct_seconds
+        ``"auto"`` picks the direct path when its estimated sampling time is at most this.
+    """
+
+    sampler: str = "auto"
+    exchangeable: tuple[tuple[str, ...], ...] = ()
+    walkers: int = 32
+    populations: int = 4
+    burn: int = 200
+    steps: int = 250
+    max_steps: int = 8000
+    target_rhat: float = 1.01
+    target_ess: float = 2000.0
+    variant_target_ess: float = 400.0
+    variant_target_rhat: float = 1.05
+    max_direct_seconds: float = 600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -389,6 +444,7 @@ class Campaign:
     executor: ExecutorSpec
     source: Path | None = None
     refinement: RefinementSpec = field(default_factory=RefinementSpec)
+    posterior: PosteriorSpec = field(default_factory=PosteriorSpec)
     exact: ExactSpec = field(default_factory=ExactSpec)
     discrepancy: DiscrepancySpec = field(default_factory=DiscrepancySpec)
     checks: ChecksSpec = field(default_factory=ChecksSpec)
@@ -589,6 +645,7 @@ def parse_campaign(raw: Mapping[str, Any], base_dir: Path, source: Path | None =
         refinement=_parse_refinement(
             _table(raw, "refinement"), calibration.burn + calibration.steps
         ),
+        posterior=_parse_posterior(_table(raw, "posterior"), parameters),
         exact=_parse_exact(_table(raw, "exact")),
         discrepancy=_parse_discrepancy(_table(raw, "discrepancy")),
         checks=_parse_checks(_table(raw, "checks")),
@@ -873,6 +930,10 @@ def _parse_data(t: Mapping[str, Any], base_dir: Path) -> DataSpec:
     aggregate = _bool(t, "aggregate_bursts", "data.", False)
     burst = _int(t, "burst_length", "data.", minimum=1, default=10, maximum=MAX_BURST_LENGTH)
     floor = _float(t, "sd_floor_rel", "data.", 0.0, lo=0.0, hi=1.0)
+    if 0.0 < floor < MIN_SD_FLOOR_REL:  # its square underflows: a variance of exactly 0
+        raise CampaignError(
+            "data.sd_floor_rel", floor, f"0 (no floor) or a number in [{MIN_SD_FLOOR_REL:g}, 1]"
+        )
     min_size = _int(t, "min_size_bytes", "data.", minimum=1, default=1, maximum=2**62)
     max_size = _int(t, "max_size_bytes", "data.", minimum=1, default=2**62, maximum=2**62)
     if max_size < min_size:
@@ -1136,6 +1197,100 @@ def _parse_refinement(t: Mapping[str, Any], min_steps: int) -> RefinementSpec:
         ),
         target_rhat=_float(t, "target_rhat", p, d.target_rhat, lo=1.0, hi=2.0),
     )
+
+
+def _parse_posterior(t: Mapping[str, Any], parameters: ParameterSpec) -> PosteriorSpec:
+    p = "posterior."
+    keys = (
+        "sampler",
+        "exchangeable",
+        "walkers",
+        "populations",
+        "burn",
+        "steps",
+        "max_steps",
+        "target_rhat",
+        "target_ess",
+        "variant_target_ess",
+        "variant_target_rhat",
+        "max_direct_seconds",
+    )
+    _check_keys(p, t, keys)
+    d = PosteriorSpec()
+    sampler = t.get("sampler", d.sampler)
+    if sampler not in POSTERIOR_SAMPLERS:
+        raise CampaignError(f"{p}sampler", sampler, f"one of {list(POSTERIOR_SAMPLERS)}")
+    groups = _parse_exchangeable(t.get("exchangeable", []), parameters)
+    walkers = _int(t, "walkers", p, minimum=6, default=d.walkers, maximum=100_000)
+    need = 2 * parameters.dim + 2 * 3  # model parameters plus at most three regime terms
+    if walkers % 2:
+        raise CampaignError(f"{p}walkers", walkers, "an even number (red-blue halves)")
+    burn = _int(t, "burn", p, minimum=0, default=d.burn, maximum=10**6)
+    steps = _int(t, "steps", p, minimum=1, default=d.steps, maximum=10**6)
+    max_steps = _int(
+        t,
+        "max_steps",
+        p,
+        minimum=burn + steps,
+        default=max(d.max_steps, burn + steps),
+        maximum=10**7,
+    )
+    populations = _int(t, "populations", p, minimum=2, default=d.populations, maximum=64)
+    chain_bytes = 8 * populations * max_steps * walkers * need
+    if chain_bytes > MAX_DIRECT_CHAIN_BYTES:
+        raise CampaignError(
+            f"{p}max_steps",
+            max_steps,
+            f"populations x max_steps x walkers x parameters x 8 B <= {MAX_DIRECT_CHAIN_BYTES} "
+            f"B of stored chains (here about {chain_bytes} B)",
+        )
+    return PosteriorSpec(
+        sampler=sampler,
+        exchangeable=groups,
+        walkers=walkers,
+        populations=populations,
+        burn=burn,
+        steps=steps,
+        max_steps=max_steps,
+        target_rhat=_float(t, "target_rhat", p, d.target_rhat, lo=1.0, hi=2.0),
+        target_ess=_float(t, "target_ess", p, d.target_ess, lo=10.0, hi=1e7),
+        variant_target_ess=_float(
+            t, "variant_target_ess", p, d.variant_target_ess, lo=10.0, hi=1e7
+        ),
+        variant_target_rhat=_float(
+            t, "variant_target_rhat", p, d.variant_target_rhat, lo=1.0, hi=2.0
+        ),
+        max_direct_seconds=_float(t, "max_direct_seconds", p, d.max_direct_seconds, lo=0.0, hi=1e9),
+    )
+
+
+def _parse_exchangeable(raw: object, parameters: ParameterSpec) -> tuple[tuple[str, ...], ...]:
+    """Groups of calibrated parameters with one prior range each, disjoint, >= 2 members."""
+    key = "posterior.exchangeable"
+    if not isinstance(raw, list) or not all(isinstance(g, list) for g in raw):
+        raise CampaignError(key, raw, "a list of lists of calibrated parameter names")
+    seen: set[str] = set()
+    out = []
+    for k, g in enumerate(raw):
+        if len(g) < 2 or len(set(g)) != len(g):
+            raise CampaignError(f"{key}[{k}]", g, "at least two distinct parameter names")
+        for name in g:
+            if name not in parameters.names:
+                raise CampaignError(f"{key}[{k}]", name, f"one of {list(parameters.names)}")
+            if name in seen:
+                raise CampaignError(f"{key}[{k}]", name, "a parameter in one group only")
+        seen.update(g)
+        idx = [parameters.names.index(n) for n in g]
+        ranges = {(parameters.lower[i], parameters.upper[i]) for i in idx}
+        if len(ranges) != 1:
+            raise CampaignError(
+                f"{key}[{k}]",
+                g,
+                f"parameters with the same prior range (got {sorted(ranges)}): only then is "
+                "the posterior symmetric",
+            )
+        out.append(tuple(str(n) for n in g))
+    return tuple(out)
 
 
 def _parse_exact(t: Mapping[str, Any]) -> ExactSpec:

@@ -1,29 +1,32 @@
 """Sane magnitudes of the simulator values a user writes into a campaign or on a command line.
 
-:class:`~mpiuq.simulator.parameters.SimParams` accepts any positive finite number; a
-campaign prior of ``[1e-300, 1e300]`` GB/s or ``--param post_header_delay_us=1e300``
-is a typo or a unit error, and would run the simulator into times of 1e300 us.  The
-bounds below are wide (nine to twelve orders of magnitude around today's hardware) and
-are checked where users give values: campaign files (``[simulator.fixed]``,
-``[parameters]``, ``[calibration.nominal]``) and the ``--param`` options.
+The bounds are the simulator's own (:mod:`mpiuq.simulator.parameter_limits`), which every
+parameter set passes however its values enter; here they are looked up by name, so a
+campaign file (``[simulator.fixed]``, ``[parameters]``, ``[calibration.nominal]``), a
+``--param`` option or a calibration's summary can name the key and the bad value before
+any parameter set is built.
 """
 
 from __future__ import annotations
 
-import math
-
 from mpiuq.simulator.errors import ParameterError
+from mpiuq.simulator.parameter_limits import (
+    MAX_MESSAGE_BYTES,
+    MAX_PROTOCOL_BYTES,
+    PARAMETER_MAGNITUDE,
+    REGIME_COST_RANGE,
+    check_in_range,
+)
 from mpiuq.simulator.parameters import CONTINUOUS_PARAMETERS, PROTOCOL_SETTINGS, UNITS
 from mpiuq.simulator.regimes import CONTINUOUS_SLOTS, PROTOCOLS, SLOT_UNITS, parse_slot_name
 
-#: Range of every continuous parameter in its own unit (GB/s, us or ns): 1 kB/s to
-#: 1 PB/s for bandwidths, 1 fs to 1 s for delays.
-PARAMETER_MAGNITUDE: tuple[float, float] = (1e-6, 1e6)
-#: Largest message size, bytes (equals ``mpiuq.simulator.benchmarks.MAX_SIZE_BYTES``).
-MAX_MESSAGE_BYTES = 2**40
-#: Largest value of a protocol threshold (``small_max_bytes``, ``eager_max_bytes``) and
-#: of ``page_bytes``, bytes.
-MAX_PROTOCOL_BYTES = 2**40
+__all__ = [
+    "MAX_MESSAGE_BYTES",
+    "MAX_PROTOCOL_BYTES",
+    "PARAMETER_MAGNITUDE",
+    "check_parameter_value",
+    "parameter_range",
+]
 
 
 def parameter_range(name: str) -> tuple[float, float]:
@@ -34,7 +37,7 @@ def parameter_range(name: str) -> tuple[float, float]:
     if slot is not None:
         field = slot[1]
         if field in CONTINUOUS_SLOTS:
-            return (0.0, PARAMETER_MAGNITUDE[1])
+            return REGIME_COST_RANGE
         if field == "protocol":
             return (0, len(PROTOCOLS) - 1)
         return (1, MAX_PROTOCOL_BYTES)
@@ -59,10 +62,4 @@ def check_parameter_value(name: str, value: object) -> float:
         )
     low, high = parameter_range(name)
     unit = SLOT_UNITS[slot[1]] if slot is not None else UNITS.get(name, "")
-    allowed = f"a number in [{low:g}, {high:g}] {unit}".rstrip()
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ParameterError(name, value, allowed)
-    number = float(value)
-    if not math.isfinite(number) or not low <= number <= high:
-        raise ParameterError(name, value, allowed)
-    return number
+    return check_in_range(name, value, low, high, unit)

@@ -369,6 +369,12 @@ def summarize(
         if log_scale:
             mu = math.exp(log_mu)
             sd = mu * log_sd
+        if not (math.isfinite(mu) and 0.0 < sd**2 < math.inf and 0.0 < log_sd**2 < math.inf):
+            raise DataError(  # the one range check of the likelihood's variances
+                f"size {s} B has a variance of {sd**2!r} (sd {sd!r}, log sd {log_sd!r}) over "
+                f"{rows.size} replicas: expected a finite variance > 0 (raise "
+                "data.sd_floor_rel, or check the values)"
+            )
         means.append(mu)
         variances.append(sd**2)
         log_means.append(log_mu)

@@ -7,7 +7,6 @@ nor writes: the CLI does.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import arviz as az
@@ -17,10 +16,11 @@ from mpiuq.calibration.campaign_result import CampaignResult, VariantResult
 from mpiuq.calibration.checks import failed
 from mpiuq.calibration.posterior import Posterior
 from mpiuq.calibration.sampler import ChainDiagnostics
+from mpiuq.surrogate.json_text import json_text
 
 
 def inference_data(result: CampaignResult) -> az.InferenceData:
-    """ArviZ InferenceData of the exact posterior (one chain of resample-move draws).
+    """ArviZ InferenceData of the final posterior draws (one chain).
 
     Groups: ``posterior`` (one variable per parameter: model, discrepancy, noise),
     ``log_likelihood`` (``y``: pointwise over the ``output`` names, for PSIS-LOO),
@@ -57,10 +57,12 @@ def inference_data(result: CampaignResult) -> az.InferenceData:
     attrs["campaign"] = result.campaign.name
     attrs["seed"] = result.campaign.seed
     attrs["observable"] = obs.observable
-    attrs["data_sets"] = json.dumps(list(obs.labels))
+    attrs["data_sets"] = json_text(list(obs.labels))
     attrs["source"] = main.exact.source
-    attrs["model_parameters"] = json.dumps(list(main.problem.model_names))
-    attrs["fixed"] = json.dumps(_fixed(result))
+    attrs["method"] = main.exact.method
+    attrs["exact_for_simulator"] = int(main.verified)
+    attrs["model_parameters"] = json_text(list(main.problem.model_names))
+    attrs["fixed"] = json_text(_fixed(result))
     attrs["checks_passed"] = int(not failed(result.checks))
     return idata
 
@@ -92,14 +94,55 @@ def _diagnostics(post: Posterior, names: tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
-def _exact(v: VariantResult) -> dict[str, Any]:
+def _posterior(v: VariantResult) -> dict[str, Any]:
+    """How a variant's posterior was computed and what was verified."""
     e = v.exact
-    out: dict[str, Any] = {"source": e.source, "n_draws": int(e.draws.shape[0])}
+    names = v.problem.names
+    out: dict[str, Any] = {
+        "method": e.method,
+        "source": e.source,
+        "n_draws": int(e.draws.shape[0]),
+        "exact_for_simulator": v.verified,
+    }
+    d = v.direct
+    if d is not None:
+        out["direct"] = {
+            "populations": d.populations,
+            "walkers": d.walkers,
+            "steps": d.steps,
+            "burn": d.burn,
+            "evaluations": d.evaluations,
+            "seconds": d.seconds,
+            "acceptance": d.acceptance,
+            "target_rhat": d.target_rhat,
+            "target_ess": d.target_ess,
+            "converged": d.converged,
+            "nonfinite_runs": d.nonfinite,
+            "exchangeable": [[names[j] for j in g] for g in d.exchangeable],
+            "parameters": {
+                n: {
+                    "rhat": float(d.rhat[j]),
+                    "ess_bulk": float(d.ess_bulk[j]),
+                    "ess_tail": float(d.ess_tail[j]),
+                    "tau_steps": float(d.tau[j]),
+                }
+                for j, n in enumerate(names)
+            },
+            "symmetry": [
+                {
+                    "parameters": [c.first, c.second],
+                    "mean_diff_sd": c.mean_diff_sd,
+                    "ks_p": c.ks_p,
+                }
+                for c in d.symmetry
+            ],
+        }
     if e.weights is not None:
         out["importance"] = {
             "pareto_khat": e.weights.khat,
             "ess": e.weights.ess,
             "n_proposal": int(e.weights.log_weights.size),
+            "n_nonfinite": e.weights.n_nonfinite,
         }
     if e.moves is not None:
         out["moves"] = {
@@ -107,8 +150,47 @@ def _exact(v: VariantResult) -> dict[str, Any]:
             "acceptance": e.moves.acceptance,
             "unique_before": e.moves.unique_before,
             "unique_after": e.moves.unique_after,
-            "max_drift_sd": float(np.max(e.moves.drift_sd)),
+            "populations": e.moves.populations,
+            "rhat": {n: float(e.moves.rhat[j]) for j, n in enumerate(names)},
+            "runs": e.moves.runs,
+            "budget_limited": e.moves.budget_limited,
+            "nonfinite_runs": e.moves.nonfinite,
         }
+    return out
+
+
+def _path(result: CampaignResult) -> dict[str, Any]:
+    """Which posterior path ran, why, and what was verified."""
+    p = result.path
+    out: dict[str, Any] = {"path": "surrogate" if p is None else p.path}
+    if p is not None:
+        out |= {
+            "setting": p.setting,
+            "reason": p.reason,
+            "batch_size": p.batch_size,
+            "seconds_per_batch": p.seconds_per_batch,
+            "estimated_direct_seconds": p.estimated_seconds,
+            "max_direct_seconds": p.limit_seconds,
+        }
+    out["exchangeable"] = [list(g) for g in result.campaign.posterior.exchangeable]
+    out["swap_error"] = result.swap_error
+    main = result.main
+    if main.verified:
+        out["verified"] = (
+            "direct MCMC on the simulator converged (R-hat and bulk/tail ESS of every "
+            "parameter across independent populations met their targets, no failed "
+            "simulator run): the draws are exact for the simulator up to Monte Carlo error "
+            "(rare excursions into long tails are not seen by these diagnostics)"
+        )
+    elif main.direct is not None:
+        out["verified"] = "direct MCMC on the simulator did NOT meet its targets: not exact"
+    elif main.exact.method == "surrogate":
+        out["verified"] = "nothing: no simulator to call; the surrogate's posterior"
+    else:
+        out["verified"] = (
+            "surrogate posterior corrected on the simulator (importance weights and moves); "
+            "the importance and moves checks say how far to trust it; not verified exact"
+        )
     return out
 
 
@@ -291,7 +373,7 @@ def summary_dict(result: CampaignResult) -> dict[str, Any]:
                 name for name, ok in zip(out_names, v.predictive.inside, strict=True) if not ok
             ],
             "z_model_median": [float(z) for z in (v.predictive.model_median - obs.mean) / obs.sd],
-            "exact": _exact(v),
+            "posterior": _posterior(v),
             "surrogate_at_posterior_worst_sd": v.proposal.check.worst_sd,
             "medians": {
                 n: float(np.median(v.exact.draws[:, j])) for j, n in enumerate(v.problem.names)
@@ -382,7 +464,7 @@ def summary_dict(result: CampaignResult) -> dict[str, Any]:
             ],
             "at_posterior": _surrogate_at_posterior(main, out_names),
         },
-        "exact": _exact(main),
+        "posterior": _posterior(main) | _path(result),
         "sobol_total": {
             "outputs": out_names,
             "parameters": list(main.problem.model_names),

@@ -40,9 +40,12 @@ class SamplerSettings:
     target_rhat, target_ess
         Convergence: max R-hat <= target_rhat and min(bulk, tail ESS) >= target_ess.
     moves
-        ``"stretch"`` (emcee's default affine-invariant move) or ``"de"`` (differential
-        evolution 80% + DE snooker 20%, emcee's suggestion for ridged or multi-lobed
-        posteriors).
+        ``"stretch"`` (emcee's default affine-invariant move) or ``"de"`` (emcee's
+        differential-evolution move, for ridged or multi-lobed posteriors). emcee's
+        ``DESnookerMove`` is not used: in emcee 3.1.6 it scales the step along the snooker
+        line by ``sqrt(|x - z|)`` and halves the Jacobian term, and it shrinks the target
+        (alone, on 9 standard normals and a log-normal of sd 1.30: sds 0.79 and 0.53; mixed
+        20% with ``DEMove``: 0.93 and 0.89).
     """
 
     walkers: int = 32
@@ -63,7 +66,7 @@ def make_moves(name: str) -> list[tuple[emcee.moves.Move, float]] | None:
     if name == "stretch":
         return None
     if name == "de":
-        return [(emcee.moves.DEMove(), 0.8), (emcee.moves.DESnookerMove(), 0.2)]
+        return [(emcee.moves.DEMove(), 1.0)]
     raise SamplerError(f"moves={name!r} is invalid: expected one of {list(MOVES)}")
 
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
+from pathlib import Path
 
 from mpiuq.calibration.limits import check_parameter_value
 from mpiuq.simulator.errors import ParameterError, SettingError
+from mpiuq.simulator.parameter_limits import parse_decimal
 from mpiuq.simulator.parameters import parameter_names
 
 
@@ -31,13 +33,12 @@ def parse_assignments(items: list[str]) -> dict[str, float]:
         name, sep, value = item.partition("=")
         if not sep:
             raise ParameterError(item, item, "NAME=VALUE")
-        try:
-            number = float(value)
-        except ValueError:
+        number = parse_decimal(value)  # "1_0" is no number (float() would read 10)
+        if number is None:
             if name.strip().endswith("_protocol"):  # regime<k>_protocol=stream
                 out[name.strip()] = value.strip()  # type: ignore[assignment]
                 continue
-            raise ParameterError(name.strip(), value, "a number") from None
+            raise ParameterError(name.strip(), value, "a number written as a plain decimal")
         out[name.strip()] = check_parameter_value(name.strip(), number)
     return out
 
@@ -73,13 +74,24 @@ def bounded_number(low: float, high: float, integer: bool = False) -> Callable[[
     """argparse ``type``: a number in ``[low, high]`` (a whole number if ``integer``)."""
 
     def parse(text: str) -> float:
-        try:
-            value: float = int(text) if integer else float(text)
-        except ValueError:
+        number = parse_decimal(text)
+        if number is None or (integer and not number.is_integer()):
             kind = "a whole number" if integer else "a number"
             raise argparse.ArgumentTypeError(f"{text!r} is not {kind}") from None
+        value: float = int(number) if integer else number
         if not (math.isfinite(value) and low <= value <= high):
             raise argparse.ArgumentTypeError(f"{text} is out of range: expected {low:g}..{high:g}")
         return value
 
     return parse
+
+
+def output_folder(text: str) -> Path:
+    """argparse type of an ``--out`` folder: refused at once if it names an existing file
+    (not a folder), before anything is read or compiled."""
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is an existing file: expected a folder (new or existing) for the results"
+        )
+    return path

@@ -3,9 +3,12 @@
 ``mpiuq campaign run CAMPAIGN.toml [--out DIR] [--workers N | --scheduler ADDR]``
     design -> simulation -> surrogate -> Sobol -> groups -> MCMC -> diagnostics ->
     plots -> ``summary.json``; resumable (the design run continues from ``design.h5``).
-``mpiuq campaign show results/NAME``
+``mpiuq campaign show mpiuq-results/NAME``
     Print the Table-1-like parameter table, identified combinations, model comparison and
     checks again from ``summary.json``.
+``mpiuq campaign report results/NAME [--out FILE]``
+    Write the self-contained HTML report (default ``results/NAME/report.html``; a run
+    writes it too): checks and what they mean, parameters, figures, validation, hand-off.
 
 ``run`` exits 1 (with a WARNING on stderr) when the chains did not converge or a check
 of severity "fail" failed (:mod:`mpiuq.calibration.checks`).
@@ -19,7 +22,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mpiuq.arguments import output_folder
 from mpiuq.progress import Progress, add_quiet_argument
+from mpiuq.result_output import results_folder
 from mpiuq.simulator.parameters import UNITS
 
 if TYPE_CHECKING:
@@ -28,15 +33,15 @@ if TYPE_CHECKING:
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the ``campaign`` sub-command with its ``run`` and ``show`` actions."""
-    p = sub.add_parser("campaign", help="Bayesian calibration campaigns (run, show)")
+    p = sub.add_parser("campaign", help="Bayesian calibration campaigns (run, show, report)")
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     r = actions.add_parser("run", help="run a campaign file end to end")
     r.add_argument("campaign", type=Path, help="campaign TOML file")
     r.add_argument(
         "--out",
-        type=Path,
+        type=output_folder,
         default=None,
-        help="output folder (default: results/<name> in the current directory)",
+        help="output folder (default: <name> in $MPIUQ_RESULTS, else in ./mpiuq-results)",
     )
     where = r.add_mutually_exclusive_group()
     where.add_argument(
@@ -56,17 +61,32 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     s = actions.add_parser("show", help="print the parameter table of a finished campaign")
     s.add_argument("folder", type=Path, help="results folder holding summary.json")
     s.set_defaults(handler=show)
+    rep = actions.add_parser(
+        "report", help="write the self-contained HTML report of a finished campaign"
+    )
+    rep.add_argument("folder", type=Path, help="results folder holding summary.json")
+    rep.add_argument(
+        "--out", type=Path, default=None, help="HTML file to write (default FOLDER/report.html)"
+    )
+    rep.set_defaults(handler=report)
 
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``mpiuq campaign run``; exits 1 when a check that must pass failed."""
-    from mpiuq.calibration.artefacts import hold_results_folder
+    from mpiuq.calibration.benchmark_csv import read_benchmark_csv
     from mpiuq.calibration.budget import check_campaign_budget
     from mpiuq.calibration.config import load_campaign
+    from mpiuq.calibration.errors import CampaignError
 
     campaign = load_campaign(args.campaign)
     check_campaign_budget(campaign)
-    out = args.out if args.out is not None else Path("results") / campaign.name
+    for spec in campaign.datasets:  # the data files, checked before the simulator loads
+        read_benchmark_csv(spec.path, spec.benchmark)
+    out = args.out if args.out is not None else results_folder() / campaign.name
+    if out.exists() and not out.is_dir():
+        raise CampaignError("results folder", str(out), "a folder, not an existing file")
+    from mpiuq.calibration.artefacts import hold_results_folder  # SciPy, h5py: after the checks
+
     with hold_results_folder(out):
         return _run_holding(args, campaign, out)
 
@@ -75,6 +95,7 @@ def _run_holding(args: argparse.Namespace, campaign: Campaign, out: Path) -> int
     """``campaign run`` while this process holds the results folder ``out``."""
     from mpiuq.calibration.artefacts import (
         DESIGN_FILE,
+        SUMMARY_FILE,
         drop_previous_results,
         restore_previous_results,
         run_fingerprint,
@@ -129,15 +150,38 @@ def _run_holding(args: argparse.Namespace, campaign: Campaign, out: Path) -> int
     drop_previous_results(out)
     print(format_table(summary))
     print(
-        f"\nresults in {out}/ (summary.json, posterior.nc, surrogate.h5, surrogate_local.h5, "
-        "design.h5, figures)"
+        f"\nresults in {out}/ (summary.json, posterior.nc, posterior_draws.nc, surrogate.h5, "
+        "surrogate_local.h5, design.h5, figures)"
     )
+    try:
+        from mpiuq.report_cmd import write_folder_report
+
+        print(f"report: {write_folder_report(out / SUMMARY_FILE)}")
+    except OSError as exc:  # the results are complete without it
+        from mpiuq.exit_codes import describe
+
+        print(f"WARNING: report not written: {describe(exc)}", file=sys.stderr)
     return _warn(summary, running=True)
+
+
+def report(args: argparse.Namespace) -> int:
+    """Execute ``mpiuq campaign report`` (default ``FOLDER/report.html``)."""
+    from mpiuq.calibration.artefacts import summary_file
+    from mpiuq.report_cmd import write_folder_report
+
+    print(f"wrote {write_folder_report(summary_file(args.folder), args.out)}")
+    return 0
 
 
 def show(args: argparse.Namespace) -> int:
     """Execute ``mpiuq campaign show`` (warnings on stderr; exit 0)."""
-    from mpiuq.calibration.artefacts import check_result_files, read_summary
+    from mpiuq.calibration.artefacts import (
+        check_result_files,
+        read_summary,
+        result_file_states,
+        run_holder,
+    )
+    from mpiuq.calibration.calibrated import posterior_path
     from mpiuq.calibration.errors import ResultsError
 
     path, summary = read_summary(args.folder)
@@ -155,8 +199,28 @@ def show(args: argparse.Namespace) -> int:
             "summary.json written by 'mpiuq campaign run'"
         ) from None
     print(text)
+    absent = [n for n, state in result_file_states(path, summary) if state == "not kept"]
+    if absent:
+        print(
+            f"not in this folder: {', '.join(absent)} (large working files; nothing reads "
+            "them after the run; a re-run writes them again)"
+        )
     for problem in check_result_files(path, summary):
         print(f"WARNING: {problem}", file=sys.stderr)
+    if not posterior_path(path.parent).is_file():
+        print(
+            f"WARNING: {path.parent} holds no posterior draws (posterior.nc or "
+            "posterior_draws.nc): replay and whatif --params can use --estimate only; "
+            "re-run the campaign to write them",
+            file=sys.stderr,
+        )
+    pid = run_holder(path.parent)
+    if pid is not None:
+        print(
+            f"note: a campaign run is writing {path.parent} now (pid {pid or 'unknown'}); "
+            "these are the previous run's results",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -235,14 +299,7 @@ def format_table(summary: dict[str, Any]) -> str:
         f"surrogate error at the posterior ({sur['checked_by']}, {sur['n_draws']} draws): "
         f"worst RMS {sur['worst_rmse_data_sd']:.3g} data sd"
     )
-    ex = summary["exact"]
-    if "importance" in ex:
-        imp, mv = ex["importance"], ex.get("moves", {})
-        lines.append(
-            f"simulator-exact posterior: importance k-hat {imp['pareto_khat']:.2f}, ESS "
-            f"{imp['ess']:.0f} of {imp['n_proposal']}; {mv.get('steps', 0)} moves per draw, "
-            f"acceptance {mv.get('acceptance', 0.0):.2f}"
-        )
+    lines += _posterior_lines(summary.get("posterior", {}))
     pred = summary["predictive"]
     lines.append(
         f"posterior predictive ({pred['source']}): data inside the 90% band at "
@@ -272,6 +329,41 @@ def format_table(summary: dict[str, Any]) -> str:
     timings = ", ".join(f"{k} {v:.1f}s" for k, v in summary["timings_s"].items())
     lines.append(f"timings: {timings}")
     return "\n".join(lines)
+
+
+def _posterior_lines(post: dict[str, Any]) -> list[str]:
+    """Which posterior path ran, what it did and what was verified."""
+    if not post:
+        return []
+    lines = [
+        f"posterior path: {post.get('path', '?')} ({post.get('reason', 'recorded before paths')})"
+    ]
+    d = post.get("direct")
+    if d is not None:
+        ess = min(min(p["ess_bulk"], p["ess_tail"]) for p in d["parameters"].values())
+        rhat = max(p["rhat"] for p in d["parameters"].values())
+        lines.append(
+            f"direct MCMC on the simulator: {d['populations']} populations x {d['walkers']} "
+            f"walkers, {d['steps']} steps, {d['evaluations']} runs in {d['seconds']:.1f} s; "
+            f"max R-hat {rhat:.4f}, min ESS {ess:.0f}"
+        )
+        for c in d.get("symmetry", []):
+            lines.append(
+                f"exchangeable {c['parameters'][0]} / {c['parameters'][1]}: sampled in order, "
+                f"draws symmetrised (means differ by {c['mean_diff_sd']:.3f} sd)"
+            )
+    if "importance" in post:
+        imp, mv = post["importance"], post.get("moves", {})
+        lines.append(
+            f"surrogate posterior corrected on the simulator: importance k-hat "
+            f"{imp['pareto_khat']:.2f}, ESS {imp['ess']:.0f} of {imp['n_proposal']}; "
+            f"{mv.get('steps', 0)} moves per draw, acceptance {mv.get('acceptance', 0.0):.2f}"
+        )
+    exact = post.get("exact_for_simulator", False)
+    lines.append(
+        f"{'exact for the simulator' if exact else 'not verified exact'}: {post.get('verified', '')}"
+    )
+    return lines
 
 
 def _g(x: float) -> str:

@@ -4,8 +4,8 @@
 ``predictive.png`` (Fig. 6: simulator-computed posterior predictive against the data, over
 log message size with the protocol boundaries, one pair of panels per data set; the variant
 without discrepancy too),
-``marginals.png`` (Fig. 7: exact and grouped marginal posteriors, zoomed on the posterior),
-``pairs.png`` (pair plot of the exact posterior with 50%/90% contours and the identified
+``marginals.png`` (Fig. 7: final and grouped marginal posteriors, zoomed on the posterior),
+``pairs.png`` (pair plot of the final posterior with 50%/90% contours and the identified
 combinations' level sets), and ``discrepancy.png`` (the discrepancy terms' posterior).
 """
 
@@ -23,6 +23,7 @@ from matplotlib.axes import Axes
 
 from mpiuq.calibration.campaign_result import CampaignResult
 from mpiuq.simulator.parameters import UNITS
+from mpiuq.surrogate.atomic_write import save_figure_atomically
 
 
 def write_figures(result: CampaignResult, out: Path) -> list[Path]:
@@ -67,7 +68,7 @@ def _sensitivity(r: CampaignResult, path: Path) -> Path:
     fig.colorbar(im, ax=ax, label="total Sobol index")
     ax.set_title(f"{r.campaign.name}: sensitivity of each output")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure_atomically(fig, path, dpi=110)
     plt.close(fig)
     return path
 
@@ -85,7 +86,7 @@ def _predictive(r: CampaignResult, path: Path) -> Path:
     for k in range(n_sets):
         _predictive_panel(r, k, axes[2 * k][0], axes[2 * k + 1][0])
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure_atomically(fig, path, dpi=110)
     plt.close(fig)
     return path
 
@@ -190,7 +191,7 @@ def _marginals(r: CampaignResult, path: Path) -> Path:
         lo, hi = r.main.problem.lower[j], r.main.problem.upper[j]
         a, b = _zoom(np.concatenate([draws[:, j], grouped[:, j]]), lo, hi)
         bins = np.linspace(a, b, 41)
-        ax.hist(draws[:, j], bins=bins, density=True, color="tab:blue", alpha=0.6, label="exact")
+        ax.hist(draws[:, j], bins=bins, density=True, color="tab:blue", alpha=0.6, label="posterior")
         ax.hist(
             grouped[:, j],
             bins=bins,
@@ -219,7 +220,7 @@ def _marginals(r: CampaignResult, path: Path) -> Path:
         axes[k // cols][k % cols].axis("off")
     fig.suptitle(f"{r.campaign.name}: marginal posteriors (zoomed; shaded: 90% HDI)")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure_atomically(fig, path, dpi=110)
     plt.close(fig)
     return path
 
@@ -251,69 +252,171 @@ def _contours(
 
 def _pairs(r: CampaignResult, path: Path) -> Path:
     p = r.main.problem
-    cols = list(range(p.n_model))
-    d = r.main.exact.draws[:, cols]
-    k = len(cols)
-    names = [p.names[j] for j in cols]
-    ranges = [_zoom(d[:, a], p.lower[cols[a]], p.upper[cols[a]]) for a in range(k)]
-    combos = r.estimates.identifiability.identified_combinations
-    fig, axes = plt.subplots(k, k, figsize=(1.9 * k, 1.9 * k), squeeze=False)
+    k = p.n_model
+    names = list(p.names[:k])
+    ranges = [_zoom(r.main.exact.draws[:, a], p.lower[a], p.upper[a]) for a in range(k)]
+    combos = [
+        c for c in r.estimates.identifiability.identified_combinations if c.kind in ("min", "max")
+    ]
+    return pair_plot(
+        r.main.exact.draws[:, :k],
+        names,
+        ranges,
+        [(c.kind, c.first, c.second, c.median, c.hdi90) for c in combos],
+        f"{r.campaign.name}: posterior pairs (contours: 50%/90% of the draws)",
+        path,
+    )
+
+
+#: Width (inches) of a pair plot: a portrait page's text width, wider (up to a landscape
+#: page's, about 10 in for 11 panels) only when the panels would be too narrow for their
+#: names. The figure is laid out at its print size: its fonts are points on paper.
+PAIRS_PRINT_WIDTH_IN = 7.0
+#: Width of a pair plot's PNG in pixels (about 210 dpi at 7 in).
+PAIRS_WIDTH_PX = 1500
+
+
+def pair_fonts(k: int) -> dict[str, float]:
+    """Font sizes (points at print size) of a pair plot of ``k`` parameters: 9 pt names
+    for 3 panels or fewer, 7.5 pt for 7, 6.5 pt from 10 panels on (tick labels 0.5 pt
+    smaller, the title 2.5 pt larger)."""
+    labels = min(9.0, max(6.5, 10.0 - 0.35 * k))
+    return {"ticks": labels - 0.5, "labels": labels, "title": labels + 2.5}
+
+
+def pair_plot(
+    draws: np.ndarray,
+    names: list[str],
+    ranges: list[tuple[float, float]],
+    combinations: list[tuple[str, str, str, float, tuple[float, float]]],
+    title: str,
+    path: Path,
+) -> Path:
+    """Corner plot of posterior draws, readable when printed at a page's width.
+
+    Diagonal: each parameter's histogram, titled with its name, unit, median and 90%
+    HDI (lines). Lower triangle: draws with contours enclosing 50% and 90% of them; the
+    level sets of identified ``min``/``max`` combinations in red. Tick labels only on
+    the outer panels. Laid out at its print size (:data:`PAIRS_PRINT_WIDTH_IN`, wider
+    only when the panels would be too narrow for their names) with the fonts of
+    :func:`pair_fonts` (smaller for more panels), :data:`PAIRS_WIDTH_PX` pixels wide.
+
+    Parameters
+    ----------
+    draws
+        Posterior draws, shape (n_draws, k).
+    names
+        Parameter names (k).
+    ranges
+        Axis range per parameter (k pairs).
+    combinations
+        ``(kind, first, second, median, (hdi_lo, hdi_hi))`` of identified ``min``/``max``
+        combinations of two of the parameters.
+    title, path
+        Figure title; PNG file to write.
+    """
+    from matplotlib.ticker import MaxNLocator
+
+    from mpiuq.calibration.summaries import hdi
+
+    k = len(names)
+    pt = pair_fonts(k)
+    scale = pt["labels"] / 7.0
+    # a panel holds a two-line name (about 11 characters a line) under it
+    panel_in = 11 * 0.6 * pt["labels"] / 72 + 0.1
+    margin_in = 0.85 * scale  # room for the tick labels and names of the outer panels
+    width_in = max(PAIRS_PRINT_WIDTH_IN, 1.12 * k * panel_in + margin_in + 0.15)
+    fig, axes = plt.subplots(k, k, figsize=(width_in, width_in), squeeze=False)
+    fig.subplots_adjust(
+        left=margin_in / width_in,
+        bottom=margin_in / width_in,
+        right=1.0 - 0.15 / width_in,
+        top=1.0 - 0.55 * scale / width_in,
+        wspace=0.12,
+        hspace=0.62,
+    )
     for a in range(k):
         for b in range(k):
             ax = axes[a][b]
-            if a == b:
-                ax.hist(d[:, a], bins=40, range=ranges[a], color="tab:blue", alpha=0.7)
-                ax.set_xlim(ranges[a])
-                ax.set_yticks([])
-            elif a > b:
-                _contours(ax, d[:, b], d[:, a], ranges[b], ranges[a])
-                for cmb in combos:
-                    if {cmb.first, cmb.second} == {names[a], names[b]} and cmb.kind in (
-                        "min",
-                        "max",
-                    ):
-                        for level, style in (
-                            (cmb.median, "-"),
-                            (cmb.hdi90[0], "--"),
-                            (cmb.hdi90[1], "--"),
-                        ):
-                            lo_x, hi_x = ranges[b]
-                            lo_y, hi_y = ranges[a]
-                            if cmb.kind == "min":
-                                ax.plot(
-                                    [level, level, hi_x],
-                                    [hi_y, level, level],
-                                    style,
-                                    color="tab:red",
-                                    lw=1,
-                                )
-                            else:
-                                ax.plot(
-                                    [level, level, lo_x],
-                                    [lo_y, level, level],
-                                    style,
-                                    color="tab:red",
-                                    lw=1,
-                                )
-                        ax.set_title(
-                            f"red: {cmb.expression.split('(')[0]} = median, 90% HDI", fontsize=5
-                        )
-                ax.set_xlim(ranges[b])
-                ax.set_ylim(ranges[a])
-            else:
+            if b > a:
                 ax.axis("off")
+                continue
+            if a == b:
+                x = draws[:, a]
+                ax.hist(x, bins=40, range=ranges[a], color="tab:blue", alpha=0.7)
+                med, (lo, hi) = float(np.median(x)), hdi(x)
+                ax.axvline(med, color="k", lw=1.0)
+                for edge in (lo, hi):
+                    ax.axvline(edge, color="k", lw=0.8, ls="--")
+                unit = UNITS.get(names[a], "")
+                last = a == k - 1  # nothing to its right: the title extends to the left
+                ax.set_title(
+                    f"{names[a]}\n{med:.3g} [{lo:.3g}, {hi:.3g}] {unit}",
+                    fontsize=pt["labels"],
+                    loc="right" if last else "left",
+                )
+                ax.set_yticks([])
+            else:
+                _contours(ax, draws[:, b], draws[:, a], ranges[b], ranges[a])
+                for kind, first, second, level, (c_lo, c_hi) in combinations:
+                    if {first, second} == {names[a], names[b]}:
+                        for value, style in ((level, "-"), (c_lo, "--"), (c_hi, "--")):
+                            _combination_level(ax, kind, value, ranges[b], ranges[a], style)
+                ax.set_ylim(ranges[a])
+            ax.set_xlim(ranges[b])
+            ax.xaxis.set_major_locator(MaxNLocator(3))
+            ax.yaxis.set_major_locator(MaxNLocator(3))
+            ax.tick_params(
+                labelsize=pt["ticks"],
+                labelbottom=a == k - 1,
+                labelleft=b == 0 and a > 0,
+                length=2.5 * scale,
+            )
             if a == k - 1:
-                ax.set_xlabel(names[b], fontsize=6)
+                ax.set_xlabel(_two_lines(names[b]), fontsize=pt["labels"])
+                plt.setp(ax.get_xticklabels(), rotation=35, ha="right")
             if b == 0 and a > 0:
-                ax.set_ylabel(names[a], fontsize=6)
-            ax.tick_params(labelsize=5)
-    fig.suptitle(
-        f"{r.campaign.name}: exact posterior pairs (contours: 50%/90% of the draws)", fontsize=9
+                ax.set_ylabel(_two_lines(names[a]), fontsize=pt["labels"])
+    notes = ["diagonal: each parameter's median", "(solid) and 90% HDI (dashed)"]
+    for kind, first, second, *_ in combinations:
+        notes += [f"red: {kind}({first},", f"{second}) at its median and HDI"]
+    fig.text(
+        1.0 - 0.2 / width_in,
+        1.0 - 0.75 * scale / width_in,
+        "\n".join(notes),
+        ha="right",
+        va="top",
+        fontsize=pt["labels"],
     )
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    fig.suptitle(title, fontsize=pt["title"])
+    save_figure_atomically(fig, path, dpi=PAIRS_WIDTH_PX / width_in)
     plt.close(fig)
     return path
+
+
+def _two_lines(name: str) -> str:
+    """``name`` broken at the underscore nearest its middle (axis labels of narrow panels)."""
+    cuts = [i for i, ch in enumerate(name) if ch == "_"]
+    if len(name) <= 12 or not cuts:
+        return name
+    cut = min(cuts, key=lambda i: abs(i - len(name) / 2))
+    return f"{name[: cut + 1]}\n{name[cut + 1 :]}"
+
+
+def _combination_level(
+    ax: Axes,
+    kind: str,
+    level: float,
+    x_range: tuple[float, float],
+    y_range: tuple[float, float],
+    style: str,
+) -> None:
+    """The level set ``min(x, y) = level`` (an L opening up-right) or ``max(x, y) = level``."""
+    if kind == "min":
+        xs, ys = [level, level, x_range[1]], [y_range[1], level, level]
+    else:
+        xs, ys = [level, level, x_range[0]], [y_range[0], level, level]
+    ax.plot(xs, ys, style, color="tab:red", lw=1)
 
 
 def _discrepancy(r: CampaignResult, path: Path) -> Path:
@@ -343,6 +446,6 @@ def _discrepancy(r: CampaignResult, path: Path) -> Path:
         fontsize=9,
     )
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure_atomically(fig, path, dpi=110)
     plt.close(fig)
     return path

@@ -49,7 +49,6 @@ PATH_ERRNOS = frozenset(
 def _typed_exit_codes() -> tuple[tuple[type[BaseException], int], ...]:
     """``(exception type, exit code)``, most specific first (first match wins)."""
     from mpiuq.calibration.errors import CalibrationError, SamplerError
-    from mpiuq.simulator._aot import AotBuildError
     from mpiuq.simulator.errors import DeadlockError, SimulatorError
     from mpiuq.surrogate.errors import (
         DesignMismatchError,
@@ -70,7 +69,6 @@ def _typed_exit_codes() -> tuple[tuple[type[BaseException], int], ...]:
         (SamplerError, EXIT_FAILED),
         (CalibrationError, EXIT_BAD_INPUT),
         (DeadlockError, EXIT_FAILED),
-        (AotBuildError, EXIT_FAILED),  # the machine lacks a compiler, or a run failed
         (SimulatorError, EXIT_BAD_INPUT),
         (UnicodeError, EXIT_BAD_INPUT),
         (json.JSONDecodeError, EXIT_BAD_INPUT),

@@ -19,6 +19,7 @@ from typing import NoReturn
 from mpiuq import __version__
 from mpiuq.exit_codes import EXIT_BAD_INPUT, EXIT_FAILED, describe, exit_code
 from mpiuq.progress import add_quiet_argument
+from mpiuq.usage_errors import selected_parser, unknown_words_message
 
 #: The sub-commands: name -> (module whose ``add_parser(sub)`` registers it, the one-line
 #: help shown by ``mpiuq --help``; the module's own ``help=`` must say the same).
@@ -27,7 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "mpiuq.simulate_cmd",
         "run ping-pong or streaming benchmarks on the simulator",
     ),
-    "campaign": ("mpiuq.campaign_cmd", "Bayesian calibration campaigns (run, show)"),
+    "campaign": ("mpiuq.campaign_cmd", "Bayesian calibration campaigns (run, show, report)"),
     "trace": ("mpiuq.trace_cmd", "inspect MPI traces (DUMPI, OTF2, SimGrid TI)"),
     "surrogate": (
         "mpiuq.surrogate_cmd",
@@ -42,9 +43,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "speed-up of what-if scenarios (faster network, lighter MPI stack, ...) "
         "with posterior intervals",
     ),
-    "kernels": (
-        "mpiuq.kernels_cmd",
-        "build or show the compiled loops' start-up module",
+    "report": (
+        "mpiuq.report_cmd",
+        "write the self-contained HTML report of a campaign, replay or what-if folder",
     ),
 }
 
@@ -103,7 +104,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(named_command(words) or "")
-    args = parser.parse_args(words)
+    args, extras = parser.parse_known_args(words)
+    if extras:  # blamed on the sub-command, with the closest option
+        where = selected_parser(parser, args)
+        where.error(unknown_words_message(where, extras))
     command = " ".join(
         str(part)
         for part in (
@@ -113,6 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         if part
     )
+    _running[0] = command
     try:
         return int(args.handler(args))
     except BrokenPipeError:
@@ -125,6 +130,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         kind = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"error: {describe(exc)}"
         print(f"mpiuq {command}: {kind}", file=sys.stderr)
         return exit_code(exc)
+
+
+#: The command being run (for the message of an interrupt before it ends).
+_running = [""]
+
+#: Commands whose second word is an action (``campaign run``, ``trace info``, ...).
+_WITH_ACTIONS = frozenset({"campaign", "trace", "surrogate"})
+
+
+def command_words(argv: Sequence[str]) -> str:
+    """The command (and action) named in ``argv``, before it is parsed: ``campaign run``
+    for ``campaign run X.toml``, ``replay`` for ``replay TRACE``, ``""`` for none."""
+    words = [w for w in argv if not w.startswith("-")]
+    if not words or words[0] not in COMMANDS:
+        return ""
+    if words[0] in _WITH_ACTIONS and len(words) > 1:
+        return f"{words[0]} {words[1]}"
+    return words[0]
 
 
 #: Commands after which the console script ends the process without the interpreter's
@@ -140,14 +163,24 @@ def run() -> NoReturn:
     cached trace) once its output is flushed: a replay's files are closed and its
     threads joined when it returns. Not when another thread is still running or a
     distributed client may need its exit handlers (the process then exits as usual),
-    and never for :func:`main` called from Python.
+    and never for :func:`main` called from Python. Also after a failed HDF5 write
+    (a full disk): freeing what HDF5 left open can crash the interpreter
+    (:func:`mpiuq.surrogate.hdf5_errors.unsafe_to_finalize`).
+
+    The command runs in a worker thread, so that Ctrl-C ends it within a second even
+    during a numba compilation or a long compiled loop (:mod:`mpiuq.interrupt`).
     """
-    code = main()
+    from mpiuq.interrupt import run_interruptibly
+
+    _running[0] = command_words(sys.argv[1:])  # named in a message of an early Ctrl-C
+    code = run_interruptibly(main, lambda: _running[0])
     quick = (
         named_command(sys.argv[1:]) in QUICK_EXIT_COMMANDS
         and "distributed" not in sys.modules
         and all(t.daemon or t is threading.main_thread() for t in threading.enumerate())
     )
+    hdf5 = sys.modules.get("mpiuq.surrogate.hdf5_errors")
+    quick = quick or (hdf5 is not None and hdf5.unsafe_to_finalize())  # HDF5 cannot clean up
     if quick:
         try:
             sys.stdout.flush()

@@ -148,13 +148,13 @@ def parameter_sets(args: argparse.Namespace) -> ParameterSets:
             raise ParameterError("--draws", args.draws, "either --draws or --estimate, not both")
         point = load_calibrated(args.params, args.estimate)
         return ParameterSets(
-            (_params(point.values() | overrides),),
+            (point.params(overrides),),
             {"campaign": point.campaign, "source": str(point.source), "estimate": args.estimate},
         )
     n = DEFAULT_DRAWS if args.draws is None else args.draws
     summary = load_calibrated(args.params)  # the campaign's name; a clear error first
     draws = load_posterior_draws(summary.source.parent, n, seed=args.seed)
-    sets = tuple(_params(draws.mapping(k) | overrides) for k in range(n))
+    sets = tuple(draws.params(k, overrides) for k in range(n))
     return ParameterSets(
         sets,
         {

@@ -5,9 +5,10 @@ stage's figures) and this module turns the calls into lines. On a terminal a run
 stage rewrites its own line; otherwise (a log file, a pipe) it prints a line at most
 every :data:`LOG_INTERVAL_S` seconds, so logs stay short.
 
-A new machine (or a changed simulator source) compiles the numba loops on their first
-use; :meth:`Progress.compiling` says so once, with the expected duration, instead of
-leaving a silent terminal for a minute.
+The install compiles the numba loops into numba's cache. A loop that is not there
+(a changed simulator source, another CPU) compiles on its first use, and is cached
+as soon as it is compiled; :meth:`Progress.compiling` says which loop, the seconds
+elapsed and how long it took the last time it was compiled here.
 """
 
 from __future__ import annotations
@@ -23,10 +24,8 @@ from typing import Any, TextIO
 LOG_INTERVAL_S = 10.0
 #: Seconds between two rewrites of a stage's line on a terminal.
 TTY_INTERVAL_S = 0.5
-#: CPU time of compiling the loops a replay needs on a new machine (empty numba cache:
-#: ``perf_whole_process.py --cold-numba``, ``mpiuq replay`` of ti_lulesh_512r on the
-#: analytic model: 70 s of CPU, 165 s of wall time with other jobs on both cores), seconds.
-COLD_COMPILE_CPU_S = 70
+#: Seconds between two "still compiling" lines of one loop.
+COMPILE_TICK_S = 10.0
 
 
 def add_quiet_argument(parser: argparse.ArgumentParser, default: Any = argparse.SUPPRESS) -> None:
@@ -53,7 +52,7 @@ class Progress:
         self.stream = sys.stderr if stream is None else stream
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self._open_line = False
-        self._announced_compile = False
+        self._compile_ticker: object | None = None
 
     @classmethod
     def of(cls, args: argparse.Namespace) -> Progress:
@@ -116,25 +115,52 @@ class Progress:
 
         return report
 
-    def compiling(self) -> None:
-        """Say once that the compiled loops are being built (a new machine's first run)."""
-        if self._announced_compile:
+    def compiling(self, loop: str, took_s: float | None) -> None:
+        """Say that ``loop`` starts compiling (``took_s`` ``None``) or was compiled and
+        cached (``took_s`` seconds); while it compiles, a line every
+        :data:`COMPILE_TICK_S` seconds says how long it has been going."""
+        if self.quiet:
             return
-        self._announced_compile = True
-        self.line(
-            f"compiling kernels (one-off, about {COLD_COMPILE_CPU_S} s of CPU time, longer on a "
-            "busy machine; later runs load them from the numba cache, and start faster after "
-            "'mpiuq kernels build')"
+        if took_s is not None:
+            self._compile_ticker = None
+            self.line(f"compiled {loop} in {took_s:.0f} s (cached: not compiled again)")
+            return
+        from mpiuq.simulator._jit import last_compile_s
+
+        before = last_compile_s(loop)
+        hint = (
+            f"it took {before:.0f} s when last compiled here"
+            if before is not None
+            else "the largest loops take a minute or more on an idle 2-core machine"
         )
+        expect = f" of about {before:.0f} s" if before is not None else ""
+        self.line(f"compiling {loop} (not in numba's cache: {hint})")
+        ticker = object()
+        self._compile_ticker = ticker
+        start = time.perf_counter()
+
+        def tick() -> None:
+            while True:
+                time.sleep(COMPILE_TICK_S)
+                if self._compile_ticker is not ticker:
+                    return
+                self.line(f"still compiling {loop}: {time.perf_counter() - start:.0f} s{expect}")
+
+        import threading
+
+        threading.Thread(target=tick, name="compile-ticker", daemon=True).start()
 
     @contextmanager
     def watching_compilation(self) -> Iterator[None]:
-        """Announce (:meth:`compiling`) the first numba compilation inside the block."""
+        """Announce (:meth:`compiling`) every numba compilation inside the block."""
         if self.quiet:
             yield
             return
         from mpiuq.simulator._jit import on_compile
 
-        with on_compile(self.compiling):
-            yield
+        try:
+            with on_compile(self.compiling):
+                yield
+        finally:
+            self._compile_ticker = None
         self._end_open_line()

@@ -17,7 +17,7 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mpiuq.arguments import add_param_argument, bounded_number
+from mpiuq.arguments import add_param_argument, bounded_number, output_folder
 from mpiuq.posterior_args import ParameterSets, add_posterior_arguments, parameter_sets
 from mpiuq.progress import Progress, add_quiet_argument
 from mpiuq.result_output import emit
@@ -72,7 +72,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default=None,
         help="streamed replay: program rows each rank's window holds (40 B each; default 256)",
     )
-    p.add_argument("--out", type=Path, default=None, help="write replay.json and decomposition.png")
+    p.add_argument(
+        "--out", type=output_folder, default=None, help="write replay.json and decomposition.png"
+    )
     p.add_argument("--json", action="store_true", help="print the JSON instead of the table")
     p.set_defaults(handler=run)
 
@@ -315,6 +317,23 @@ def replay_parameters(args: argparse.Namespace) -> ParameterSets:
     return dataclasses.replace(sets, sets=adjusted, calibration=calibration)
 
 
+def check_topology(spec: str | None) -> None:
+    """Build a topology given with its sizes (``dragonfly:groups=0`` is refused now, before
+    the trace is read or the simulator loads); a bare name is checked, and sized to the
+    trace later."""
+    if spec is None:
+        return
+    from mpiuq.simulator.topologies.spec import make_topology, parse_topology_spec
+    from mpiuq.simulator.topologies.zone_spec import is_zone_spec, make_zone
+
+    if is_zone_spec(spec):  # a SimGrid-shaped zone of the flow model (a bare cluster: 1 host)
+        make_zone(spec, n_ranks=1)
+    elif ":" in spec:
+        make_topology(spec)
+    else:
+        parse_topology_spec(spec)
+
+
 def read_replay_trace(args: argparse.Namespace) -> Trace:
     """The trace of ``args.trace`` with the reader options (and a progress line)."""
     from mpiuq.replay_progress import read_with_progress
@@ -345,6 +364,7 @@ def run(args: argparse.Namespace) -> int:
                 "one lowered program held in memory (use --estimate for one streamed replay)"
             )
     detect_format(args.trace)  # a missing or unknown trace is refused before the simulator loads
+    check_topology(args.topology)
     setup = replay_setup(args)
     if sets.is_draws:
         from mpiuq.replay_draws_cmd import run_draws

@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
 from mpiuq.simulator.replay import ReplayResult
+from mpiuq.surrogate.atomic_write import save_figure_atomically
 
 #: Category label and colour, in stacking order (bottom to top).
 PARTS: tuple[tuple[str, str, str], ...] = (
@@ -65,7 +66,7 @@ def save_figure(fig: Figure, path: Path, title: str) -> None:
     """Give ``fig`` its two-line title, lay it out, write it to ``path`` and close it."""
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure_atomically(fig, path, dpi=120)
     plt.close(fig)
 
 

@@ -3,7 +3,7 @@
 Wraps :func:`~mpiuq.simulator.trace.read_trace` and
 :func:`~mpiuq.simulator.replay.replay` with :class:`~mpiuq.progress.Progress`: a line per
 stage with its figures (operations, events and events/s per model), a running
-percentage while a model runs, and the one-off "compiling kernels" line on a new machine.
+percentage while a model runs, and a line per loop compiled (one missing from numba's cache).
 """
 
 from __future__ import annotations
@@ -111,21 +111,19 @@ def replay_file_with_progress(
         no HDF5 file (a text trace with a read-only cache), or the scratch folder cannot
         hold the program file.
     """
-    from mpiuq.simulator._deferred import when_numba
     from mpiuq.simulator.errors import SettingError
     from mpiuq.simulator.program_cache import save_cached_program
     from mpiuq.simulator.replay import TraceOrigin, lower_for_replay, replay_lowered
 
     if stream not in STREAM_CHOICES:
         raise SettingError(f"stream={stream!r} is invalid: expected one of {STREAM_CHOICES}")
-    when_numba(_skip_blas_probe)
     report = replay_reporter(progress)
     options = setup.lowering_options(params)
     trace: Trace | None = None
     h5_file: Path | None = None
     where = locate_trace(path, **read_options)  # the cache key, computed once
     if stream != "off":  # the trace's HDF5 file, if it has one already (no trace read)
-        h5_file = where.h5_file
+        h5_file = where.h5_file_of_size(0 if stream == "on" else _stream_entry_bytes())
         if h5_file is not None and stream == "auto" and not _large(h5_file, path):
             h5_file = None
     if h5_file is None and stream != "on":  # in memory: the program cache
@@ -222,15 +220,21 @@ def _streams(n_trace_ops: int) -> bool:
     return stream_by_default(n_trace_ops)
 
 
+def _stream_entry_bytes() -> int:
+    """Size below which a cache entry holds too few operations to stream by default (72 B
+    per operation, see :func:`_large`): such an entry is not verified for streaming."""
+    from mpiuq.simulator.stream_default import STREAM_MIN_OPS
+
+    return 72 * STREAM_MIN_OPS
+
+
 def _large(h5_path: Path, trace_path: Path) -> bool:
     """Whether the trace file holds enough operations to stream by default.
 
     A cache entry (``h5_path`` is not ``trace_path``) is stored uncompressed, at least
     72 B per operation, so a smaller one is answered from its size, without h5py.
     """
-    from mpiuq.simulator.stream_default import STREAM_MIN_OPS
-
-    if h5_path != trace_path and h5_path.stat().st_size < 72 * STREAM_MIN_OPS:
+    if h5_path != trace_path and h5_path.stat().st_size < _stream_entry_bytes():
         return False
     from mpiuq.simulator.trace.h5_reader import open_trace_h5
 
@@ -263,11 +267,3 @@ def _streamed(
         window_rows=DEFAULT_WINDOW_ROWS if window_rows is None else window_rows,
         on_progress=replay_reporter(progress),
     )
-
-
-def _skip_blas_probe() -> None:
-    """numba's NumPy support loads without probing SciPy's BLAS (see
-    :func:`mpiuq.simulator._numba_startup.skip_blas_probe`); run once numba is imported."""
-    from mpiuq.simulator._numba_startup import skip_blas_probe
-
-    skip_blas_probe()

@@ -1,25 +1,45 @@
 """How the replay commands hand their result over: a JSON file and a figure, then a table.
 
-``--out DIR`` writes ``DIR/<json_name>`` and the figure; ``--json`` prints the JSON
-instead of the table.
+``--out DIR`` writes ``DIR/<json_name>``, the figure and ``DIR/report.html`` (the
+self-contained HTML report of :mod:`mpiuq.report_cmd`); ``--json`` prints the JSON
+instead of the table. Commands that write a folder by default write it under
+:func:`results_folder` (never into the repository's committed ``results/``).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from mpiuq.surrogate.json_text import json_text, write_json
 
 _NUMBER = r"(?:-?[0-9][0-9.eE+-]*|null|NaN|-?Infinity)"
 #: A JSON list of numbers as ``json.dumps(..., indent=1)`` lays it out, one item a line.
 _NUMBER_LIST = re.compile(rf"\[\s*({_NUMBER}(?:,\s*{_NUMBER})*)\s*\]")
 
 
-def result_json(data: dict[str, Any]) -> str:
+#: Environment variable naming the folder commands write their results under by default.
+RESULTS_ENV = "MPIUQ_RESULTS"
+#: That folder when the variable is not set (relative to the working directory).
+DEFAULT_RESULTS = "mpiuq-results"
+
+
+def results_folder() -> Path:
+    """Where commands write result folders by default: ``$MPIUQ_RESULTS`` if set, else
+    ``./mpiuq-results``."""
+    return Path(os.environ.get(RESULTS_ENV) or DEFAULT_RESULTS)
+
+
+def result_json(data: dict[str, Any], where: str = "") -> str:
     """``data`` as indented JSON with every list of numbers on one line.
+
+    JSON of :func:`~mpiuq.surrogate.json_text.json_text`: a NaN or infinite number is
+    refused (a :class:`~mpiuq.surrogate.json_text.NonFiniteJSONError` naming its key and
+    ``where``), never written as the non-standard ``NaN``/``Infinity``.
 
     The per-draw values of a replay are lists of 64 or more numbers: one line each keeps
     the file readable and about a third of the size, and parses to the same object.
@@ -31,7 +51,7 @@ def result_json(data: dict[str, Any]) -> str:
      }
     }
     """
-    text = json.dumps(data, indent=1)
+    text = json_text(data, indent=1, where=where)
     return _NUMBER_LIST.sub(lambda m: "[" + re.sub(r",\s+", ", ", m.group(1)) + "]", text)
 
 
@@ -58,13 +78,18 @@ def emit(
     table
         The human-readable table.
     """
+    text = result_json(data, str(args.out / json_name) if args.out is not None else "JSON output")
+    report = None
     if args.out is not None:
+        from mpiuq.report_cmd import write_folder_report
+
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / json_name).write_text(result_json(data) + "\n")
+        write_json(args.out / json_name, None, text=text)  # atomic: a full disk keeps the old
         plot(args.out / figure_name)
+        report = write_folder_report(args.out / json_name)
     if args.json:
-        print(result_json(data))
+        print(text)
         return
     print(table())
     if args.out is not None:
-        print(f"wrote {args.out / json_name} and {args.out / figure_name}")
+        print(f"wrote {args.out / json_name}, {args.out / figure_name} and {report}")

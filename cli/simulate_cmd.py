@@ -11,7 +11,6 @@ posterior point.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +23,7 @@ from mpiuq.simulator.codes import BENCHMARKS
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.parameters import SimParams
 from mpiuq.surrogate.budget import check_memory
+from mpiuq.surrogate.json_text import json_text
 
 if TYPE_CHECKING:  # the benchmarks (numba) are imported when a simulation runs
     from mpiuq.simulator.benchmarks import BenchmarkResult, BenchmarkSetup
@@ -99,7 +99,7 @@ def result_json(result: BenchmarkResult) -> dict[str, Any]:
     return {
         "benchmark": result.benchmark,
         "window": result.setup.window if result.benchmark == "stream" else None,
-        "params": result.params.as_dict(),
+        "params": result.params.as_json_dict(),
         "results": rows,
     }
 
@@ -178,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
         n_rows = write_benchmark_csv(args.csv, data)
         print(f"wrote {n_rows} synthetic measurements to {args.csv}", file=sys.stderr)
     if args.json:
-        print(json.dumps(result_json(result), indent=2))
+        print(json_text(result_json(result), indent=2, where="simulate --json"))
     else:
         print(format_table(result))
     return 0
@@ -217,7 +217,7 @@ def run_draws(
     """``mpiuq simulate --params`` over posterior draws: table or JSON of intervals."""
     data = draws_json(setup, sizes, sets)
     if args.json:
-        print(json.dumps(data, indent=2))
+        print(json_text(data, indent=2, where="simulate --json"))
         return 0
     lines = [
         f"{setup.benchmark} at {sets.label()}; mean [90% HDI]",

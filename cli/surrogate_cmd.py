@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -35,9 +34,9 @@ from mpiuq.surrogate import (
     save_pce,
     sparse_grid_design,
 )
-from mpiuq.surrogate.atomic_write import replace_atomically
 from mpiuq.surrogate.design_store import discard_store
 from mpiuq.surrogate.designs import RANDOM_METHODS
+from mpiuq.surrogate.json_text import write_json
 from mpiuq.surrogate.pce import MAX_ABS_OUTPUT
 from mpiuq.surrogate.tables import (
     json_safe,
@@ -313,8 +312,7 @@ def run_fit_cmd(args: argparse.Namespace) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     save_pce(pce, args.out / "surrogate.h5")
     doc = summary(pce)
-    with replace_atomically(args.out / "surrogate.json") as tmp:
-        tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    write_json(args.out / "surrogate.json", doc)
     if not args.no_plot:
         from mpiuq.surrogate.plots import save_sensitivity_heatmap
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from mpiuq.progress import Progress, add_quiet_argument
 from mpiuq.simulator.trace.ir import TraceSummary
+from mpiuq.surrogate.json_text import json_text
 from mpiuq.trace_synth_cmd import add_synth_parser
 
 
@@ -84,7 +84,7 @@ def run_info(args: argparse.Namespace) -> int:
     )
     summary = trace.summary()
     if args.json:
-        print(json.dumps(summary.as_dict(), indent=2, sort_keys=True))
+        print(json_text(summary.as_dict(), indent=2, sort_keys=True, where="trace info --json"))
     else:
         print(format_summary(summary))
     return 0

@@ -92,6 +92,7 @@ def run_synth(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     from mpiuq.simulator.trace.cache import save_trace
+    from mpiuq.surrogate.hdf5_errors import naming_hdf5_errors
 
     progress = Progress.of(args)
     start = time.perf_counter()
@@ -103,7 +104,12 @@ def run_synth(args: argparse.Namespace) -> int:
         with progress.stage("validating"):
             trace.validate()
     with progress.stage(f"writing {args.out}"):
-        save_trace(trace, args.out)
+        try:
+            with naming_hdf5_errors(args.out):
+                save_trace(trace, args.out)
+        except OSError:
+            args.out.unlink(missing_ok=True)  # HDF5 may have reported the failure too late
+            raise
     print(
         f"{args.out}: {spec.motif}, {trace.n_ranks} ranks, {spec.iterations} iterations, "
         f"{trace.n_ops} operations (built in {built:.2f} s)"

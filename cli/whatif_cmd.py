@@ -17,9 +17,15 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mpiuq.arguments import add_param_argument
+from mpiuq.arguments import add_param_argument, output_folder
 from mpiuq.posterior_args import ParameterSets, add_posterior_arguments
-from mpiuq.replay_cmd import add_replay_options, read_replay_trace, replay_parameters, replay_setup
+from mpiuq.replay_cmd import (
+    add_replay_options,
+    check_topology,
+    read_replay_trace,
+    replay_parameters,
+    replay_setup,
+)
 from mpiuq.result_output import emit
 from mpiuq.simulator.errors import SettingError
 
@@ -54,7 +60,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_replay_options(p, models="analytic")
     add_posterior_arguments(p)
     add_param_argument(p)
-    p.add_argument("--out", type=Path, default=None, help="write whatif.json and whatif.png")
+    p.add_argument(
+        "--out", type=output_folder, default=None, help="write whatif.json and whatif.png"
+    )
     p.add_argument("--json", action="store_true", help="print the JSON instead of the table")
     p.set_defaults(handler=run)
 
@@ -179,6 +187,7 @@ def format_whatif_table(data: dict[str, Any], label: str) -> str:
 def run(args: argparse.Namespace) -> int:
     """Handler of ``mpiuq whatif``."""
     scenarios = parse_scenarios(args.scenario)
+    check_topology(args.topology)
     setup = replay_setup(args)
     if len(setup.models) != 1:
         raise SettingError(

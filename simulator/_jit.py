@@ -1,133 +1,261 @@
-"""numba compilation for the simulator's compiled loops: on-disk caches that expire with
-any compiled source, and compilation without reference counting.
+"""numba behind one module: the simulator's compiled loops, through numba's public API.
 
-**Caches.** numba's ``cache=True`` keys a function's cache on its own source file
-only. The kernel is split over several modules whose small functions are inlined
-into the loops that call them, and whose integer codes are frozen into them: with
-the stock rule, editing ``kernel/protocols.py`` or ``codes.py`` would leave the
-event loop's cached machine code in use, silently stale. :func:`njit` ties every
-cache to a digest of all :data:`COMPILED_SOURCES`, so any change there recompiles
-every compiled loop (once; about 30 s). The TI parser's loops, which inline each
-other's functions across ``trace/ti_*.py`` and freeze the operation codes, are tied
-the same way to :data:`PARSER_SOURCES` (:func:`parser_njit`).
+Every loop is ``numba.njit(cache=True, ...)`` (:func:`njit`). numba keeps a loop's
+machine code on disk -- in ``__pycache__`` beside its source file, or under
+``$NUMBA_CACHE_DIR`` -- keyed on the loop's bytecode, argument types, the CPU, numba's
+version and the SHA-256 of the loop's own source file. The install compiles them
+(:mod:`mpiuq.simulator.precompile`, run by the build backend), so a command loads them.
 
-**No reference counting.** Inside a compiled function, passing an array to an
-inlined helper or unpacking a tuple of arrays updates the array's reference count
-with an atomic instruction; in the event loop those updates were a tenth of the
-run time. A function compiled with numba's (private, stable since 0.4x) ``_nrt=False``
-option emits none; it must then neither allocate arrays nor return new ones, which
-the loops compiled with ``nrt=False`` do not (their callers allocate).
+**Sources.** The loops inline functions of other files and freeze the integer codes
+of ``codes.py``: numba's key does not see those files. So the cached loops of every
+compiled-source folder are dropped when the digest of :data:`COMPILED_SOURCES` (with
+the loops' :data:`DEFAULT_OPTIONS`) differs from the one recorded beside them
+(:func:`drop_stale_caches`, once per process, before the first loop is made): an edit
+anywhere in them recompiles every loop once.
+
+**Compilations.** :func:`on_compile` tells the command line (the only code that
+prints) when a loop misses the cache and compiles, and how long it took.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import threading
+import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from pathlib import Path
 from typing import Any, TypeVar
 
-from mpiuq.simulator._deferred import Deferred, when_numba
-from mpiuq.simulator._sources import (
-    PARSER_SOURCES,
-    digest_of,
-    sources_digest,
-)
+from mpiuq.simulator._numba_import import import_numba
+from mpiuq.simulator._sources import COMPILED_SOURCES, digest_of
+
+import_numba()  # numba without its optional SciPy/PyYAML probes (see that module)
+
+import numba  # noqa: E402  (after the probes are hidden)
+from numba import objmode  # noqa: E402
+from numba.core import event  # noqa: E402
+from numba.extending import intrinsic, overload  # noqa: E402
+
+__all__ = [
+    "COMPILED_SOURCES",
+    "LOOPS",
+    "drop_stale_caches",
+    "intrinsic",
+    "last_compile_s",
+    "njit",
+    "objmode",
+    "on_compile",
+    "overload",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+#: The ``simulator`` folder as it is imported (not resolved: numba places a loop's cache
+#: beside the path its module was imported from).
+SIMULATOR_DIR = Path(os.path.dirname(os.path.abspath(__file__)))
 
-def tie_cache(cache: Any, digest: str) -> None:
-    """Make a loop's on-disk ``cache`` expire when ``digest`` (of its sources) changes.
+#: Options every loop is compiled with unless it says otherwise (part of the caches' stamp).
+DEFAULT_OPTIONS: dict[str, Any] = {"nogil": True}
 
-    numba stores a stamp of the function's own file in the cache index and discards
-    the index when the stamp differs; the stamp is extended with ``digest``.
-    Leaves numba's own rule in place if its (private) cache layout ever changes.
+#: Every loop made by :func:`njit` in this process (numba dispatchers, in import order).
+LOOPS: list[Any] = []
+
+#: Name of the file beside the cached loops that records the digest they were made with.
+STAMP_NAME = "mpiuq-loops-sources.sha256"
+#: Name of the file beside it recording each loop's last compile time (JSON, seconds).
+TIMES_NAME = "mpiuq-loops-compile-s.json"
+
+_lock = threading.Lock()
+_checked: list[bool] = []
+
+
+def _numba_cache_dir() -> str:
+    """numba's cache folder setting (``NUMBA_CACHE_DIR``; empty: beside the sources)."""
+    return str(getattr(numba.config, "CACHE_DIR", "") or "")
+
+
+def source_folders(root: Path = SIMULATOR_DIR) -> list[Path]:
+    """The folders holding :data:`COMPILED_SOURCES` (each has its loops' cache files)."""
+    return sorted({p.parent for pattern in COMPILED_SOURCES for p in root.glob(pattern)})
+
+
+def cache_folders(root: Path = SIMULATOR_DIR) -> list[Path]:
+    """Where numba keeps the loops of :func:`source_folders`: ``$NUMBA_CACHE_DIR``'s
+    folder of each source folder if numba's cache folder is set, else its ``__pycache__``."""
+    base = _numba_cache_dir()
+    if not base:
+        return [folder / "__pycache__" for folder in source_folders(root)]
+    # numba names a source folder's cache folder after its name and a SHA-1 of its path
+    return [
+        Path(base) / f"{folder.name}_{hashlib.sha1(str(folder).encode()).hexdigest()}"
+        for folder in source_folders(root)
+    ]
+
+
+def _stamp_file(root: Path) -> Path:
+    """The file recording the digest the cached loops were compiled with."""
+    base = _numba_cache_dir()
+    if not base:
+        return root / "__pycache__" / STAMP_NAME
+    return Path(base) / f"{hashlib.sha1(str(root).encode()).hexdigest()}-{STAMP_NAME}"
+
+
+def stamp_of(root: Path = SIMULATOR_DIR) -> str:
+    """What the cached loops must have been compiled from: the digest of
+    :data:`COMPILED_SOURCES` and the default options."""
+    return f"{digest_of(COMPILED_SOURCES, root)} {sorted(DEFAULT_OPTIONS.items())!r}"
+
+
+def drop_stale_caches(root: Path = SIMULATOR_DIR) -> bool:
+    """Delete the cached loops (``*.nbi``, ``*.nbc``) of the compiled-source folders if
+    they were compiled from other sources than today's (the digest beside them differs
+    or is missing), and record today's digest. Returns whether any were dropped.
+
+    A folder that cannot be written (a read-only install) is left as it is: its
+    sources do not change either.
     """
-    cache_file = getattr(cache, "_cache_file", None)
-    stamp = getattr(cache_file, "_source_stamp", None)
-    if cache_file is not None and stamp is not None:
-        cache_file._source_stamp = (stamp, digest)
+    digest = stamp_of(root)
+    stamp = _stamp_file(root)
+    with suppress(OSError):
+        if stamp.read_text(encoding="ascii").strip() == digest:
+            return False
+    dropped = False
+    for folder in cache_folders(root):
+        for pattern in ("*.nbi", "*.nbc"):
+            for path in folder.glob(pattern):
+                with suppress(OSError):
+                    path.unlink()
+                    dropped = True
+    with suppress(OSError):
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        tmp = stamp.with_name(f"{stamp.name}.{os.getpid()}.tmp")
+        tmp.write_text(digest + "\n", encoding="ascii")
+        os.replace(tmp, stamp)
+    return dropped
 
 
-def _tie_cache_to_sources(cache: Any) -> None:
-    """:func:`tie_cache` to :data:`COMPILED_SOURCES`."""
-    tie_cache(cache, sources_digest())
+def last_compile_s(loop: str, root: Path = SIMULATOR_DIR) -> float | None:
+    """Seconds ``loop`` took when it was last compiled with these caches (``None``: unknown)."""
+    try:
+        times = json.loads(_stamp_file(root).with_name(TIMES_NAME).read_text(encoding="utf-8"))
+        value = times.get(loop)
+    except (OSError, ValueError, AttributeError):
+        return None
+    return float(value) if isinstance(value, (int, float)) else None
 
 
-def _tie_cache_to_parser_sources(cache: Any) -> None:
-    """:func:`tie_cache` to :data:`PARSER_SOURCES`."""
-    tie_cache(cache, digest_of(PARSER_SOURCES))
+def _record_compile_s(loop: str, seconds: float, root: Path = SIMULATOR_DIR) -> None:
+    """Record that ``loop`` took ``seconds`` to compile (for the next estimate)."""
+    path = _stamp_file(root).with_name(TIMES_NAME)
+    with _lock, suppress(OSError, ValueError):
+        try:
+            times = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            times = {}
+        if not isinstance(times, dict):
+            times = {}
+        times[loop] = round(seconds, 1)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(times, indent=1, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, path)
 
 
-def _deferred_njit(on_cache: Callable[[Any], None], options: dict[str, Any]) -> Callable[[F], F]:
-    """A decorator making a :class:`~mpiuq.simulator._deferred.Deferred` loop whose
-    dispatcher is ``cached_njit(on_cache, **options)`` (numba is imported on first need)."""
+def njit(*, nrt: bool = True, **options: Any) -> Callable[[F], F]:
+    """``numba.njit(cache=True, nogil=True, **options)``, listed in :data:`LOOPS`.
 
-    def make(func: Callable[..., Any]) -> Any:
-        from mpiuq.simulator._numba_startup import cached_njit
+    ``nrt=False`` compiles the loop without numba's reference counting (numba's
+    ``_nrt=False`` option: the one option used here that numba does not document).
+    Inside a compiled loop, passing an array to an inlined helper or unpacking a tuple of
+    arrays updates its reference count with an atomic instruction: compiled with them,
+    a warm replay of ti_lulesh_512r took 5.3-5.7 s of CPU and 271 MiB against 0.6-0.7 s
+    and 180 MiB without (the same session). Such a loop must neither allocate arrays nor
+    return new ones (the event loop and the lowering kernels do not: their callers
+    allocate).
 
-        return cached_njit(on_cache, **options)(func)
+    Loops release the GIL (``nogil``): models replayed in threads run at once, and a
+    command's main thread, waiting for its worker, reacts to Ctrl-C while a loop runs
+    (:mod:`mpiuq.interrupt`). The first call in a process drops cached loops compiled
+    from other sources (:func:`drop_stale_caches`) before any loop is made.
+    """
+    options = DEFAULT_OPTIONS | options
+    if not nrt:
+        options["_nrt"] = False
+    if not _checked:
+        with _lock:
+            if not _checked:
+                drop_stale_caches()
+                _checked.append(True)
 
     def decorate(func: F) -> F:
-        return Deferred(func, make, options)  # type: ignore[return-value]
+        dispatcher = numba.njit(cache=True, **options)(func)
+        LOOPS.append(dispatcher)
+        return dispatcher  # type: ignore[no-any-return]
 
     return decorate
 
 
-def njit(*, nrt: bool = True, **options: Any) -> Callable[[F], F]:
-    """``numba.njit(cache=True, **options)`` with the cache tied to every compiled source.
-
-    ``nrt=False`` compiles without reference counting (see the module docstring). The
-    loop is a :class:`~mpiuq.simulator._deferred.Deferred`: numba is imported when it is
-    first needed, not when the loop's module is.
-    """
-    if not nrt:
-        options["_nrt"] = False
-    return _deferred_njit(_tie_cache_to_sources, options)
-
-
-def parser_njit(**options: Any) -> Callable[[F], F]:
-    """``numba.njit(cache=True, **options)`` for the TI parser's loops, the cache tied to
-    every file of :data:`PARSER_SOURCES` (not to the kernel's sources)."""
-    return _deferred_njit(_tie_cache_to_parser_sources, options)
-
-
-def njit_no_refcount(**options: Any) -> Callable[[F], F]:
-    """``njit(nrt=False, **options)``: a cached loop without reference counting."""
-    return njit(nrt=False, **options)
-
-
 #: Callbacks of the :func:`on_compile` blocks open now.
-_compile_callbacks: list[Callable[[], None]] = []
+_compile_callbacks: list[Callable[[str, float | None], None]] = []
 
 
-def _listen_for_compilations() -> None:
-    """Register one numba listener calling the open :func:`on_compile` callbacks."""
-    from numba.core import event
+class _CompileListener(event.Listener):  # type: ignore[misc]  # numba is untyped
+    """Tells the open :func:`on_compile` callbacks when numba compiles a loop (a cache miss).
 
-    class _CompileListener(event.Listener):  # type: ignore[misc]  # numba is untyped
-        """Calls the callbacks when numba starts compiling a function (a cache miss)."""
+    Only the outermost compilation of a thread is reported (a loop compiles the loops it
+    calls inside its own compilation).
+    """
 
-        def on_start(self, event: event.Event) -> None:
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    def on_start(self, ev: event.Event) -> None:
+        depth = getattr(self._local, "depth", 0)
+        self._local.depth = depth + 1
+        if depth == 0:
+            self._local.start = time.perf_counter()
+            name = _loop_name(ev)
             for callback in list(_compile_callbacks):
-                callback()
+                callback(name, None)
 
-        def on_end(self, event: event.Event) -> None:
-            pass
+    def on_end(self, ev: event.Event) -> None:
+        self._local.depth = getattr(self._local, "depth", 1) - 1
+        if self._local.depth == 0:
+            took = time.perf_counter() - getattr(self._local, "start", time.perf_counter())
+            name = _loop_name(ev)
+            if _is_loop(ev):
+                _record_compile_s(name, took)
+            for callback in list(_compile_callbacks):
+                callback(name, took)
 
-    event.register("numba:compile", _CompileListener())
+
+def _is_loop(ev: event.Event) -> bool:
+    """Whether a ``numba:compile`` event is about one of :data:`LOOPS`."""
+    data = ev.data if isinstance(ev.data, dict) else {}
+    return any(data.get("dispatcher") is loop for loop in LOOPS)
 
 
-when_numba(_listen_for_compilations)
+def _loop_name(ev: event.Event) -> str:
+    """``module.qualname`` of the loop a ``numba:compile`` event is about."""
+    data = ev.data if isinstance(ev.data, dict) else {}
+    func = getattr(data.get("dispatcher"), "py_func", None)
+    if func is None:
+        return "a compiled loop"
+    return f"{func.__module__.removeprefix('mpiuq.simulator.')}.{func.__qualname__}"
+
+
+event.register("numba:compile", _CompileListener())
 
 
 @contextmanager
-def on_compile(callback: Callable[[], None]) -> Iterator[None]:
-    """Call ``callback()`` whenever a loop is compiled inside the block.
+def on_compile(callback: Callable[[str, float | None], None]) -> Iterator[None]:
+    """Call ``callback(loop, None)`` when a loop starts compiling inside the block (a
+    cache miss), and ``callback(loop, seconds)`` when it is compiled (and cached).
 
-    Loading a loop from the on-disk cache is not a compilation: on a machine whose
-    cache is warm the callback is never called; nor is numba imported for it. The
-    command line uses it to say that a first run compiles (the edge prints; this
-    module does not).
+    Loading a loop from the on-disk cache is not a compilation: with every loop cached
+    the callback is never called.
     """
     _compile_callbacks.append(callback)
     try:

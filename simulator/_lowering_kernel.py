@@ -11,7 +11,7 @@ operations (0.4 s for a million of them).
 from __future__ import annotations
 
 from mpiuq.simulator import codes
-from mpiuq.simulator._jit import njit_no_refcount
+from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import (
     NO_PEER,
     OP_COMPUTE,
@@ -35,7 +35,7 @@ from mpiuq.simulator.codes import (
 )
 
 
-@njit_no_refcount()
+@njit(nrt=False)
 def plan_rows(  # type: ignore[no-untyped-def]
     kind, seconds, request, nbc_request, t_len, t_req, w_len, tid, n_requests, n_user_wl, plan
 ):
@@ -107,7 +107,7 @@ def plan_rows(  # type: ignore[no-untyped-def]
     return rows, req, wl
 
 
-@njit_no_refcount(inline="always")
+@njit(nrt=False, inline="always")
 def _row(out, at, kind, peer, tag, comm, nbytes, req, count, seconds):  # type: ignore[no-untyped-def]
     ops, o_nbytes, o_seconds = out
     ops[at, codes.COL_KIND] = kind
@@ -126,7 +126,7 @@ def _row(out, at, kind, peer, tag, comm, nbytes, req, count, seconds):  # type: 
         o_nbytes[at] = nbytes
 
 
-@njit_no_refcount()
+@njit(nrt=False)
 def emit_program(  # type: ignore[no-untyped-def]
     trace_cols,
     plan,
@@ -236,7 +236,7 @@ def emit_program(  # type: ignore[no-untyped-def]
                 wait_list[wb + r] = w_pool[w0 + r] + rb
 
 
-@njit_no_refcount()
+@njit(nrt=False)
 def combine_steps(row_ptr, coll_ops, tid, t_first, pool, rows, nbytes):  # type: ignore[no-untyped-def]
     """Count the reductions' combine steps, and write them while ``rows`` has room.
 

@@ -6,13 +6,23 @@ ms of a command's start-up (SciPy's own imports include ``subprocess``) for neit
 :func:`import_numba` imports numba with both hidden (PyYAML only when there is no such
 file), then lets them be imported as usual. This module imports neither numba nor
 NumPy, so the command line can call it once it knows it will replay.
+
+The two are hidden from the importing thread only: a finder at the head of
+``sys.meta_path`` refuses them to that thread while numba imports, so another thread
+importing SciPy meanwhile gets SciPy (``sys.modules["scipy"] = None``, the earlier way,
+made every thread's ``import scipy`` fail in that window).
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.machinery
 import os
 import sys
+import threading
+from collections.abc import Sequence
+from types import ModuleType
 
 #: The file numba reads its settings from, in the working directory (with PyYAML).
 NUMBA_CONFIG_FILE = ".numba_config.yaml"
@@ -29,11 +39,28 @@ def import_numba() -> None:
     hidden = [m for m in ("scipy", "yaml") if m not in sys.modules]
     if os.path.isfile(NUMBA_CONFIG_FILE) and "yaml" in hidden:
         hidden.remove("yaml")
-    for name in hidden:
-        sys.modules[name] = None  # type: ignore[assignment]  # its import raises ImportError
+    finder = _HiddenFromThisThread(frozenset(hidden), threading.get_ident())
+    sys.meta_path.insert(0, finder)
     try:
         importlib.import_module("numba")
     finally:
-        for name in hidden:
-            if name in sys.modules and sys.modules[name] is None:
-                del sys.modules[name]
+        sys.meta_path.remove(finder)
+
+
+class _HiddenFromThisThread(importlib.abc.MetaPathFinder):
+    """Refuses the top-level packages ``names`` (and their modules) to one thread."""
+
+    def __init__(self, names: frozenset[str], thread: int) -> None:
+        self.names = names
+        self.thread = thread
+
+    def find_spec(
+        self,
+        fullname: str,
+        path: Sequence[str] | None,
+        target: ModuleType | None = None,
+    ) -> importlib.machinery.ModuleSpec | None:
+        """Raise ModuleNotFoundError for a hidden name imported by the thread; else defer."""
+        if threading.get_ident() == self.thread and fullname.partition(".")[0] in self.names:
+            raise ModuleNotFoundError(f"{fullname} is not imported for numba", name=fullname)
+        return None

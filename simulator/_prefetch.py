@@ -8,10 +8,9 @@ time on the large traces). A hint never changes results.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from mpiuq.simulator._deferred import deferred_object
+from mpiuq.simulator._jit import intrinsic
 
 
 def _prefetch(typingctx: Any, array: Any, index: Any) -> Any:
@@ -38,13 +37,4 @@ def _prefetch(typingctx: Any, array: Any, index: Any) -> Any:
 
 
 #: ``prefetch(array, index)`` inside compiled code (the intrinsic, typed for callers).
-def _make_prefetch() -> Any:
-    """The intrinsic (imports numba)."""
-    from numba.extending import intrinsic
-
-    return intrinsic(_prefetch)
-
-
-#: ``prefetch(array, index)`` inside compiled code (the intrinsic, typed for callers; made
-#: when numba is imported).
-prefetch: Callable[[Any, Any], None] = deferred_object(_make_prefetch, "prefetch")
+prefetch: Any = intrinsic(_prefetch)  # numba types an intrinsic by its codegen signature

@@ -1,5 +1,5 @@
-"""The source files compiled into the loops, and their digest (what their caches and the
-ahead-of-time module are keyed on). Imports neither numba nor NumPy."""
+"""The source files compiled into the loops, and their digest (what their caches are
+keyed on, :mod:`mpiuq.simulator._jit`). Imports neither numba nor NumPy."""
 
 from __future__ import annotations
 
@@ -7,31 +7,26 @@ import hashlib
 from functools import cache
 from pathlib import Path
 
-__all__ = ["COMPILED_SOURCES", "PARSER_SOURCES", "digest_of", "sources_digest"]
+__all__ = ["COMPILED_SOURCES", "digest_of", "sources_digest"]
 
 _HERE = Path(__file__).resolve().parent
 
 #: Source files compiled into the loops (by inlining or as frozen constants), relative
-#: to the ``simulator`` folder; a glob per package.
+#: to the ``simulator`` folder; a glob per package. (``_jit.py`` is not one: what of it
+#: reaches the machine code, the loops' default options, is in the caches' stamp.)
 COMPILED_SOURCES: tuple[str, ...] = (
-    "_jit.py",
-    "_deferred.py",
     "_prefetch.py",
     "_program_check.py",
     "_lowering_kernel.py",
     "codes.py",
     "parameters.py",
     "trace/ir.py",
+    "trace/ti_*.py",
     "kernel/**/*.py",
     "networks/*.py",
     "topologies/routing.py",
     "topologies/zone_rout*.py",
 )
-
-
-#: Source files compiled into the TI parser's loops (``trace/ti_*.py`` inline each
-#: other's functions; the operation codes are frozen into them).
-PARSER_SOURCES: tuple[str, ...] = ("codes.py", "trace/ir.py", "trace/ti_*.py")
 
 
 @cache

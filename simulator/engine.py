@@ -49,10 +49,11 @@ from mpiuq.simulator.codes import (
 )
 from mpiuq.simulator.errors import DeadlockError, ParameterError
 from mpiuq.simulator.networks import TWO_NODE_SWITCH, NetworkModel, network_arrays
+from mpiuq.simulator.parameter_limits import REGIME_COST_RANGE
 from mpiuq.simulator.parameters import SimParams
 from mpiuq.simulator.program import Op, Program
 from mpiuq.simulator.program_source import ProgramSource, row_blocks
-from mpiuq.simulator.regimes import MAX_REGIMES, PROTOCOLS
+from mpiuq.simulator.regimes import MAX_REGIMES, PROTOCOLS, SLOT_UNITS
 from mpiuq.simulator.watch import run_watched
 
 __all__ = [
@@ -210,10 +211,11 @@ def check_regime_slots(matrix: FloatArray) -> None:
             ("copy_bw_GBps", R_COPY_BW),
             ("segment_us", R_SEGMENT_US),
         ):
-            v = col[:, j]
-            bad = ~np.isfinite(v) | (v < 0.0)
+            v = col[:, j]  # the one range check of per-regime costs (parameter_limits)
+            low, high = REGIME_COST_RANGE
+            bad = ~np.isfinite(v) | (v < low) | (v > high)
             if bad.any():
-                refuse(k, field, v[bad][0], "a finite number >= 0")
+                refuse(k, field, v[bad][0], f"a number in [{low:g}, {high:g}] {SLOT_UNITS[field]}")
         seg = col[:, R_SEGMENT_BYTES]
         bad = ~np.isfinite(seg) | (seg < 1.0) | (seg != np.floor(seg))
         if bad.any():

@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -336,6 +337,8 @@ class _Totals:
     algorithms: dict[str, set[str]] = field(default_factory=dict)
     reduce_rows: list[IntArray] = field(default_factory=list)
     reduce_bytes: list[npt.NDArray[np.float64]] = field(default_factory=list)
+    #: collective templates built by this lowering's blocks (gone with the lowering)
+    templates: dict[tuple[object, ...], Any] = field(default_factory=dict)
 
 
 def _lower_block(
@@ -356,7 +359,7 @@ def _lower_block(
     wa = np.flatnonzero(kind == OpKind.WAITALL)
     coll_ops = np.flatnonzero(kind >= OpKind.BARRIER)
     with _collector_paused():
-        expanded, used, counted = _expand_collectives(block, coll_ops, opts)
+        expanded, used, counted = _expand_collectives(block, coll_ops, opts, totals.templates)
     tmpl = expanded.templates
     n_user = user_wl.shape[0]
     plan, rows, req_end, wl_end = plan_layout(

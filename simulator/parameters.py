@@ -19,6 +19,12 @@ import numpy.typing as npt
 
 from mpiuq.simulator import regimes as _regimes
 from mpiuq.simulator.errors import ParameterError
+from mpiuq.simulator.parameter_limits import (
+    MAX_PROTOCOL_BYTES,
+    PARAMETER_MAGNITUDE,
+    REGIME_COST_RANGE,
+    check_in_range,
+)
 from mpiuq.simulator.regimes import Regime
 
 #: Names of the continuous (calibratable) parameters, in canonical order.
@@ -114,19 +120,14 @@ class SimParams:
     regimes: tuple[Regime, ...] = ()
 
     def __post_init__(self) -> None:
-        for name in CONTINUOUS_PARAMETERS:
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(
-                value, int | float | np.floating | np.integer
-            ):
-                raise ParameterError(name, value, "a positive finite number")
-            if not math.isfinite(float(value)) or float(value) <= 0.0:
-                raise ParameterError(name, value, "a positive finite number")
-            object.__setattr__(self, name, float(value))
+        for name in CONTINUOUS_PARAMETERS:  # the one range check (parameter_limits)
+            value = check_in_range(name, getattr(self, name), *PARAMETER_MAGNITUDE, UNITS[name])
+            object.__setattr__(self, name, value)
         for name in PROTOCOL_SETTINGS:
             value = getattr(self, name)
-            if isinstance(value, bool) or not _is_integral(value) or int(value) <= 0:
+            if isinstance(value, bool) or not _is_integral(value):
                 raise ParameterError(name, value, "a positive whole number of bytes")
+            check_in_range(name, value, 1, MAX_PROTOCOL_BYTES, "B")
             object.__setattr__(self, name, int(value))
         if self.small_max_bytes > self.eager_max_bytes:
             raise ParameterError(
@@ -210,6 +211,11 @@ class SimParams:
         out: dict[str, float | int] = {n: getattr(self, n) for n in parameter_names()}
         out.update(_regimes.flatten(self.regime_table()))
         return out
+
+    def as_json_dict(self) -> dict[str, float | int | None]:
+        """:meth:`as_dict` for a JSON document: the last regime's unbounded ``max_bytes``
+        (infinity, which JSON cannot hold) is written as ``None`` (no bound)."""
+        return {k: None if v == math.inf else v for k, v in self.as_dict().items()}
 
     def with_values(self, **values: float | int) -> SimParams:
         """Return a copy with some parameters changed (validated)."""
@@ -316,12 +322,23 @@ def params_matrix(
 def _validate_matrix(
     matrix: npt.NDArray[np.float64], names: tuple[str, ...], n_scalar: int
 ) -> None:
+    low = np.array([PARAMETER_MAGNITUDE[0] if n in CONTINUOUS_PARAMETERS else 1 for n in names])
+    high = np.array(
+        [
+            PARAMETER_MAGNITUDE[1] if n in CONTINUOUS_PARAMETERS else MAX_PROTOCOL_BYTES
+            for n in names
+        ]
+    )
     scalar = matrix[:, :n_scalar]
-    bad = ~np.isfinite(scalar) | (scalar <= 0.0)
+    bad = ~np.isfinite(scalar) | (scalar < low[:n_scalar]) | (scalar > high[:n_scalar])
     if bad.any():
         row, col = (int(i) for i in np.argwhere(bad)[0])
+        value = float(matrix[row, col])
+        unit = UNITS.get(names[col], "")
         raise ParameterError(
-            names[col], float(matrix[row, col]), f"a positive finite number (parameter set {row})"
+            names[col],
+            value,
+            f"a number in [{low[col]:g}, {high[col]:g}] {unit} (parameter set {row})",
         )
     costs = [
         j
@@ -330,13 +347,15 @@ def _validate_matrix(
     ]
     if costs:
         sub = matrix[:, costs]
-        bad = ~np.isfinite(sub) | (sub < 0.0)
+        bad = ~np.isfinite(sub) | (sub < REGIME_COST_RANGE[0]) | (sub > REGIME_COST_RANGE[1])
         if bad.any():
             row, col = (int(i) for i in np.argwhere(bad)[0])
+            slot = (_regimes.parse_slot_name(names[costs[col]]) or (0, ""))[1]
             raise ParameterError(
                 names[costs[col]],
                 float(sub[row, col]),
-                f"a finite number >= 0 (parameter set {row})",
+                f"a number in [{REGIME_COST_RANGE[0]:g}, {REGIME_COST_RANGE[1]:g}] "
+                f"{_regimes.SLOT_UNITS.get(slot, '')} (parameter set {row})",
             )
     small = names.index("small_max_bytes")
     eager = names.index("eager_max_bytes")

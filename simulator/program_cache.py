@@ -13,6 +13,11 @@ version 1) in ``<cache>/<trace key>-<program key>.mpiuqprog``, with three more m
     ``{"cache_version", "key", "trace_key", "compute_scale", "algorithms",
     "sources", "reduce_rate_Bps"}``: what the program key hashes, and the reduction
     rate the combine steps' seconds were written with.
+``checksums.json``
+    the size and content digest of every other member, sealed by its own digest
+    (:mod:`mpiuq.simulator.checksums`): an entry is verified whole, on two threads, before
+    anything of it is used, so a damaged byte anywhere (a column, the wait list, a
+    metadata file) makes the entry unusable instead of a wrong replay or a false deadlock.
 
 The **program key** hashes the trace key (the trace's path, its files' sizes and
 modification times, the reader options), the lowering options that shape the program
@@ -29,9 +34,9 @@ A loaded program's rows are memory-mapped copy-on-write from the entry (no copy;
 reduction-rate rewrite stays in the process), and the program is validated as the
 lowering's is. An entry is written under a temporary name and renamed when complete,
 so a killed run leaves no half entry under the final name. :func:`find_cached_program`
-treats an entry it cannot use (missing member, truncated column, malformed
-``meta.json`` or ``cache.json``, another key, an inconsistent program) as absent and
-deletes it: the trace is then read and lowered, and the entry written again. Only
+treats an entry it cannot use (a member that fails its checksum, a missing member,
+truncated column, malformed ``meta.json`` or ``cache.json``, another key, an inconsistent
+program) as absent and deletes it: the trace is then read and lowered, and the entry written again. Only
 :func:`load_cached_program`, for a caller naming an entry, raises
 :class:`~mpiuq.simulator.program_file.ProgramFileError`.
 """
@@ -51,6 +56,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from mpiuq.simulator.checksums import ChecksumError, verify_manifest, write_manifest
 from mpiuq.simulator.codes import OP_COMPUTE
 from mpiuq.simulator.errors import ProgramError
 from mpiuq.simulator.lowering import Lowered, LoweringOptions
@@ -79,8 +85,9 @@ __all__ = [
     "save_cached_program",
 ]
 
-#: Version of the cache entry (the program file's version is hashed in too).
-CACHE_VERSION = 1
+#: Version of the cache entry (the program file's version is hashed in too); 2: with
+#: ``checksums.json``.
+CACHE_VERSION = 2
 
 #: Source files, relative to the ``simulator`` folder, whose code shapes a lowered
 #: program or the entry's format: a change in any of them makes every entry stale.
@@ -96,6 +103,7 @@ LOWERING_SOURCES: tuple[str, ...] = (
     "program_file.py",
     "program_cache.py",
     "trace/ir.py",
+    "checksums.py",
 )
 
 #: Bytes of an entry per program row (32 B of the operation table, 8 B of sizes or
@@ -180,6 +188,12 @@ def load_cached_program(
         names the file, the key and the bad value.
     """
     p = Path(path)
+    try:
+        verify_manifest(p)  # every member, before any is read
+    except ChecksumError as exc:
+        raise ProgramFileError(
+            exc.path, "checksums", str(exc).removeprefix(f"{exc.path}: ")
+        ) from None
     doc = _cache_doc(p)
     expected = {"key": program_key(trace_key, options), **_key_fields(trace_key, options)}
     for name, value in expected.items():
@@ -328,7 +342,8 @@ def save_cached_program(
             **_key_fields(trace_key, options),
             "reduce_rate_Bps": float(options.reduce_rate_Bps),
         }
-        (part / "cache.json").write_text(json.dumps(doc, indent=1) + "\n")
+        (part / "cache.json").write_text(json.dumps(doc, indent=1, allow_nan=False) + "\n")
+        write_manifest(part, [f.name for f in part.iterdir()])
         part.rename(final)  # fails if another run just stored its own: keep that one
     except OSError:
         shutil.rmtree(part, ignore_errors=True)
@@ -337,11 +352,25 @@ def save_cached_program(
 
 
 def _sweep_parts(final: Path) -> None:
-    """Delete temporary entries of ``final`` left by killed runs (over an hour old)."""
+    """Delete temporary entries of ``final`` left by killed runs: of a process that is
+    gone, or over an hour old (a process id reused since)."""
     now = time.time()
     for leftover in final.parent.glob(f"{final.name}.part*"):
         try:
-            if now - leftover.stat().st_mtime > _STALE_PART_S:
+            pid = leftover.name.rsplit(".part", 1)[-1]
+            gone = pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid))
+            if gone or now - leftover.stat().st_mtime > _STALE_PART_S:
                 shutil.rmtree(leftover, ignore_errors=True)
         except OSError:
             pass
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by another user
+        return True
+    return True

@@ -57,6 +57,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from mpiuq.simulator.errors import ParameterError
+from mpiuq.simulator.parameter_limits import MAX_PROTOCOL_BYTES, REGIME_COST_RANGE, check_in_range
 
 #: Protocols a regime can use, in code order.
 PROTOCOLS: tuple[str, ...] = (
@@ -199,15 +200,14 @@ def validate_regimes(regimes: tuple[Regime, ...]) -> tuple[Regime, ...]:
                     "(thresholds strictly increasing)",
                 )
             previous = float(mx)
-        for name in CONTINUOUS_SLOTS:
-            v = getattr(r, name)
-            if (
-                isinstance(v, bool)
-                or not isinstance(v, int | float)
-                or not math.isfinite(v)
-                or v < 0
-            ):
-                raise ParameterError(f"regime{k}_{name}", v, "a finite number >= 0")
+        if not last and float(mx) > MAX_PROTOCOL_BYTES:
+            raise ParameterError(
+                f"regime{k}_max_bytes", mx, f"a whole number of bytes up to {MAX_PROTOCOL_BYTES}"
+            )
+        for name in CONTINUOUS_SLOTS:  # the one range check (parameter_limits)
+            check_in_range(
+                f"regime{k}_{name}", getattr(r, name), *REGIME_COST_RANGE, SLOT_UNITS[name]
+            )
         if not _whole(r.segment_bytes) or not 1 <= r.segment_bytes <= 1 << 20:
             raise ParameterError(
                 f"regime{k}_segment_bytes", r.segment_bytes, "a whole number of bytes in 1..1048576"

@@ -202,7 +202,7 @@ class ReplayResult:
         """JSON-ready form: trace facts, settings, and one entry per model."""
         return {
             **trace_and_settings(self, self.setup.lowering_options(self.params).reduce_rate_Bps),
-            "params": self.params.as_dict(),
+            "params": self.params.as_json_dict(),
             "lowering_s": self.lowering_s,
             "congestion_network_s": self.congestion_s,
             "models": {m.model: m.as_dict() for m in self.models},

@@ -3,7 +3,10 @@
 A scenario is written ``NAME: ITEM, ITEM, ...`` (or ``NAME=ITEM, ...``), each item one of
 
 * ``PARAM*=F``, ``PARAM/=F``, ``PARAM=V``: scale or set a simulator parameter in every
-  parameter set (e.g. ``link_bw_GBps*=2``);
+  parameter set (e.g. ``link_bw_GBps*=2``), or a regime slot as ``--param`` takes them
+  (``regime1_latency_us*=0.5``, ``regime0_max_bytes=256``); numbers are plain decimals
+  (``1_0`` is refused, not read as 10) and the results must pass the parameters' range
+  check (:mod:`mpiuq.simulator.parameter_limits`);
 * ``model=NAME``: another network model (``analytic``, ``packet``, ``compute-only``);
 * ``topology=SPEC``: another topology (``fattree:k=16,levels=3``, or a SimGrid-shaped
   zone of the flow model such as ``cluster:hosts=64,backbone=3``: the commas of a spec
@@ -29,7 +32,9 @@ from dataclasses import dataclass, replace
 from mpiuq.simulator.collectives import COLLECTIVES, validate_algorithms
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.networks import NETWORK_MODELS
+from mpiuq.simulator.parameter_limits import parse_decimal
 from mpiuq.simulator.parameters import SimParams, parameter_names
+from mpiuq.simulator.regimes import PROTOCOLS, SLOTS, parse_slot_name, with_slots
 from mpiuq.simulator.replay import ReplaySetup
 
 #: Setting names a scenario may change (besides parameters and collectives).
@@ -81,11 +86,24 @@ class Scenario:
             If an edit gives an invalid value (e.g. a threshold that is no whole number).
         """
         values: dict[str, float] = {}
+        current = params.as_dict()
         for name, op, number in self.edits:
-            old = float(values.get(name, getattr(params, name)))
+            if name not in current:  # a slot of a regime the table does not have
+                raise ScenarioError(
+                    self.text,
+                    name,
+                    f"a slot of one of the {len(params.regime_table())} regimes "
+                    f"(regime0 .. regime{len(params.regime_table()) - 1})",
+                )
+            old = float(values.get(name, current[name]))
             values[name] = old * number if op == "*" else old / number if op == "/" else number
+        scalars = {n: v for n, v in values.items() if parse_slot_name(n) is None}
+        slots = {n: v for n, v in values.items() if parse_slot_name(n) is not None}
         try:
-            return params.with_values(**values)
+            out = params.with_values(**scalars) if scalars else params
+            if slots:  # edited in the table itself: its names and other slots are kept
+                out = replace(out, regimes=with_slots(out.regime_table(), slots))
+            return out
         except ValueError as exc:
             edits = ", ".join(f"{n}{op}={x:g}" for n, op, x in self.edits)
             raise ScenarioError(
@@ -123,12 +141,11 @@ def parse_scenario(text: str) -> Scenario:
     items = _items(text, body)
     if not items:
         raise ScenarioError(text, body, "at least one item such as link_bw_GBps*=2")
-    known = set(parameter_names())
     edits: list[tuple[str, str, float]] = []
     settings: dict[str, str] = {}
     for key, op, value, raw in items:
-        if key in known:
-            edits.append((key, op[0], _number(text, raw, value, op)))
+        if _is_parameter(key):
+            edits.append((key, op[0], _number(text, raw, key, value, op)))
             continue
         if op != "=":
             raise ScenarioError(text, raw, f"{key}=VALUE ({key} is a setting, not scaled)")
@@ -140,13 +157,13 @@ def parse_scenario(text: str) -> Scenario:
 
 def _items(text: str, body: str) -> list[tuple[str, str, str, str]]:
     """``(key, op, value, raw)`` per item; a topology spec keeps its own commas."""
-    keys = set(parameter_names()) | set(SETTINGS) | set(COLLECTIVES)
+    keys = set(SETTINGS) | set(COLLECTIVES)
     out: list[tuple[str, str, str, str]] = []
     for raw in body.split(","):
         if not raw.strip():
             raise ScenarioError(text, raw, "no empty item between commas")
         m = _ITEM.match(raw)
-        if m and m.group(1) in keys:
+        if m and (m.group(1) in keys or _is_parameter(m.group(1))):
             out.append((m.group(1), m.group(2), m.group(3), raw.strip()))
         elif out and out[-1][0] == "topology" and m and m.group(2) == "=":
             key, op, value, joined = out[-1]
@@ -155,20 +172,32 @@ def _items(text: str, body: str) -> list[tuple[str, str, str, str]]:
             raise ScenarioError(
                 text,
                 raw.strip(),
-                f"NAME*=F, NAME/=F or NAME=V with NAME a parameter ({', '.join(parameter_names())})"
-                f", a setting ({', '.join(SETTINGS)}) or a collective ({', '.join(COLLECTIVES)})",
+                f"NAME*=F, NAME/=F or NAME=V with NAME a parameter ({', '.join(parameter_names())}"
+                f", or regime<k>_<field> with field one of {', '.join(SLOTS)}), a setting ({', '.join(SETTINGS)}) or a collective ({', '.join(COLLECTIVES)})",
             )
     return out
 
 
-def _number(text: str, raw: str, value: str, op: str) -> float:
-    try:
-        x = float(value)
-    except ValueError:
-        x = math.nan
-    if not math.isfinite(x) or x <= 0.0:
-        what = "factor" if op in ("*=", "/=") else "value"
-        raise ScenarioError(text, raw, f"a positive finite {what} after {op!r}")
+def _is_parameter(key: str) -> bool:
+    """Whether ``key`` names a scalar parameter or a regime slot ``regime<k>_<field>``."""
+    return key in parameter_names() or parse_slot_name(key) is not None
+
+
+def _number(text: str, raw: str, key: str, value: str, op: str) -> float:
+    """The number of an edit: a plain decimal (a protocol slot also takes a protocol name);
+    factors are > 0, set values > 0 (>= 0 for a regime slot, whose costs may be none)."""
+    slot = parse_slot_name(key)
+    if slot is not None and slot[1] == "protocol" and op == "=" and value in PROTOCOLS:
+        return float(PROTOCOLS.index(value))
+    x = parse_decimal(value)
+    scaled = op in ("*=", "/=")
+    low_ok = x is not None and (x > 0.0 or (x == 0.0 and slot is not None and not scaled))
+    if x is None or not math.isfinite(x) or not low_ok:
+        what = "factor" if scaled else "value"
+        sign = "positive" if scaled or slot is None else "non-negative"
+        raise ScenarioError(
+            text, raw, f"a {sign} finite {what} after {op!r}, written as a plain decimal number"
+        )
     return x
 
 

@@ -13,8 +13,13 @@ import errno
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 PARTIAL_MARK = ".partial-"
+
+#: Temporary files being written now by :func:`replace_atomically` (the command line
+#: removes them if the process is interrupted, :mod:`mpiuq.interrupt`).
+IN_FLIGHT: set[Path] = set()
 
 
 def partial_path(path: Path) -> Path:
@@ -50,7 +55,9 @@ def replace_atomically(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path to write; on success it replaces ``path`` atomically.
 
     On an exception (or a kill) ``path`` is untouched and the temporary file removed
-    (or, after a kill, left under its ``.partial-<pid>`` name).
+    (or, after a kill, left under its ``.partial-<pid>`` name, removed by the next write of
+    ``path``: :func:`remove_stale_partials`). An :class:`OSError` that names no file (a
+    write on a full disk) is raised again naming ``path``.
 
     Examples
     --------
@@ -68,15 +75,22 @@ def replace_atomically(path: str | os.PathLike[str]) -> Iterator[Path]:
         )
     if target.is_dir():
         raise IsADirectoryError(errno.EISDIR, "is a folder, expected a file name", str(target))
+    remove_stale_partials(target)
     tmp = partial_path(target)
+    IN_FLIGHT.add(tmp)
     try:
         yield tmp
         fsync_file(tmp)
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()
+        if isinstance(exc, OSError) and exc.filename in (None, str(tmp), tmp):
+            # a failed write (a full disk: ENOSPC) names no file: name the target
+            raise OSError(exc.errno, exc.strerror or str(exc), str(target)) from exc
         raise
+    finally:
+        IN_FLIGHT.discard(tmp)
     fsync_dir(target.parent)
 
 
@@ -98,3 +112,14 @@ def _alive(pid: int) -> bool:
     except OSError:  # pragma: no cover - exists, owned by someone else
         return True
     return True
+
+
+def save_figure_atomically(fig: Any, path: str | os.PathLike[str], **savefig_kwargs: Any) -> Path:
+    """``fig.savefig(path, ...)`` (a matplotlib figure) through :func:`replace_atomically`:
+    a full disk or a kill leaves the previous figure, and the error names ``path``. The
+    format is the file name's extension (the temporary name has another)."""
+    target = Path(path)
+    fmt = target.suffix.lstrip(".").lower() or "png"
+    with replace_atomically(target) as tmp:
+        fig.savefig(tmp, format=fmt, **savefig_kwargs)
+    return target

@@ -10,9 +10,9 @@ and resuming reads the store, replays the journal's whole records and computes t
 Layout of the HDF5 file: attributes ``format`` (:data:`STORE_FORMAT`), ``fingerprint``
 (SHA-256 of the design and the model identity), ``model_id``, ``model_description``
 (for messages) and, once consolidated, ``outputs_sha256``; datasets ``design``,
-``done`` (bool per point) and, once consolidated, ``outputs`` and ``output_names``.
-Stores written in place by earlier versions (outputs without ``outputs_sha256``) are
-read and resumed too.
+``done`` (bool per point) and, once consolidated, ``outputs`` and ``output_names``. The
+whole file is signed (:mod:`~mpiuq.surrogate.hdf5_checksum`) and verified before h5py
+reads it; a file without that signature is refused.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import numpy as np
 from mpiuq.surrogate.atomic_write import replace_atomically
 from mpiuq.surrogate.errors import DesignMismatchError, StoreError, StoreWriteError
 from mpiuq.surrogate.hdf5_checksum import USERBLOCK_BYTES, sign, verify
+from mpiuq.surrogate.hdf5_errors import naming_hdf5_errors
 from mpiuq.surrogate.store_journal import JournalContent, journal_path, read_journal
 
 STORE_FORMAT = "mpiuq.surrogate.design-run"
@@ -284,7 +285,7 @@ def _write_whole(
 ) -> None:
     try:
         with replace_atomically(path) as tmp:
-            with h5py.File(tmp, "w", userblock_size=USERBLOCK_BYTES) as f:
+            with naming_hdf5_errors(path), h5py.File(tmp, "w", userblock_size=USERBLOCK_BYTES) as f:
                 reached(phases[0])
                 for key, text in attrs.items():
                     f.attrs[key] = text
@@ -295,8 +296,9 @@ def _write_whole(
             reached(phases[2])
         reached(phases[3])
     except (OSError, RuntimeError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise StoreWriteError(
-            f"{path}: cannot {action} ({' '.join(str(exc).split())}); the run stopped: free "
+            f"{path}: cannot {action} ({' '.join(reason.split())}); the run stopped: free "
             "disk space or fix the folder's permissions and run the same command again"
         ) from exc
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import multiprocessing
 import re
+import signal
 from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
 from typing import Any, Protocol, Self, TypeVar, runtime_checkable
@@ -92,6 +93,12 @@ class InProcessExecutor(_ContextMixin):
             yield i, fn(item)
 
 
+def _ignore_interrupts() -> None:
+    """A worker process ignores Ctrl-C (the terminal sends it to the whole process group):
+    the parent decides, and a worker ends when the parent's pool goes away."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 class ProcessExecutor(_ContextMixin):
     """A local pool of worker processes (:class:`concurrent.futures.ProcessPoolExecutor`).
 
@@ -117,7 +124,7 @@ class ProcessExecutor(_ContextMixin):
         )
         ctx = multiprocessing.get_context(start_method)
         self._pool: cf.ProcessPoolExecutor | None = cf.ProcessPoolExecutor(
-            max_workers=self.workers, mp_context=ctx
+            max_workers=self.workers, mp_context=ctx, initializer=_ignore_interrupts
         )
 
     def map_unordered(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:

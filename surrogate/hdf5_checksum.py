@@ -6,7 +6,9 @@ can sign them: files are created with a 512-byte *user block*, which HDF5 leaves
 application, and once the file is closed the user block receives :data:`MAGIC` and the
 SHA-256 of everything after it.  :func:`verify` recomputes that digest before any HDF5
 call, so a damaged file is refused in Python with a clear message and never reaches the
-C library.  Files without a user block (written by earlier versions) are read as before.
+C library.  A file without a user block (an HDF5 file of another program, or of an mpiuq
+older than the checksums) cannot be verified and is refused too: every part of a stored
+file is checked, or it is not used.
 """
 
 from __future__ import annotations
@@ -43,13 +45,13 @@ def sign(path: Path) -> None:
 def verify(path: Path) -> str | None:
     """Why a signed file cannot be trusted, or None if it can be handed to the HDF5 library.
 
-    A file that starts with the HDF5 signature (no user block: an unsigned file of an
-    earlier version) returns None; anything else must carry a matching digest.
+    Every file must carry a matching digest; one that starts with the HDF5 signature
+    (no user block: not written by this version of mpiuq) cannot be verified.
     """
     with path.open("rb") as f:
         head = f.read(USERBLOCK_BYTES + len(HDF5_SIGNATURE))
     if head.startswith(HDF5_SIGNATURE):
-        return None
+        return "it has no checksum (an HDF5 file not written by this version of mpiuq)"
     if not head.startswith(MAGIC):
         if head[USERBLOCK_BYTES:].startswith(HDF5_SIGNATURE):
             return "its checksum block is damaged"

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
+from mpiuq.surrogate.atomic_write import save_figure_atomically
+
 
 def save_sensitivity_heatmap(
     total: np.ndarray,
@@ -52,4 +54,4 @@ def save_sensitivity_heatmap(
                 )
     ax.set_title(title)
     fig.colorbar(image, ax=ax, label="total index")
-    fig.savefig(Path(path), dpi=120)
+    save_figure_atomically(fig, Path(path), dpi=120)

@@ -12,6 +12,7 @@ from mpiuq.surrogate.atomic_write import replace_atomically
 from mpiuq.surrogate.box import ParameterBox
 from mpiuq.surrogate.errors import SurrogateInputError
 from mpiuq.surrogate.hdf5_checksum import USERBLOCK_BYTES, sign, verify
+from mpiuq.surrogate.hdf5_errors import naming_hdf5_errors
 from mpiuq.surrogate.pce import PolynomialChaos
 
 FORMAT_NAME = "mpiuq.surrogate.pce"
@@ -57,7 +58,7 @@ def save_pce(pce: PolynomialChaos, path: str | os.PathLike[str]) -> None:
         "train_y": pce.train_y,
     }
     with replace_atomically(path) as tmp:
-        with h5py.File(tmp, "w", userblock_size=USERBLOCK_BYTES) as f:
+        with naming_hdf5_errors(path), h5py.File(tmp, "w", userblock_size=USERBLOCK_BYTES) as f:
             _write_pce(f, pce, arrays)
         sign(tmp)
 

@@ -21,7 +21,8 @@ import numpy as np
 from mpiuq.surrogate.atomic_write import replace_atomically
 from mpiuq.surrogate.box import ParameterBox
 from mpiuq.surrogate.errors import SurrogateInputError
-from mpiuq.surrogate.text_input import read_text
+from mpiuq.surrogate.json_text import write_json
+from mpiuq.surrogate.text_input import not_a_file, other_separator, read_text
 
 SIDECAR_FORMAT = "mpiuq.surrogate.design"
 
@@ -74,8 +75,8 @@ def read_table_csv(
         ``max_abs``; the message names the file, the line and the column.
     """
     p = Path(path)
-    if not p.is_file():
-        what = "is a folder" if p.is_dir() else "does not exist"
+    what = not_a_file(p)
+    if what is not None:
         raise SurrogateInputError(f"{p} {what}: expected a CSV file with a header row of names")
     text, why = read_text(p)
     if text is None:
@@ -93,6 +94,12 @@ def read_table_csv(
     if not rows:
         raise SurrogateInputError(f"{p}: empty file, expected a header row of names")
     names = tuple(c.strip() for c in rows[0][1])
+    separator = other_separator(",".join(rows[0][1])) if len(names) == 1 else None
+    if separator is not None:
+        raise SurrogateInputError(
+            f"{p}: its fields are separated by {separator}: expected a comma-separated "
+            "table (save it as CSV with commas; decimal points, not commas)"
+        )
     if any(not n for n in names):
         raise SurrogateInputError(f"{p}: blank column name in header {list(names)[:20]}")
     if not all(n.isprintable() for n in names):
@@ -152,8 +159,7 @@ def write_design_csv(
         "n_points": int(np.asarray(design).shape[0]),
     }
     doc.update(meta or {})
-    with replace_atomically(side) as tmp:
-        tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    write_json(side, doc)
     return side
 
 

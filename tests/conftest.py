@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 from shared_data import BENCHMARKS, STAMPEDE_DIR, TRACES
-
-# The suite runs the loops from numba's dispatchers (and their cache), whatever module
-# ``mpiuq kernels build`` left on this machine; ``test_aot.py`` builds and checks its own.
-os.environ["MPIUQ_AOT"] = "off"
 
 
 @pytest.fixture

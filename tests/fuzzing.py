@@ -585,6 +585,9 @@ class Kinds:
         "design-journal",
         "surrogate-h5",
         "summary-json",
+        "results-folder",
+        "swapped-handoff",
+        "parameter-limits",
     )
 
     def __init__(self, folder: Path, cli: bool = False) -> None:
@@ -626,6 +629,9 @@ class Kinds:
         self.pce_x = self.design[:9]
         self.pce_y = pce.predict(self.pce_x)
         self.summary_bytes = _base_summary()
+        self.results = ROOT / "results" / "stampede-ib"
+        self.draws_bytes = (self.results / "posterior_draws.nc").read_bytes()
+        self.results_reference = results_reference(self.results)
 
     def run(self, kind: str, case: int, rng: np.random.Generator) -> Outcome:
         """Mutate the base of ``kind`` with ``rng`` and classify the outcome."""
@@ -709,9 +715,119 @@ class Kinds:
             path.write_bytes(mutate(self.pce_bytes, rng, text=False))
         return classify(lambda: run_surrogate_h5(path, self.pce_x, self.pce_y, edited))
 
+    def _results_folder(self, work: Path, rng: np.random.Generator) -> Outcome:
+        """One or more byte-, line- or token-level changes of ``summary.json`` or of the
+        posterior draws of a results folder: the hand-off gives the same values or refuses."""
+        (work / "summary.json").write_bytes(self.summary_bytes)
+        (work / "posterior_draws.nc").write_bytes(self.draws_bytes)
+        name = "summary.json" if rng.random() < 0.5 else "posterior_draws.nc"
+        data = (work / name).read_bytes()
+        if rng.random() < 0.3:  # a cut file
+            data = data[: int(rng.integers(0, len(data)))]
+        else:
+            data = mutate(data, rng, text=name.endswith(".json"))
+        (work / name).write_bytes(data)
+        return classify(lambda: run_results_folder(work, self.results_reference))
+
+    def _swapped_handoff(self, work: Path, rng: np.random.Generator) -> Outcome:
+        """Another committed campaign's summary beside these draws: the draws are refused."""
+        others = sorted(
+            p for p in (ROOT / "results").glob("*/summary.json") if p.parent != self.results
+        )
+        (work / "summary.json").write_bytes(others[int(rng.integers(0, len(others)))].read_bytes())
+        (work / "posterior_draws.nc").write_bytes(self.draws_bytes)
+        return classify(lambda: run_swapped_handoff(work))
+
+    def _parameter_limits(self, work: Path, rng: np.random.Generator) -> Outcome:
+        """An absurd or edge value through one of the ways a parameter value enters."""
+        return classify(lambda: run_parameter_limits(work, rng, self.summary_bytes))
+
     def _summary_json(self, work: Path, rng: np.random.Generator) -> Outcome:
         (work / "summary.json").write_bytes(mutate(self.summary_bytes, rng))
         return classify(lambda: run_summary_show(work))
+
+
+def results_reference(folder: Path) -> dict[str, object]:
+    """What the hand-off of a sound results folder gives: its median values and 50 draws."""
+    from mpiuq.calibration.calibrated import load_calibrated, load_posterior_draws
+
+    return {
+        "values": load_calibrated(folder).values(),
+        "draws": load_posterior_draws(folder, 50, seed=0).values,
+    }
+
+
+def run_results_folder(folder: Path, reference: dict[str, object]) -> list[str]:
+    """The hand-off of a (damaged) results folder: the reference values, or a typed error."""
+    from mpiuq.calibration.calibrated import load_calibrated, load_posterior_draws
+
+    problems = []
+    if load_calibrated(folder).values() != reference["values"]:
+        problems.append("calibrated values differ from the undamaged folder's")
+    draws = load_posterior_draws(folder, 50, seed=0).values
+    if not np.array_equal(draws, reference["draws"]):  # type: ignore[arg-type]
+        problems.append("draws differ from the undamaged folder's")
+    return problems
+
+
+def run_swapped_handoff(folder: Path) -> list[str]:
+    """Draws beside another campaign's summary must be refused."""
+    from mpiuq.calibration.calibrated import load_posterior_draws
+
+    load_posterior_draws(folder, 5)
+    return ["draws replayed under another campaign's summary"]
+
+
+def run_parameter_limits(work: Path, rng: np.random.Generator, summary: bytes) -> list[str]:
+    """One value (absurd, edge or sound) through one entry point: a typed error, or a
+    parameter set whose every value lies in its documented range."""
+    from mpiuq.arguments import parse_assignments
+    from mpiuq.calibration.calibrated import load_calibrated
+    from mpiuq.calibration.handoff import _record_digest
+    from mpiuq.calibration.limits import parameter_range
+    from mpiuq.simulator.parameters import SimParams, params_matrix
+    from mpiuq.simulator.scenarios import parse_scenario
+
+    names = [*SimParams().as_dict()]
+    name = names[int(rng.integers(0, len(names)))]
+    text = str(rng.choice([*ABSURD[:20], "1", "12.5", "4096", "0.001", "1e5", "1e7"]))
+    way = int(rng.integers(0, 5))
+    if way == 0:  # --param NAME=VALUE
+        params = SimParams.from_mapping(parse_assignments([f"{name}={text}"]))
+    elif way == 1:  # a what-if edit
+        op = str(rng.choice(["*=", "/=", "="]))
+        params = parse_scenario(f"s: {name}{op}{text}").apply_params(SimParams())
+    elif way == 2:  # a value of the hand-off record (its digest recorded again)
+        doc = json.loads(summary)
+        record = doc["handoff"]
+        key = str(rng.choice(sorted(record["estimates"])))
+        record["estimates"][key]["median"] = float(text) if _decimal(text) else text
+        record["sha256"] = _record_digest({k: v for k, v in record.items() if k != "sha256"})
+        (work / "summary.json").write_text(json.dumps(doc))
+        (work / "posterior_draws.nc").write_bytes(b"")
+        params = load_calibrated(work).params()
+    elif way == 3:  # a parameter set built directly
+        params = SimParams.from_mapping({name: float(text) if _decimal(text) else text})
+    else:  # a row of the engine's parameter matrix
+        row = params_matrix(SimParams(), [name], [[float(text) if _decimal(text) else np.nan]])
+        return [
+            f"{n} = {v}"
+            for n, v in zip(names, row[0], strict=True)
+            if np.isfinite(v) and not parameter_range(n)[0] <= v <= parameter_range(n)[1]
+        ]
+    return [
+        f"{n} = {v}"
+        for n, v in params.as_dict().items()
+        if np.isfinite(v) and not parameter_range(n)[0] <= v <= parameter_range(n)[1]
+    ]
+
+
+def _decimal(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _base_summary() -> bytes:

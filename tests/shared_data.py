@@ -23,3 +23,31 @@ needs_traces = pytest.mark.skipif(not TRACES.is_dir(), reason="../shared/data/tr
 needs_benchmarks = pytest.mark.skipif(
     not BENCHMARKS.is_dir(), reason="../shared/data/benchmarks is absent"
 )
+
+
+def committed_copy(relative: str, dest: Path) -> Path:
+    """A copy, under ``dest``, of the committed folder ``relative`` (e.g.
+    ``results/stampede-ib``) as the last commit holds it, whatever the working tree's
+    state (a run may have written there); from the working tree outside a git checkout.
+
+    Tests read committed results through such a copy, never in place.
+    """
+    import shutil
+    import subprocess
+    import tarfile
+    from io import BytesIO
+
+    target = dest / relative
+    try:
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", "--format=tar", "HEAD", relative],
+            capture_output=True,
+            check=True,
+            timeout=60,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        shutil.copytree(ROOT / relative, target)
+        return target
+    with tarfile.open(fileobj=BytesIO(archive)) as tar:
+        tar.extractall(dest, filter="data")
+    return target

@@ -155,3 +155,46 @@ def test_honest_section_errors_name_the_key(
         raw["discrepancy"]["model"] = "regime"
     with pytest.raises(CampaignError, match=match):
         parse_campaign(raw, tmp_path)
+
+
+def test_posterior_section_defaults_and_exchangeable_groups(tmp_path: Path) -> None:
+    c = parse_campaign(GOOD, tmp_path)
+    assert (c.posterior.sampler, c.posterior.exchangeable) == ("auto", ())
+    raw = copy.deepcopy(GOOD)
+    raw["parameters"] = {"injection_bw_GBps": [3.0, 8.0], "link_bw_GBps": [3.0, 8.0]}
+    raw["calibration"] = {"walkers": 8}
+    raw["posterior"] = {
+        "sampler": "direct",
+        "exchangeable": [["injection_bw_GBps", "link_bw_GBps"]],
+    }
+    c = parse_campaign(raw, tmp_path)
+    assert c.posterior.sampler == "direct"
+    assert c.posterior.exchangeable == (("injection_bw_GBps", "link_bw_GBps"),)
+
+
+@pytest.mark.parametrize(
+    ("table", "match"),
+    [
+        (
+            {"sampler": "smc"},
+            r"'posterior\.sampler' = 'smc'.*one of \['auto', 'direct', 'surrogate'\]",
+        ),
+        ({"walkers": 7}, r"'posterior\.walkers' = 7.*even number"),
+        ({"populations": 1}, r"'posterior\.populations' = 1.*integer >= 2"),
+        ({"exchangeable": ["a", "b"]}, r"'posterior\.exchangeable'.*list of lists"),
+        ({"exchangeable": [["memory_bw_GBps"]]}, r"exchangeable\[0\]'.*at least two distinct"),
+        ({"exchangeable": [["memory_bw_GBps", "x"]]}, r"exchangeable\[0\]' = 'x'.*one of"),
+        (
+            {"exchangeable": [["memory_bw_GBps", "post_header_delay_us"]]},
+            r"exchangeable\[0\]'.*same prior range",
+        ),
+        ({"max_steps": 10**7, "walkers": 10**5}, r"'posterior\.max_steps'.*stored chains"),
+    ],
+)
+def test_posterior_section_errors_name_the_key(
+    tmp_path: Path, table: dict[str, Any], match: str
+) -> None:
+    raw = copy.deepcopy(GOOD)
+    raw["posterior"] = table
+    with pytest.raises(CampaignError, match=match):
+        parse_campaign(raw, tmp_path)

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mpiuq.calibration.artefacts import file_sha256
 from mpiuq.calibration.campaign import CampaignProgress, run_campaign
 from mpiuq.calibration.config import load_campaign
 from mpiuq.main import main
@@ -108,7 +109,10 @@ def test_truth_inside_90_hdi_and_inert_parameter_at_its_prior(
     assert np.all(np.abs(z) < 1.0)
     assert s["predictive"]["source"] == "simulator"
     assert s["surrogate"]["at_posterior"]["checked_by"] == "simulator"
-    assert s["checks"]["importance_sampling"]["passed"] is True
+    # the batched simulator is cheap: the posterior is sampled on it and verified exact
+    assert s["posterior"]["path"] == "direct" and "automatic" in s["posterior"]["reason"]
+    assert s["checks"]["posterior_converged"]["passed"] is True
+    assert s["posterior"]["exact_for_simulator"] is True
 
 
 def test_outputs_files_and_show(
@@ -133,13 +137,19 @@ def test_outputs_files_and_show(
     idata = az.from_netcdf(out / "posterior.nc")
     for group in ("posterior", "prior", "posterior_predictive", "observed_data", "log_likelihood"):
         assert hasattr(idata, group), group
-    assert idata.posterior["memory_bw_GBps"].shape == (1, 600)  # the exact posterior's draws
-    assert idata.log_likelihood["y"].shape == (1, 600, len(SIZES))
+    # the direct path keeps as many final draws as its ESS target (2,000 > exact.draws = 600)
+    assert idata.posterior["memory_bw_GBps"].shape == (1, 2000)
+    assert idata.log_likelihood["y"].shape == (1, 2000, len(SIZES))
     assert idata.posterior.attrs["source"] == "simulator"
     assert main(["campaign", "show", str(out)]) == 0
     text = capsys.readouterr().out
     assert "memory_bw_GBps" in text and "90% HDI" in text and "converged: yes" in text
     assert "posterior predictive (simulator)" in text and "checks passed: yes" in text
+    # the run's HTML report: every figure it wrote embedded, the hand-off's hash
+    report = (out / "report.html").read_text()
+    figures = json.loads((out / "summary.json").read_text())["figures"]
+    assert "pairs.png" in figures and report.count("data:image/png;base64,") == len(figures)
+    assert file_sha256(out / "posterior.nc") in report and "Every must-pass check passed" in report
 
 
 def test_rerun_is_deterministic_and_resumes_design(blind_run: tuple[Path, Path]) -> None:
@@ -177,7 +187,7 @@ def test_unconverged_run_says_so_loudly(
 def test_grouped_stage_is_compared_with_the_exact_posterior(blind_run: tuple[Path, Path]) -> None:
     _, out = blind_run
     s = json.loads((out / "summary.json").read_text())
-    check = s["checks"]["grouped_vs_exact"]
+    check = s["checks"]["grouped_vs_posterior"]
     shifts = [p["grouped"]["shift_sd"] for p in s["parameters"].values()]
     assert check["value"] == pytest.approx(max(shifts))
     assert check["severity"] == "warn" and check["passed"] == (max(shifts) <= check["threshold"])
@@ -204,3 +214,24 @@ def test_failed_checks_are_loud_and_exit_1(capsys: pytest.CaptureFixture[str]) -
     assert _warn(summary(False, "fail"), running=True) == 1
     assert "WARNING: check predictive_coverage FAILED: inside at 9" in capsys.readouterr().err
     assert _warn(summary(False, "fail"), running=False) == 0  # `campaign show` only warns
+
+
+def test_the_surrogate_path_reports_its_corrections_and_is_not_called_exact(
+    blind_run: tuple[Path, Path],
+) -> None:
+    toml, out = blind_run
+    forced = toml.parent / "surrogate_path.toml"
+    forced.write_text(toml.read_text() + '\n[posterior]\nsampler = "surrogate"\n')
+    target = out.parent / "surrogate_path"
+    rc = main(["campaign", "run", str(forced), "--out", str(target), "--quiet", "--no-plots"])
+    s = json.loads((target / "summary.json").read_text())
+    assert (
+        s["posterior"]["path"] == "surrogate"
+        and "posterior.sampler = 'surrogate'" in (s["posterior"]["reason"])
+    )
+    assert s["posterior"]["exact_for_simulator"] is False
+    assert "not verified exact" in s["posterior"]["verified"]
+    moves = s["checks"]["moves_mixed"]
+    assert moves["severity"] == "fail" and "sub-populations" in moves["message"]
+    assert s["posterior"]["importance"]["n_nonfinite"] == 0
+    assert rc == (0 if s["checks_passed"] else 1)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from shared_data import committed_copy
 
 from mpiuq import campaign_cmd
 from mpiuq.calibration.errors import CampaignError, DataError, SamplerError
@@ -32,9 +33,6 @@ from mpiuq.surrogate.errors import (
     StoreWriteError,
     SurrogateInputError,
 )
-
-ROOT = Path(__file__).resolve().parents[1]
-SUMMARY = ROOT / "results" / "stampede-ib" / "summary.json"
 
 
 @pytest.mark.parametrize(
@@ -131,12 +129,13 @@ def test_campaign_show_on_broken_results(
     (folder / "summary.json").write_text("[1, 2]")
     code, err = _show(folder, capsys)
     assert code == 2 and "(a JSON list)" in err
-    doc = json.loads(SUMMARY.read_text())
+    committed = committed_copy("results/stampede-ib", tmp_path / "committed") / "summary.json"
+    doc = json.loads(committed.read_text())
     del doc["seed"]
     (folder / "summary.json").write_text(json.dumps(doc))
     code, err = _show(folder, capsys)
     assert code == 2 and "not a complete campaign summary (missing key 'seed')" in err
-    doc = json.loads(SUMMARY.read_text())
+    doc = json.loads(committed.read_text())
     doc["parameters"]["link_bw_GBps"]["hdi90"] = None
     (folder / "summary.json").write_text(json.dumps(doc))
     code, err = _show(folder, capsys)
@@ -144,8 +143,11 @@ def test_campaign_show_on_broken_results(
     assert err.count("\n") == 1
 
 
-def test_campaign_show_of_the_committed_results(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["campaign", "show", str(SUMMARY.parent)]) == 0
+def test_campaign_show_of_the_committed_results(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = committed_copy("results/stampede-ib", tmp_path)
+    assert main(["campaign", "show", str(folder)]) == 0
     assert "converged: yes" in capsys.readouterr().out
 
 

@@ -34,6 +34,8 @@ def test_replay_of_draws_writes_intervals_and_is_deterministic(
     assert "6 posterior draws of stampede-ib" in text and "[" in text
     data = json.loads((tmp_path / "a" / "replay.json").read_text())
     assert (tmp_path / "a" / "decomposition.png").stat().st_size > 1000
+    report = (tmp_path / "a" / "report.html").read_text()
+    assert "6 posterior draws of stampede-ib" in report and "data:image/png;base64," in report
     assert data["calibration"]["draws"] == 6 and data["calibration"]["seed"] == 3
     for model in ("analytic", "compute-only"):
         m = data["models"][model]
@@ -84,6 +86,8 @@ def test_whatif_answers_with_speedup_intervals_and_refuses_bad_scenarios(
     assert code == 0 and "net2x" in text and "P(>5%)" in text
     data = json.loads((tmp_path / "whatif.json").read_text())
     assert (tmp_path / "whatif.png").stat().st_size > 1000
+    report = (tmp_path / "report.html").read_text()
+    assert "stack/2" in report and report.count("data:image/png;base64,") == 1
     for name in ("net2x", "stack/2"):
         s = data["scenarios"][name]
         assert len(s["speedup"]["draws"]) == 4

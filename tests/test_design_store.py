@@ -232,7 +232,9 @@ def test_restart_discards_a_mismatched_store(
     assert "30 computed now" in capsys.readouterr().out
 
 
-def test_stores_written_in_place_by_earlier_versions_resume(tmp_path: Path) -> None:
+def test_stores_without_a_checksum_are_refused_naming_the_file(tmp_path: Path) -> None:
+    """A store of the earlier layout (no user block, outputs in place) cannot be verified:
+    it is refused with the fix, never resumed unchecked."""
     store = tmp_path / "old.h5"
     with h5py.File(store, "w") as f:  # the earlier layout: no user block, outputs in place
         f.attrs["format"] = "mpiuq.surrogate.design-run"
@@ -246,8 +248,10 @@ def test_stores_written_in_place_by_earlier_versions_resume(tmp_path: Path) -> N
         out[:20] = REFERENCE[:20]
         f.create_dataset("outputs", data=out, chunks=(60, 2))
         f.create_dataset("output_names", data=np.array(["y0", "y1"], dtype=h5py.string_dtype()))
-    assert design_status(store) == (20, 60)
-    assert same_bits(finish(store), REFERENCE)
+    with pytest.raises(
+        StoreError, match=r"old\.h5 is not a readable design store \(it has no checksum"
+    ):
+        design_status(store)
 
 
 WIDE_DESIGN = random_design(BOX, 200, 8)

@@ -73,6 +73,9 @@ def check(kinds: Kinds, kind: str, n: int, seed: int) -> collections.Counter[str
 @pytest.mark.parametrize("kind", Kinds.NAMES)
 def test_mutated_inputs_are_accepted_in_range_or_refused_typed(kinds: Kinds, kind: str) -> None:
     counts = check(kinds, kind, CASES, seed=14)
+    if kind == "swapped-handoff":  # another campaign's summary beside the draws: never used
+        assert counts["typed"] == CASES
+        return
     assert counts["ok"] > 0  # the base file is valid and some mutations keep it so
     if kind != "design-journal":  # a damaged journal tail is never an error: it is recomputed
         assert counts["typed"] > CASES // 3

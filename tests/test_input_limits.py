@@ -269,13 +269,29 @@ def test_parameter_magnitudes_on_the_command_line(capsys: pytest.CaptureFixture[
 
 
 def test_calibrated_values_out_of_range(tmp_path: Path) -> None:
-    doc = {"name": "x", "parameters": {"link_bw_GBps": {"median": 1e300, "mean": 5.0}}, "fixed": {}}
-    (tmp_path / "summary.json").write_text(json.dumps(doc))
-    with pytest.raises(
-        CalibratedParametersError, match=r"parameters.link_bw_GBps.median = 1e\+300 is invalid"
-    ):
-        load_calibrated(tmp_path)
+    from mpiuq.calibration.artefacts import write_summary
+
+    doc = {
+        "name": "x",
+        "parameters": {"link_bw_GBps": {"median": 4.0, "mean": 5.0, "map": None}},
+        "fixed": {},
+        "map": {"unique": False, "reason": "ridge"},
+        "regimes": [],
+    }
+    write_summary(doc, tmp_path, [], fingerprint="f")
     assert load_calibrated(tmp_path, "mean").values() == {"link_bw_GBps": 5.0}
+    written = json.loads((tmp_path / "summary.json").read_text())
+    from mpiuq.calibration.handoff import _record_digest
+
+    record = written["handoff"]
+    record["estimates"]["link_bw_GBps"]["median"] = 1e300  # edited, its digest recorded again
+    record["sha256"] = _record_digest({k: v for k, v in record.items() if k != "sha256"})
+    (tmp_path / "summary.json").write_text(json.dumps(written))
+    with pytest.raises(
+        CalibratedParametersError,
+        match=r"handoff.estimates.link_bw_GBps.median = 1e\+300 is invalid: expected a number in",
+    ):
+        load_calibrated(tmp_path, "mean")  # the record is verified as a unit
 
 
 def test_synthetic_noise_and_seed_are_bounded(

@@ -153,7 +153,7 @@ def test_batch_runs_a_stream_table_like_single_runs() -> None:
         (
             "regime1_segment_us",
             -1.0,
-            r"regime1_segment_us=-1(\.0)? is invalid: expected a finite number >= 0",
+            r"regime1_segment_us=-1(\.0)? is invalid: expected a number in \[0, 1e\+06\] us",
         ),
         (
             "regime0_segment_bytes",

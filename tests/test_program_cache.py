@@ -28,6 +28,7 @@ from mpiuq import replay_progress
 from mpiuq.main import main
 from mpiuq.progress import Progress
 from mpiuq.simulator import program_cache
+from mpiuq.simulator.checksums import MANIFEST, write_manifest
 from mpiuq.simulator.collectives import algorithm_set
 from mpiuq.simulator.lowering import Lowered, LoweringOptions, lower_trace
 from mpiuq.simulator.parameters import SimParams
@@ -210,6 +211,7 @@ def test_combine_steps_rewritten_to_infinite_seconds_are_refused(tmp_path: Path)
     assert path is not None
     nbytes = np.load(path / "reduce_bytes.npy")
     np.save(path / "reduce_bytes.npy", np.full_like(nbytes, 1e300))
+    reseal(path)
     assert find_cached_program(entry, written) is not None  # at the written rate: usable
     with pytest.raises(ProgramFileError, match="combine steps of infinite seconds"):
         load_cached_program(path, "k", tiny)
@@ -245,6 +247,19 @@ def test_key_follows_the_options_that_shape_the_program(
     assert program_entry(entry, a) == program_entry(entry, b)
     c = ReplaySetup(compute_scale=0.5).lowering_options(SimParams())
     assert program_entry(entry, c) != program_entry(entry, a)
+
+
+def reseal(path: Path) -> None:
+    """Record the present members' checksums, as a program editing the entry and its
+    ``checksums.json`` would: the entry's own checks below the checksums are reached."""
+    write_manifest(path, [f.name for f in path.iterdir() if f.name != MANIFEST])
+
+
+def _flip(path: Path) -> None:
+    value = path / "value.bin"
+    data = bytearray(value.read_bytes())
+    data[3] ^= 0xFF  # the issue's reproducer: replayed with another simulated time
+    value.write_bytes(bytes(data))
 
 
 def _truncate(path: Path) -> None:
@@ -299,6 +314,8 @@ def _bad_rank_ptr_and_op_kind(path: Path) -> None:
 
 
 DAMAGES = {
+    "flipped byte": (_flip, r"value\.bin: checksums: does not match its checksum"),
+    "cut ops.bin": (_truncate, r"ops\.bin: checksums: holds \d+ bytes, expected \d+"),
     "truncated ops.bin": (_truncate, r"ops\.bin: holds \d+ bytes, expected \d+ \(truncated\)"),
     "bad meta.json": (_bad_meta, r"meta\.json: is not readable JSON"),
     "no cache.json": (_no_cache_json, r"cache\.json: is missing"),
@@ -322,6 +339,8 @@ def test_damaged_entry_is_ignored_and_written_again(tmp_path: Path, damage: str)
     assert path is not None
     spoil, message = DAMAGES[damage]
     spoil(path)
+    if damage not in ("flipped byte", "cut ops.bin"):
+        reseal(path)  # past the checksums: the entry's own checks
     with pytest.raises(ProgramFileError, match=message):  # the caller named the entry
         load_cached_program(path, "k", options)
     assert find_cached_program(entry, options) is None  # the replay's lookup: absent

@@ -73,15 +73,20 @@ def test_cli_writes_json_and_plot_and_prints_the_table(
     tmp_path: Path, cache: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("MPIUQ_CACHE_DIR", str(cache))
+    from mpiuq.calibration.artefacts import write_summary
+
     summary = tmp_path / "campaign" / "summary.json"
     summary.parent.mkdir()
-    summary.write_text(
-        json.dumps(
-            {
-                "parameters": {"link_bw_GBps": {"map": 5.0, "mean": 6.0}},
-                "fixed": {"hop_latency_ns": 120.0},
-            }
-        )
+    write_summary(
+        {
+            "name": "demo",
+            "parameters": {"link_bw_GBps": {"median": 5.5, "map": 5.0, "mean": 6.0}},
+            "fixed": {"hop_latency_ns": 120.0},
+            "map": {"unique": True, "reason": "agree"},
+            "regimes": [],
+        },
+        summary.parent,
+        fingerprint="f",
     )
     out = tmp_path / "out"
     code = main(

@@ -3,8 +3,10 @@
 A cached trace read through its layout equals the same entry read with h5py, column by
 column and attribute by attribute; a second read of a text trace imports no h5py; a
 layout that does not fit its entry (missing, damaged, stale, pointing outside the file,
-another dtype) is ignored and the entry is read with h5py as before; a mapped trace
-that fails validation is refused naming the entry, and the cache then parses again.
+another dtype) is ignored and the entry is read with h5py as before, once the layout's
+seal and the entry's checksum are verified (a layout missing, damaged or of another
+size or version fails that: the cache parses again); a mapped trace that fails
+validation is refused naming the entry, and the cache then parses again.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ import numpy as np
 import pytest
 from trace_checks import assert_same_trace
 
+from mpiuq.simulator.checksums import ChecksumError, seal_text, unseal_text
 from mpiuq.simulator.motifs import MotifSpec, synthesize
 from mpiuq.simulator.trace import TraceFormatError, load_trace_h5, read_trace, save_trace
-from mpiuq.simulator.trace.cache_layout import layout_path, load_mapped, write_layout
+from mpiuq.simulator.trace.cache_layout import layout_path, load_mapped, verify_entry, write_layout
 from mpiuq.simulator.trace.ir import Trace
 
 #: A two-rank TI trace with point-to-point messages, a wait and collectives.
@@ -78,17 +81,15 @@ def test_a_second_read_of_a_text_trace_needs_no_h5py(tmp_path: Path) -> None:
 
 
 def _edit(path: Path, change) -> None:  # type: ignore[no-untyped-def]
-    doc = json.loads(path.read_text())
+    """Change a layout and seal it again (as a program editing it would)."""
+    doc = json.loads(unseal_text(path.read_text(), path))
     change(doc)
-    path.write_text(json.dumps(doc))
+    path.write_text(seal_text(json.dumps(doc)))
 
 
 @pytest.mark.parametrize(
     "damage",
     [
-        lambda doc: doc.update(size=doc["size"] + 1),  # another entry of the same name
-        lambda doc: doc.update(mtime_ns=doc["mtime_ns"] - 1),
-        lambda doc: doc.update(format_version=0),
         lambda doc: doc["columns"]["seconds"].__setitem__(0, 10**9),  # beyond the file
         lambda doc: doc["columns"]["seconds"].__setitem__(0, -8),
         lambda doc: doc["columns"]["peer"].__setitem__(1, "<i8"),  # another dtype
@@ -106,12 +107,34 @@ def test_a_layout_that_does_not_fit_its_entry_is_ignored(tmp_path: Path, damage)
     assert load_mapped(entry) is None  # the caller reads the entry with h5py
 
 
-def test_a_missing_or_unreadable_layout_is_ignored(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("damage", "match"),
+    [
+        (lambda doc: doc.update(size=doc["size"] + 1), r"holds \d+ bytes, expected"),
+        (lambda doc: doc.update(digest="0" * 16), r"does not match its checksum"),
+        (lambda doc: doc.update(format_version=0), r"is not a version \d+ layout"),
+    ],
+)
+def test_a_layout_of_another_entry_fails_verification(tmp_path: Path, damage, match: str) -> None:  # type: ignore[no-untyped-def]
     _, entry = _entry(tmp_path)
+    _edit(layout_path(entry), damage)
+    with pytest.raises(ChecksumError, match=match):
+        load_mapped(entry)
+
+
+def test_a_missing_or_unreadable_layout_fails_verification_and_is_parsed_again(
+    tmp_path: Path,
+) -> None:
+    src, cache, first, entry = _cached_text_trace(tmp_path)
     layout_path(entry).write_text("{not json")
-    assert load_mapped(entry) is None
+    with pytest.raises(ChecksumError, match="has no checksum line"):
+        verify_entry(entry)
+    assert_same_trace(read_trace(src, cache_dir=cache), first)  # the entry went, parsed again
     layout_path(entry).unlink()
-    assert load_mapped(entry) is None
+    with pytest.raises(ChecksumError, match="is missing"):
+        verify_entry(entry)
+    assert_same_trace(read_trace(src, cache_dir=cache), first)
+    verify_entry(entry)  # stored again, sound
 
 
 def test_a_compressed_file_gets_no_layout(tmp_path: Path) -> None:

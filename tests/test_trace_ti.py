@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from shared_data import TRACES, needs_traces
 
-from mpiuq.simulator.trace import ANY_SOURCE, OpKind, TraceFormatError, read_ti
+from mpiuq.simulator.trace import ANY_SOURCE, ANY_TAG, OpKind, TraceFormatError, read_ti
 
 DATA = TRACES
 needs_data = needs_traces
@@ -166,6 +166,36 @@ def test_any_source_receive(tmp_path: Path) -> None:
     o = t.ops_of(1)
     assert int(o.peer[0]) == ANY_SOURCE and int(o.bytes_recv[0]) == 16
     assert OpKind(int(o.kind[1])) is OpKind.WAIT
+
+
+def test_smpi_any_tag_minus_444(tmp_path: Path) -> None:
+    """SimGrid 3.32's ``-trace-ti`` writes MPI_ANY_TAG as -444 in receives and wait keys
+    (these lines are smpirun's own recording of MPI_Irecv/MPI_Recv with MPI_ANY_TAG)."""
+    f = _write(
+        tmp_path,
+        "t.txt",
+        "0 init\n0 irecv -333 -444 1 1\n0 wait -333 0 -444\n0 recv 1 -444 1 1\n"
+        "0 recv -333 7 1 1\n0 finalize\n"
+        "1 init\n1 send 0 5 1 1\n1 send 0 6 1 1\n1 send 0 7 1 1\n1 finalize\n",
+    )
+    t = read_ti(f)
+    o = t.ops_of(0)
+    assert [OpKind(int(k)).name for k in o.kind] == ["IRECV", "WAIT", "RECV", "RECV"]
+    assert [int(o.tag[k]) for k in (0, 2, 3)] == [ANY_TAG, ANY_TAG, 7]  # the wait completes 0
+    assert [int(x) for x in o.peer][:1] == [ANY_SOURCE]
+
+
+@pytest.mark.parametrize(
+    ("line", "match"),
+    [
+        ("0 send 1 -444 1 1", r"tag -444 outside 0\.\."),  # only receives take MPI_ANY_TAG
+        ("0 recv 1 -445 1 1", r"tag -445 outside -1\.\.2147483647 \(-1 or -444 = MPI_ANY_TAG\)"),
+    ],
+)
+def test_other_negative_tags_are_refused(tmp_path: Path, line: str, match: str) -> None:
+    f = _write(tmp_path, "t.txt", f"0 init\n1 init\n{line}\n0 finalize\n1 finalize\n")
+    with pytest.raises(TraceFormatError, match=match):
+        read_ti(f)
 
 
 def test_msg_dialect_and_index_with_gzip(tmp_path: Path) -> None:

@@ -55,3 +55,57 @@ def test_an_edit_giving_an_invalid_parameter_is_refused_when_applied() -> None:
     s = parse_scenario("odd: eager_max_bytes*=0.3333")
     with pytest.raises(ScenarioError, match=r"eager_max_bytes\*=0.3333.*whole number"):
         s.apply_params(SimParams())
+
+
+def test_regime_slots_are_edited_like_param_and_keep_the_table_names() -> None:
+    from mpiuq.simulator.regimes import Regime
+
+    table = (
+        Regime("mailbox", 128, name="inline"),
+        Regime("mailbox", 8192, name="bcopy", latency_us=0.75),
+        Regime("rendezvous"),
+    )
+    s = parse_scenario("lat: regime1_latency_us*=2, regime0_max_bytes=256")
+    p = s.apply_params(SimParams(regimes=table))
+    assert [r.label for r in p.regimes] == ["inline", "bcopy", "rendezvous"]
+    assert p.regimes[1].latency_us == 1.5 and p.regimes[0].max_bytes == 256
+    assert (
+        parse_scenario("z: regime1_latency_us=0")
+        .apply_params(SimParams(regimes=table))
+        .regimes[1]
+        .latency_us
+        == 0.0
+    )
+    with pytest.raises(ScenarioError, match=r"regime5_latency_us.*a slot of one of the 3 regimes"):
+        parse_scenario("far: regime5_latency_us=1").apply_params(SimParams(regimes=table))
+
+
+@pytest.mark.parametrize(
+    "text", ["t: link_bw_GBps=1_0", "t: link_bw_GBps*=0x10", "t: link_bw_GBps=nan"]
+)
+def test_numbers_are_plain_decimals(text: str) -> None:
+    """``1_0`` is not read as 10 (Python's float() would), nor hex or nan."""
+    with pytest.raises(ScenarioError, match=r"plain decimal number"):
+        parse_scenario(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        (
+            "tiny: injection_bw_GBps*=1e-300",
+            r"injection_bw_GBps=.* is invalid: expected a number in \[1e-06, 1e\+06\] GB/s",
+        ),
+        (
+            "huge: eager_max_bytes*=1e9",
+            r"eager_max_bytes=.* is invalid: expected a number in \[1, 1\.09951e\+12\] B",
+        ),
+        (
+            "slot: regime1_latency_us=1e7",
+            r"regime1_latency_us=1e\+?0?7.* is invalid: expected a number in \[0, 1e\+06\] us",
+        ),
+    ],
+)
+def test_edits_giving_absurd_values_are_refused_by_the_range_check(text: str, match: str) -> None:
+    with pytest.raises(ScenarioError, match=match):
+        parse_scenario(text).apply_params(SimParams())

@@ -7,7 +7,7 @@ runs, each command as its own process, started the way a user starts it:
 * ``mpiuq replay TRACE --platform P --hostfile H --like simgrid --quiet`` (the flow model
   with SimGrid's semantics), **first run**: an empty trace cache (a fresh
   ``MPIUQ_CACHE_DIR``), so the text trace is parsed; the compiled loops come from
-  numba's cache or the ahead-of-time module (warmed once before timing);
+  numba's cache (warmed once before timing);
 * the same command again, **second run**: the lowered program from the program cache;
 * SimGrid 3.32 ``smpirun -np N -platform P -hostfile H -replay INDEX smpireplaymain`` on
   the trace's SimGrid-replayable variant (decompressed beforehand, as SimGrid needs).
@@ -48,7 +48,7 @@ def flow_run(trace: Path, platform: str, cache_dir: Path, env: dict[str, str]) -
         "--platform", str(REFS / "platforms" / f"cluster_{platform}.xml"),
         "--hostfile", str(REFS / "platforms" / "hostfile"), "--like", "simgrid",
     )  # fmt: skip
-    return mpiuq_run(trace, cache_dir, env, "flow", options)
+    return mpiuq_run(trace, cache_dir, env, model="flow", options=options)
 
 
 def simgrid_run(name: str, platform: str, timeout: float) -> dict[str, float]:

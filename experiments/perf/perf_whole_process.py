@@ -17,10 +17,8 @@ own process, started the way a user starts it:
 * SimGrid 3.32 ``smpirun -replay`` with ``smpireplaymain`` on the same platform (the
   command line of the trace README; files decompressed beforehand, as SimGrid needs).
 
-mpiuq's loops run from the ahead-of-time module of ``mpiuq kernels build`` (built
-first, and timed, if this machine has none for the current sources), so its commands
-never import numba; ``--no-aot`` runs them from numba's cache instead
-(``MPIUQ_AOT=off``), as before the module existed.
+mpiuq's loops load from numba's on-disk cache (compiled by the install; the first
+run below warms it, in case a source changed since).
 
 Each side's wall time (the whole process, interpreter start included), CPU time
 (user + system of the process and its children) and peak resident memory are
@@ -32,7 +30,7 @@ best of ``--repeat`` is shown per column (median in brackets). Prints the table.
 Usage::
 
     python experiments/perf/perf_whole_process.py [--traces a,b,...] [--repeat 3]
-        [--cold-numba] [--no-aot]
+        [--cold-numba]
 """
 
 from __future__ import annotations
@@ -58,12 +56,14 @@ def mpiuq_run(
     trace: Path,
     cache_dir: Path,
     env: dict[str, str],
+    mpiuq: str | None = None,
     model: str = "analytic",
     options: tuple[str, ...] = (),
 ) -> dict[str, float]:
     """``mpiuq replay TRACE --model MODEL [OPTIONS] -q`` in its own process: wall, CPU, peak
-    RSS and the simulated time."""
-    mpiuq = shutil.which("mpiuq") or "mpiuq"
+    RSS, and the model's simulated time, events and event-loop seconds (``mpiuq``: the
+    console script, by default the one on the path)."""
+    mpiuq = mpiuq or shutil.which("mpiuq") or "mpiuq"
     cmd = [mpiuq, "replay", str(trace), "--model", model, *options, "--quiet"]
     wrapper = [sys.executable, "-c", _WRAPPER, *cmd]
     t0 = time.perf_counter()
@@ -79,11 +79,15 @@ def mpiuq_run(
         raise RuntimeError(f"mpiuq replay failed ({proc.returncode}): {proc.stderr[-800:]}")
     usage = json.loads(proc.stdout.strip().splitlines()[-1])
     sim = [ln for ln in proc.stdout.splitlines() if ln.startswith(model)]
+    fields = sim[0].split() if sim else []
     return {
         "wall_s": wall,
         "cpu_s": usage["cpu_s"],
         "maxrss_MiB": usage["maxrss_KiB"] / 1024,
-        "simulated": float(sim[0].split()[1]) if sim else float("nan"),
+        "simulated": float(fields[1]) if fields else float("nan"),
+        # the table's events and the model's wall seconds (its event loop)
+        "events": float(fields[6]) if fields else float("nan"),
+        "loop_s": float(fields[7]) if fields else float("nan"),
     }
 
 
@@ -102,30 +106,8 @@ def main() -> None:
         action="store_true",
         help="also time one first run with an empty numba cache (a new machine)",
     )
-    ap.add_argument(
-        "--no-aot",
-        action="store_true",
-        help="run mpiuq's loops from numba's cache, not the ahead-of-time module",
-    )
     args = ap.parse_args()
     env = dict(os.environ)
-    mpiuq = shutil.which("mpiuq") or "mpiuq"
-    if args.no_aot:
-        env["MPIUQ_AOT"] = "off"
-        print("loops: numba's cache (MPIUQ_AOT=off)")
-    else:
-        env.pop("MPIUQ_AOT", None)
-        status = subprocess.run(
-            [mpiuq, "kernels", "status"], env=env, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        if "module: none" in status:
-            t0 = time.perf_counter()
-            subprocess.run([mpiuq, "kernels", "build", "--quiet"], env=env, check=True)
-            print(f"loops: built the ahead-of-time module first ({time.perf_counter() - t0:.0f} s)")
-            status = subprocess.run(
-                [mpiuq, "kernels", "status"], env=env, capture_output=True, text=True, check=True
-            ).stdout.strip()
-        print(f"loops: {status}")
     load = os.getloadavg()
     print(
         f"machine: {os.cpu_count()} CPUs, load average {load[0]:.2f} {load[1]:.2f} at start; "

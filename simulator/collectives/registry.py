@@ -21,8 +21,6 @@ whole selections that other MPI libraries or simulators make, chosen with
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from mpiuq.simulator.collectives.alltoall import (
     alltoall_basic_linear,
     alltoall_bruck,
@@ -240,7 +238,6 @@ def validate_algorithms(choice: dict[str, str]) -> dict[str, str]:
     return out
 
 
-@lru_cache(maxsize=65536)
 def schedule(
     collective: str, algorithm: str, me: int, p: int, root: int, sizes: CollSizes
 ) -> Schedule:

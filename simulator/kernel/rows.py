@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from mpiuq.simulator._deferred import when_numba
+from mpiuq.simulator._jit import overload
 from mpiuq.simulator.codes import COL_COMM, COL_PEER, COL_TAG
 
 
@@ -117,8 +117,7 @@ def is_windowed(prog: Any) -> bool:
 
 
 def _register_overloads() -> None:
-    """Register the compiled versions of the functions above (once numba is imported)."""
-    from numba.extending import overload
+    """Register the compiled versions of the functions above."""
 
     @overload(row_of)
     def _row_of(prog, r, i):  # type: ignore[no-untyped-def]
@@ -169,4 +168,4 @@ def _register_overloads() -> None:
         return lambda prog: False
 
 
-when_numba(_register_overloads)
+_register_overloads()

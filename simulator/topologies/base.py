@@ -19,10 +19,10 @@ intermediate. Engines that ignore the rule still get valid minimal routes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-import mpiuq.simulator.topologies.routing as rt
 from mpiuq.simulator.codes import (
     LINK_EJECTION,
     LINK_INJECTION,
@@ -32,6 +32,9 @@ from mpiuq.simulator.codes import (
     VALIANT_NONE,
 )
 from mpiuq.simulator.errors import SettingError
+
+if TYPE_CHECKING:  # the routing loops (numba) load when a route is first asked for
+    import mpiuq.simulator.topologies.routing as rt
 
 __all__ = [
     "LINK_EJECTION",
@@ -121,6 +124,8 @@ class Topology:
 
     def routing_tables(self) -> rt.RoutingTables:
         """The arrays the compiled routing reads (shared with the engine)."""
+        import mpiuq.simulator.topologies.routing as rt
+
         rule, a, b = self.valiant
         return rt.RoutingTables(
             np.ascontiguousarray(self.link_class, dtype=np.int8),
@@ -158,6 +163,8 @@ class Topology:
         if dst_node is not None:
             self._check_node("dst_node", dst_node)
         node = -1 if dst_node is None else dst_node
+        import mpiuq.simulator.topologies.routing as rt
+
         links = rt.switch_path(self.routing_tables(), src_switch, dst_switch, node)
         if links.size and links[-1] < 0:
             raise RuntimeError(  # pragma: no cover - a broken table is a bug
@@ -216,6 +223,8 @@ class Topology:
         for name, value in (("request", request), ("seed", seed)):
             if not 0 <= value < 2**63:
                 raise SettingError(f"{name}={value} is invalid: expected a whole number >= 0")
+        import mpiuq.simulator.topologies.routing as rt
+
         return int(
             rt.intermediate(self.routing_tables(), ROUTE_VALIANT, src_node, dst_node, request, seed)
         )
@@ -266,6 +275,8 @@ class Topology:
                 mid = intermediate
         else:
             raise SettingError(f"routing={routing!r} is unknown: expected one of {ROUTINGS}")
+        import mpiuq.simulator.topologies.routing as rt
+
         path = rt.route_path(self.routing_tables(), src_node, dst_node, mid)
         if path.size == 0:
             raise RuntimeError(  # pragma: no cover - a broken table is a bug

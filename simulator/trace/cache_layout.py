@@ -8,16 +8,20 @@ length; :func:`load_mapped` then maps the columns from the entry with NumPy alon
 A second ``mpiuq replay`` of a trace so neither imports h5py nor opens the file with
 it: about 40 ms of CPU time and 10 MiB of resident memory (h5py and libhdf5) less.
 
-The layout is a shortcut, never the authority: a missing, unreadable or inconsistent
-layout (another size or modification time than the entry's, a dtype or length other
-than the representation's, a column beyond the end of the file, an attribute of
-another type) makes :func:`load_mapped` answer ``None``, and the entry is read with
-h5py and its checks as before. A mapped trace is validated like any other
-(:meth:`~.ir.Trace.validate`).
+The layout also carries the entry's size and content digest and is sealed by its own
+(:mod:`mpiuq.simulator.checksums`): :func:`verify_entry` checks both before anything of
+the entry is read, by NumPy or by h5py (the HDF5 library can hang or crash on a damaged
+file), and a cache entry that fails (or has no layout: a run killed between the two
+writes) is deleted and the trace parsed again (:func:`~.read.read_located`). A layout
+whose columns do not fit the representation (a dtype or length other than the
+representation's, a column beyond the end of the file, an attribute of another type)
+makes :func:`load_mapped` answer ``None``, and the verified entry is read with h5py and
+its checks. A mapped trace is validated like any other (:meth:`~.ir.Trace.validate`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -25,12 +29,19 @@ from typing import Any
 
 import numpy as np
 
+from mpiuq.simulator.checksums import (
+    HASH_NAME,
+    ChecksumError,
+    file_digest,
+    read_sealed_json,
+    seal_text,
+)
 from mpiuq.simulator.trace.errors import TraceFormatError
 from mpiuq.simulator.trace.h5_format import FORMAT_VERSION
 from mpiuq.simulator.trace.ir import AUX_COLUMNS, OP_COLUMNS, Trace
 from mpiuq.simulator.trace.limits import MAX_LINES, MAX_RANKS
 
-__all__ = ["layout_path", "load_mapped", "write_layout"]
+__all__ = ["discard_entry", "layout_path", "load_mapped", "verify_entry", "write_layout"]
 
 #: The trace file's attributes a layout repeats, and their JSON types.
 _ATTRS: dict[str, type] = {
@@ -65,11 +76,12 @@ def write_layout(entry: Path, trace: Trace) -> None:
             if ds.size and (offset is None or ds.dtype != dtype):
                 return
             columns[name] = [int(offset or 0), dtype.str, int(ds.shape[0])]
-    st = entry.stat()
+    size, digest = file_digest(entry)
     doc = {
         "format_version": FORMAT_VERSION,
-        "size": st.st_size,
-        "mtime_ns": st.st_mtime_ns,
+        "size": size,
+        "hash": HASH_NAME,
+        "digest": digest,
         "attrs": {
             "format": trace.format,
             "source": trace.source,
@@ -84,7 +96,7 @@ def write_layout(entry: Path, trace: Trace) -> None:
     path = layout_path(entry)
     tmp = path.with_name(path.name + f".tmp{os.getpid()}")
     try:
-        tmp.write_text(json.dumps(doc))
+        tmp.write_text(seal_text(json.dumps(doc, allow_nan=False)), encoding="utf-8")
         tmp.replace(path)
     finally:
         tmp.unlink(missing_ok=True)
@@ -108,25 +120,60 @@ def _column(entry: Path, spec: Any, dtype: np.dtype, length: int, size: int) -> 
     return mapped
 
 
-def load_mapped(entry: Path) -> Trace | None:
-    """The trace of cache entry ``entry`` with its columns mapped by its layout; ``None``
-    when the layout is missing, unreadable or does not fit the entry (read it with
-    :func:`~.h5_reader.load_trace_h5` then).
+def verify_entry(entry: Path) -> dict[str, Any]:
+    """The layout of cache entry ``entry`` once the layout's seal and the entry's size and
+    content digest are checked.
 
     Raises
     ------
+    ChecksumError
+        If the layout is missing, damaged or of another version, or the entry does not
+        match its recorded size or digest (names the file).
+    """
+    path = layout_path(entry)
+    doc = read_sealed_json(path, "is missing: the entry cannot be verified")
+    if (
+        not isinstance(doc, dict)
+        or doc.get("format_version") != FORMAT_VERSION
+        or doc.get("hash") != HASH_NAME
+    ):
+        raise ChecksumError(path, f"is not a version {FORMAT_VERSION} layout with {HASH_NAME}")
+    try:
+        size, digest = file_digest(entry)
+    except OSError as exc:
+        raise ChecksumError(entry, f"cannot be read ({exc.strerror})") from None
+    if size != doc.get("size"):
+        raise ChecksumError(entry, f"holds {size} bytes, expected {doc.get('size')!r} (truncated)")
+    if digest != doc.get("digest"):
+        raise ChecksumError(entry, "does not match its checksum (damaged)")
+    return doc
+
+
+def discard_entry(entry: Path) -> None:
+    """Delete a cache entry and its layout (a damaged or stale entry: parsed again); a
+    cache that cannot be changed keeps them (they are verified, so never used)."""
+    for path in (entry, layout_path(entry)):
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)
+
+
+def load_mapped(entry: Path, doc: dict[str, Any] | None = None) -> Trace | None:
+    """The trace of cache entry ``entry`` with its columns mapped by its layout ``doc``
+    (read and verified when not given: :func:`verify_entry`); ``None`` when the layout
+    does not fit the entry (read the verified entry with :func:`~.h5_reader.load_trace_h5`
+    then).
+
+    Raises
+    ------
+    ChecksumError
+        If ``doc`` is not given and the entry fails :func:`verify_entry`.
     TraceFormatError
         If the mapped trace fails validation, naming the entry.
     """
+    if doc is None:
+        doc = verify_entry(entry)
     try:
-        doc = json.loads(layout_path(entry).read_text())
-        st = entry.stat()
-        if (
-            doc["format_version"] != FORMAT_VERSION
-            or doc["size"] != st.st_size
-            or doc["mtime_ns"] != st.st_mtime_ns
-        ):
-            return None
+        size = int(doc["size"])
         attrs = doc["attrs"]
         if set(attrs) != set(_ATTRS) or not all(type(attrs[k]) is t for k, t in _ATTRS.items()):
             return None
@@ -144,7 +191,7 @@ def load_mapped(entry: Path) -> Trace | None:
             return None
         lengths = {"rank_ptr": n_ranks + 1}
         arrays = {
-            name: _column(entry, columns[name], dtype, n_ops, st.st_size)
+            name: _column(entry, columns[name], dtype, n_ops, size)
             for name, dtype in OP_COLUMNS.items()
         }
         for name, dtype in AUX_COLUMNS.items():
@@ -152,7 +199,7 @@ def load_mapped(entry: Path) -> Trace | None:
             length = lengths.get(name, spec[2] if isinstance(spec, list) and spec else -1)
             if type(length) is not int or not 0 <= length <= MAX_LINES:
                 return None
-            arrays[name] = _column(entry, spec, dtype, length, st.st_size)
+            arrays[name] = _column(entry, spec, dtype, length, size)
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         return None
     trace = Trace(

@@ -6,8 +6,14 @@ import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from mpiuq.simulator.checksums import ChecksumError
 from mpiuq.simulator.trace.cache import cache_key, default_cache_dir, save_trace
-from mpiuq.simulator.trace.cache_layout import layout_path, load_mapped, write_layout
+from mpiuq.simulator.trace.cache_layout import (
+    discard_entry,
+    load_mapped,
+    verify_entry,
+    write_layout,
+)
 from mpiuq.simulator.trace.detect import detect_format
 from mpiuq.simulator.trace.dumpi_files import CLOCKS
 from mpiuq.simulator.trace.errors import TraceFormatError
@@ -87,12 +93,31 @@ class TraceLocation:
     @property
     def h5_file(self) -> Path | None:
         """The mpiuq HDF5 file holding the trace: ``path`` itself for a trace file, else
-        its cache entry if it exists now (None before the first read or with a
-        read-only cache). Lets a caller read the trace in blocks
+        its cache entry if it exists now and passes its checksum (None before the first
+        read, with a read-only cache, or for a damaged entry, which is deleted). Lets a
+        caller read the trace in blocks
         (:func:`~mpiuq.simulator.lowering_blocks.lower_trace_blocks`) instead of whole."""
+        return self.h5_file_of_size(0)
+
+    def h5_file_of_size(self, min_entry_bytes: int) -> Path | None:
+        """:attr:`h5_file`, but a cache entry smaller than ``min_entry_bytes`` is answered
+        ``None`` before it is verified (its content is hashed only when it is to be read)."""
         if self.fmt == "hdf5":
             return Path(self.path)
-        return self.entry if self.entry is not None and self.entry.is_file() else None
+        entry = self.entry
+        if entry is None:
+            return None
+        try:
+            if entry.stat().st_size < min_entry_bytes:
+                return None
+        except OSError:  # no entry (or no cache folder)
+            return None
+        try:
+            verify_entry(entry)
+        except (ChecksumError, OSError):
+            discard_entry(entry)  # damaged: parsed again, never read
+            return None
+        return entry
 
 
 def locate_trace(
@@ -185,15 +210,15 @@ def read_located(where: TraceLocation, *, store: bool = True) -> Trace:
         return load_trace_h5(path)
     if entry is not None and entry.is_file():
         try:
-            mapped = load_mapped(entry)  # without h5py, when its layout fits
+            doc = verify_entry(entry)  # checksums first: nothing damaged is read
+            mapped = load_mapped(entry, doc)  # without h5py, when its layout fits
             if mapped is not None:
                 return mapped
             from mpiuq.simulator.trace.h5_reader import load_trace_h5
 
             return load_trace_h5(entry)
-        except TraceFormatError:
-            entry.unlink(missing_ok=True)  # stale or damaged entry: parse again
-            layout_path(entry).unlink(missing_ok=True)
+        except (TraceFormatError, ChecksumError, OSError):
+            discard_entry(entry)  # stale or damaged entry: parse again
     # the readers (compiled parsers, contained C libraries) are imported to parse only
     if fmt == "dumpi":
         from mpiuq.simulator.trace.dumpi import read_dumpi
@@ -223,6 +248,25 @@ def store_trace(trace: Trace, where: TraceLocation) -> Path | None:
         return None
     if not entry.is_file():
         with contextlib.suppress(OSError):
+            _sweep_temporaries(entry)
             save_trace(trace, entry, compress=False)
             write_layout(entry, trace)
     return entry if entry.is_file() else None
+
+
+def _sweep_temporaries(entry: Path) -> None:
+    """Delete ``<entry>.tmp<pid>`` files (and their layouts') of processes that are gone
+    (runs killed while writing the entry)."""
+    import os
+
+    for stem in (entry.name, f"{entry.name}.layout.json"):
+        for leftover in entry.parent.glob(f"{stem}.tmp*"):
+            pid = leftover.name.rsplit(".tmp", 1)[-1]
+            if not pid.isdigit() or int(pid) == os.getpid():
+                continue
+            try:
+                os.kill(int(pid), 0)
+            except ProcessLookupError:
+                leftover.unlink(missing_ok=True)
+            except OSError:
+                pass

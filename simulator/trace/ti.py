@@ -19,7 +19,8 @@ happened: a ``waitall`` tentatively owns every request pending at that point; a
 later ``wait`` naming one of them (before its key is posted again) takes it back,
 because the waitall did not cover it. ``test`` is resolved the same way: a test
 whose request is later waited for failed (it is dropped), otherwise it completed
-the request. Receives recorded with source -333 (any-source) become ``ANY_SOURCE``.
+the request. Receives recorded with source -333 (any-source) become ``ANY_SOURCE``,
+and tag -444 (SMPI's MPI_ANY_TAG, in receives and wait keys) ``ANY_TAG``.
 
 Every value is checked against :mod:`.limits` as it is read (ranks, peers, roots,
 counts, tags, bytes, compute seconds); any problem is a :class:`TraceFormatError`

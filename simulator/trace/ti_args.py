@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mpiuq.simulator._jit import parser_njit
+from mpiuq.simulator._jit import njit
 from mpiuq.simulator.trace.ir import ANY_SOURCE
 from mpiuq.simulator.trace.limits import MAX_ACTION_SECONDS, MAX_COUNT, MAX_MESSAGE_BYTES, MAX_TAG
 from mpiuq.simulator.trace.ti_lex import NUM_BAD, NUM_OK, NUM_RANGE, parse_float, parse_int
@@ -38,6 +38,7 @@ from mpiuq.simulator.trace.ti_state import (
     E_TAG,
     E_VEC,
     SMPI_ANY_SOURCE,
+    SMPI_ANY_TAG,
 )
 
 # token table columns
@@ -56,7 +57,7 @@ SOURCE_NO_P = 2  # as SOURCE, but without SimGrid's "p" prefix (SMPI receives)
 ROOT = 3  # root of a collective: 0..n-1
 
 
-@parser_njit()
+@njit()
 def read_tokens(buf, TK, ntok):  # type: ignore[no-untyped-def]
     """Parse tokens 2.. of a tokenized line as counts and as ranks (into ``TK``)."""
     for k in range(2, ntok):
@@ -71,7 +72,7 @@ def read_tokens(buf, TK, ntok):  # type: ignore[no-untyped-def]
         TK[k, T_RANK_STATUS] = status
 
 
-@parser_njit()
+@njit()
 def _fail(D, code, tok, a, b):  # type: ignore[no-untyped-def]
     D[D_TOK] = tok
     D[D_A] = a
@@ -79,7 +80,7 @@ def _fail(D, code, tok, a, b):  # type: ignore[no-untyped-def]
     return code
 
 
-@parser_njit()
+@njit()
 def arg_int(TK, na, i, lo, hi, code, D):  # type: ignore[no-untyped-def]
     """Integer argument ``i`` in ``lo..hi`` (else error ``code`` naming the range)."""
     if i >= na:
@@ -94,25 +95,34 @@ def arg_int(TK, na, i, lo, hi, code, D):  # type: ignore[no-untyped-def]
     return _fail(D, E_NUMBER if status == NUM_BAD else E_INTEGRAL, k, 0, 0), 0
 
 
-@parser_njit()
+@njit()
 def arg_count(TK, na, i, D):  # type: ignore[no-untyped-def]
     """Element count argument ``i``: 0..MAX_COUNT."""
     return arg_int(TK, na, i, 0, MAX_COUNT, E_COUNT, D)
 
 
-@parser_njit()
+@njit()
 def arg_bytes(TK, na, i, D):  # type: ignore[no-untyped-def]
     """Byte size argument ``i`` (MSG dialect): 0..MAX_MESSAGE_BYTES."""
     return arg_int(TK, na, i, 0, MAX_MESSAGE_BYTES, E_BYTES, D)
 
 
-@parser_njit()
+@njit()
 def arg_tag(TK, na, i, lo, D):  # type: ignore[no-untyped-def]
-    """Tag argument ``i``: lo..MAX_TAG (lo = -1 on receives: MPI_ANY_TAG)."""
+    """Tag argument ``i``: lo..MAX_TAG (lo = -1 on receives: MPI_ANY_TAG, which SMPI
+    writes as -444; both are read as -1)."""
+    if lo < 0 and _is_smpi_any_tag(TK, na, i):
+        return 0, -1
     return arg_int(TK, na, i, lo, MAX_TAG, E_TAG, D)
 
 
-@parser_njit()
+@njit()
+def _is_smpi_any_tag(TK, na, i):  # type: ignore[no-untyped-def]
+    """Whether argument ``i`` is SMPI's MPI_ANY_TAG (-444)."""
+    return i < na and TK[i + 2, T_INT_STATUS] == NUM_OK and TK[i + 2, T_INT] == SMPI_ANY_TAG
+
+
+@njit()
 def arg_dt(TK, na, i, default, dtsize, D):  # type: ignore[no-untyped-def]
     """Size in bytes of the datatype id in argument ``i``; ``default`` when absent."""
     if i >= na:
@@ -123,7 +133,7 @@ def arg_dt(TK, na, i, default, dtsize, D):  # type: ignore[no-untyped-def]
     return 0, dtsize[code]
 
 
-@parser_njit()
+@njit()
 def arg_peer(TK, na, i, n, role, D):  # type: ignore[no-untyped-def]
     """World rank in argument ``i`` for ``role`` (ROOT: 0 when absent)."""
     if i >= na:
@@ -148,7 +158,7 @@ def arg_peer(TK, na, i, n, role, D):  # type: ignore[no-untyped-def]
     return _fail(D, bad_range, k, 0, n - 1), 0
 
 
-@parser_njit()
+@njit()
 def arg_key(TK, na, n, D):  # type: ignore[no-untyped-def]
     """(src, dst, tag) naming a request in ``wait``/``test`` arguments 0..2."""
     err, s = arg_int(TK, na, 0, SMPI_ANY_SOURCE, n - 1, E_KEY, D)
@@ -157,11 +167,13 @@ def arg_key(TK, na, n, D):  # type: ignore[no-untyped-def]
     err, d = arg_int(TK, na, 1, SMPI_ANY_SOURCE, n - 1, E_KEY, D)
     if err:
         return err, 0, 0, 0
+    if _is_smpi_any_tag(TK, na, 2):  # a wait for a receive of MPI_ANY_TAG
+        return 0, s, d, -1
     err, t = arg_int(TK, na, 2, -1, MAX_TAG, E_KEY, D)
     return err, s, d, t
 
 
-@parser_njit()
+@njit()
 def arg_seconds(buf, TK, na, i, rate, D, DF):  # type: ignore[no-untyped-def]
     """Seconds of argument ``i`` (flops divided by ``rate``; rate 1 for ``sleep``)."""
     if i >= na:
@@ -179,7 +191,7 @@ def arg_seconds(buf, TK, na, i, rate, D, DF):  # type: ignore[no-untyped-def]
     return 0, sec
 
 
-@parser_njit()
+@njit()
 def arg_vec(TK, na, start, n, size, VP, at, D):  # type: ignore[no-untyped-def]
     """``n`` per-rank counts from argument ``start`` times ``size`` into ``VP[at:at+n]``.
 

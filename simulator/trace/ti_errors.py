@@ -96,7 +96,7 @@ def _message(code: int, E: np.ndarray, EF: np.ndarray, line: str, rate: float) -
             f"{tok} bytes: more than the {MAX_MESSAGE_BYTES} bytes (1 TiB) allowed in one operation"
         )
     if code == E_TAG:
-        return f"tag {tok} outside {lo}..{MAX_TAG}" + (" (-1 = MPI_ANY_TAG)" if lo < 0 else "")
+        return f"tag {tok} outside {lo}..{MAX_TAG}" + (" (-1 or -444 = MPI_ANY_TAG)" if lo < 0 else "")
     if code == E_KEY:
         return f"request key value {tok} outside {lo}..{hi} (wait/test name src dst tag)"
     if code == E_WAIT_NO_REQ:

@@ -11,7 +11,7 @@ array argument costs reference counting on every line).
 
 from __future__ import annotations
 
-from mpiuq.simulator._jit import parser_njit
+from mpiuq.simulator._jit import njit
 from mpiuq.simulator.trace.limits import MAX_RANKS
 from mpiuq.simulator.trace.ti_args import (
     DEST,
@@ -67,7 +67,7 @@ _ALLGATHER, _ALLGATHERV, _ALLTOALL, _ALLTOALLV, _REDUCE_SCATTER, _SCAN, _EXSCAN 
 _WS = (32, 9, 13, 11, 12)  # space, tab, CR, VT, FF
 
 
-@parser_njit()
+@njit()
 def scan_ranks(buf, f, E):  # type: ignore[no-untyped-def]
     """``(action lines, largest rank, MSG dialect?)`` of one file's text.
 
@@ -113,7 +113,7 @@ def scan_ranks(buf, f, E):  # type: ignore[no-untyped-def]
     return lines, top, msg
 
 
-@parser_njit()
+@njit()
 def decode_p2p(TK, na, n, dt, dtsize, code, rank, D):  # type: ignore[no-untyped-def]
     """SMPI send/isend/recv/irecv (peer tag count [dt]) and sendrecv."""
     if code in (A_SEND, A_ISEND):
@@ -172,7 +172,7 @@ def decode_p2p(TK, na, n, dt, dtsize, code, rank, D):  # type: ignore[no-untyped
     return err
 
 
-@parser_njit()
+@njit()
 def decode_completion(TK, na, n, code, msg, D):  # type: ignore[no-untyped-def]
     """wait src dst tag / test src dst tag / waitall [n]; MSG ``wait`` without arguments."""
     if code == A_WAITALL:
@@ -187,7 +187,7 @@ def decode_completion(TK, na, n, code, msg, D):  # type: ignore[no-untyped-def]
     return err
 
 
-@parser_njit()
+@njit()
 def decode_collective(buf, TK, na, n, dt, dtsize, code, rate, D, DF):  # type: ignore[no-untyped-def]
     """SMPI collectives with one count per rank (no vectors)."""
     if code == A_BARRIER:
@@ -246,7 +246,7 @@ def decode_collective(buf, TK, na, n, dt, dtsize, code, rate, D, DF):  # type: i
     return err
 
 
-@parser_njit()
+@njit()
 def decode_vcollective(buf, TK, na, n, dt, dtsize, code, rank, rate, VP, at, D, DF):  # type: ignore[no-untyped-def]
     """SMPI collectives with per-rank vectors of counts (N = world size), into ``VP[at:]``."""
     root = NO_PEER
@@ -319,7 +319,7 @@ def decode_vcollective(buf, TK, na, n, dt, dtsize, code, rank, rate, VP, at, D, 
     return err
 
 
-@parser_njit()
+@njit()
 def decode_msg(buf, TK, na, n, code, rank, rate, D, DF):  # type: ignore[no-untyped-def]
     """MSG 2010 dialect: sizes in bytes, no tags, receive sizes from the matching send."""
     if code in (A_SEND, A_ISEND):

@@ -18,26 +18,9 @@ rounded IEEE operation (Clinger's fast path), the rare others by ``float`` itsel
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from mpiuq.simulator._deferred import when_numba
-from mpiuq.simulator._jit import parser_njit
-
-#: The numba module, for ``numba.objmode`` in :func:`_float_slow`: bound once numba is
-#: imported for the loops (a command running them ahead of time never imports it).
-numba: Any = None
-
-
-def _bind_numba() -> None:
-    global numba
-    import numba as imported
-
-    numba = imported
-
-
-when_numba(_bind_numba)
+from mpiuq.simulator._jit import njit, objmode
 
 __all__ = [
     "ACTIONS",
@@ -128,7 +111,7 @@ BYTE_CLASS[[32, 9, 13, 11, 12]] = 1
 BYTE_CLASS[10] = 2
 
 
-@parser_njit()
+@njit()
 def tokenize(
     buf: np.ndarray, start: int, end: int, TK: np.ndarray, cls: np.ndarray
 ) -> tuple[int, int]:
@@ -178,7 +161,7 @@ def tokenize(
     return n, p
 
 
-@parser_njit()
+@njit()
 def lookup_action(buf: np.ndarray, s: int, e: int, names: np.ndarray, slots: np.ndarray) -> int:
     """Code of the action name ``buf[s:e]`` (ASCII case-insensitive), 0 if unknown."""
     n = e - s
@@ -204,14 +187,14 @@ def lookup_action(buf: np.ndarray, s: int, e: int, names: np.ndarray, slots: np.
     return 0
 
 
-@parser_njit()
+@njit()
 def _float_slow(buf: np.ndarray, s: int, e: int) -> float:
-    with numba.objmode(value="float64"):
+    with objmode(value="float64"):
         value = float(bytes(buf[s:e]).decode("ascii"))
     return value
 
 
-@parser_njit()
+@njit()
 def parse_float(buf: np.ndarray, s: int, e: int) -> tuple[int, float]:
     """``(NUM_OK, value)`` for a decimal number in ``buf[s:e]``, ``(NUM_BAD, 0.0)`` otherwise.
 
@@ -286,7 +269,7 @@ def parse_float(buf: np.ndarray, s: int, e: int) -> tuple[int, float]:
     return 0, -value if neg else value
 
 
-@parser_njit()
+@njit()
 def parse_int(buf: np.ndarray, s: int, e: int) -> tuple[int, int]:
     """``(status, value)`` of an integer count written as an integer or an integral float.
 

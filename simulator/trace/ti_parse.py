@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from mpiuq.simulator._jit import parser_njit
+from mpiuq.simulator._jit import njit
 from mpiuq.simulator.trace.ti_args import T_COLS, arg_seconds, read_tokens
 from mpiuq.simulator.trace.ti_kernel import (
     A_ALLGATHERV,
@@ -235,7 +235,7 @@ def run_parser(
     return st
 
 
-@parser_njit()
+@njit()
 def _call(CALLS, ORDER, C, code):  # type: ignore[no-untyped-def]
     """Call-name index of an action (interned in order of first use)."""
     c = CALLS[code]
@@ -247,7 +247,7 @@ def _call(CALLS, ORDER, C, code):  # type: ignore[no-untyped-def]
     return c
 
 
-@parser_njit()
+@njit()
 def _rank_token(buf, s, e):  # type: ignore[no-untyped-def]
     """Rank of a ``7`` / ``p7`` token, -1 if it is not one (digits only, no sign)."""
     if buf[s] == 112 and e - s > 1:
@@ -262,7 +262,7 @@ def _rank_token(buf, s, e):  # type: ignore[no-untyped-def]
     return v
 
 
-@parser_njit()
+@njit()
 def parse_lines(  # type: ignore[no-untyped-def]
     buf,
     f,
@@ -394,14 +394,14 @@ def parse_lines(  # type: ignore[no-untyped-def]
     return DONE
 
 
-@parser_njit()
+@njit()
 def _fail(E, D, err, f, lineno, p, q, rank):  # type: ignore[no-untyped-def]
     E[0], E[1], E[2], E[3] = err, D[D_TOK], D[D_A], D[D_B]
     E[4], E[5], E[6], E[7], E[8] = f, lineno, p, q, rank
     return FAILED
 
 
-@parser_njit()
+@njit()
 def _bookkeeping(R, rank, code, na):  # type: ignore[no-untyped-def]
     if code == A_INIT:
         R[rank, R_INIT] = 1
@@ -410,14 +410,14 @@ def _bookkeeping(R, rank, code, na):  # type: ignore[no-untyped-def]
         R[rank, R_FINAL] = 1
 
 
-@parser_njit()
+@njit()
 def _clear(D, DF):  # type: ignore[no-untyped-def]
     D[D_PEER] = D[D_PEER2] = NO_PEER
     D[D_TAG] = D[D_BS] = D[D_BR] = D[D_POST] = D[D_VLEN] = D[D_MSG] = 0
     DF[DF_SEC] = 0.0
 
 
-@parser_njit()
+@njit()
 def _emit_decoded(ops, C, R, D, DF, rank, call, req):  # type: ignore[no-untyped-def]
     return emit(
         ops, C, R, rank, D[D_KIND], call, D[D_PEER], D[D_PEER2], D[D_TAG], D[D_BS], D[D_BR],
@@ -425,7 +425,7 @@ def _emit_decoded(ops, C, R, D, DF, rank, call, req):  # type: ignore[no-untyped
     )  # fmt: skip
 
 
-@parser_njit()
+@njit()
 def _room(ops, C, Q, K, U, MS, MR):  # type: ignore[no-untyped-def]
     return (
         C[C_OPS] < ops[O_KIND].shape[0]
@@ -437,12 +437,12 @@ def _room(ops, C, Q, K, U, MS, MR):  # type: ignore[no-untyped-def]
     )
 
 
-@parser_njit()
+@njit()
 def _is_vcollective(code):  # type: ignore[no-untyped-def]
     return code in (A_ALLTOALLV, A_GATHERV, A_ALLGATHERV, A_SCATTERV, A_REDUCESCATTER)
 
 
-@parser_njit()
+@njit()
 def _extras(ops, C, MS, MR, D, rank, row):  # type: ignore[no-untyped-def]
     """A v-collective's place in the pool; MSG sends and receives to match later."""
     if D[D_VLEN]:
@@ -459,7 +459,7 @@ def _extras(ops, C, MS, MR, D, rank, row):  # type: ignore[no-untyped-def]
         C[C_MSG_RECVS] = k + 1
 
 
-@parser_njit()
+@njit()
 def _permute(col, new, scratch):  # type: ignore[no-untyped-def]
     for i in range(new.shape[0]):
         if new[i] >= 0:
@@ -468,7 +468,7 @@ def _permute(col, new, scratch):  # type: ignore[no-untyped-def]
         col[j] = scratch[j]
 
 
-@parser_njit()
+@njit()
 def _reorder(ops, n_rows, rank_ptr):  # type: ignore[no-untyped-def]
     """Group rows by rank (stable) and drop failed tests, in place; the old-to-new map.
 
@@ -498,7 +498,7 @@ def _reorder(ops, n_rows, rank_ptr):  # type: ignore[no-untyped-def]
     return new
 
 
-@parser_njit()
+@njit()
 def assemble(ops, C, n, Q, VP):  # type: ignore[no-untyped-def]
     """Final columns (rank-major, failed tests dropped), ``rank_ptr`` and the pools.
 

@@ -21,8 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from mpiuq.simulator._deferred import deferred_object
-from mpiuq.simulator._jit import parser_njit
+from mpiuq.simulator._jit import intrinsic, njit
 from mpiuq.simulator.trace.ir import NO_PEER, OpKind
 
 # --- error codes reported by the kernel (messages in ti_errors) --------------------------
@@ -121,6 +120,8 @@ X_WAIT_LAST = -5  # MSG "wait": the newest pending request's key
 X_MSG_UNSUPPORTED = -6
 
 SMPI_ANY_SOURCE = -333
+#: How SMPI (SimGrid 3.32) writes MPI_ANY_TAG in TI traces (receives and wait keys).
+SMPI_ANY_TAG = -444
 DROPPED = -1  # kind of a row removed after the fact (a failed test)
 
 K_COMPUTE = int(OpKind.COMPUTE)
@@ -192,19 +193,11 @@ def _borrow(typingctx, arr):  # type: ignore[no-untyped-def]
     return arr(arr), codegen
 
 
-def _make_borrow() -> Any:
-    """The intrinsic (imports numba)."""
-    from numba.extending import intrinsic
-
-    return intrinsic(_borrow)
+#: The intrinsic as compiled code calls it: ``borrow(array)`` (typing context implied).
+borrow: Any = intrinsic(_borrow)
 
 
-#: The intrinsic as compiled code calls it: ``borrow(array)`` (typing context implied;
-#: made when numba is imported).
-borrow: Any = deferred_object(_make_borrow, "borrow")
-
-
-@parser_njit()
+@njit()
 def borrow_rows(ops):  # type: ignore[no-untyped-def]
     """:func:`borrow` of every column of ``ops``."""
     return (
@@ -223,7 +216,7 @@ def borrow_rows(ops):  # type: ignore[no-untyped-def]
     )
 
 
-@parser_njit()
+@njit()
 def emit(ops, C, R, rank, kind, call, peer, peer2, tag, bs, br, req, sec):  # type: ignore[no-untyped-def]
     """Append one operation row of ``rank``; return its row index."""
     i = C[C_OPS]
@@ -244,7 +237,7 @@ def emit(ops, C, R, rank, kind, call, peer, peer2, tag, bs, br, req, sec):  # ty
     return i
 
 
-@parser_njit()
+@njit()
 def add_compute(ops, C, R, rank, seconds, call):  # type: ignore[no-untyped-def]
     """``seconds`` of computation, merged into the rank's last row if that is a COMPUTE."""
     if seconds <= 0.0:
@@ -256,7 +249,7 @@ def add_compute(ops, C, R, rank, seconds, call):  # type: ignore[no-untyped-def]
     emit(ops, C, R, rank, K_COMPUTE, call, NO_PEER, NO_PEER, 0, 0, 0, -1, seconds)
 
 
-@parser_njit()
+@njit()
 def _hash_slot(H, a, b):  # type: ignore[no-untyped-def]
     mask = np.uint64(H.shape[0] - 1)
     x = (np.uint64(a) * np.uint64(0x9E3779B97F4A7C15)) ^ (
@@ -269,7 +262,7 @@ def _hash_slot(H, a, b):  # type: ignore[no-untyped-def]
     return i
 
 
-@parser_njit()
+@njit()
 def grow_hash(H):  # type: ignore[no-untyped-def]
     """The key hash with twice the slots (same keys)."""
     G = np.zeros((2 * H.shape[0], 3), np.int64)
@@ -282,13 +275,13 @@ def grow_hash(H):  # type: ignore[no-untyped-def]
     return G
 
 
-@parser_njit()
+@njit()
 def _key_ab(rank, s, d, t):  # type: ignore[no-untyped-def]
     # rank < 2^22, s, d in [-333, 2^22), t in [-1, 2^31): both parts fit in 63 bits
     return (rank << 26) | (s + 334), ((d + 334) << 33) | (t + 1)
 
 
-@parser_njit()
+@njit()
 def find_key(H, rank, s, d, t):  # type: ignore[no-untyped-def]
     """Key id of (rank, src, dst, tag), -1 if no request was ever posted with it."""
     a, b = _key_ab(rank, s, d, t)
@@ -296,7 +289,7 @@ def find_key(H, rank, s, d, t):  # type: ignore[no-untyped-def]
     return H[i, H_ID] - 1
 
 
-@parser_njit()
+@njit()
 def _compact_fifo(Q, K, kid):  # type: ignore[no-untyped-def]
     # the key is posted again: tentative completions of its older requests become final
     head = -1
@@ -317,7 +310,7 @@ def _compact_fifo(Q, K, kid):  # type: ignore[no-untyped-def]
     K[kid, K_OWNED] = 0
 
 
-@parser_njit()
+@njit()
 def post(Q, K, H, C, R, rank, s, d, t):  # type: ignore[no-untyped-def]
     """A new request of ``rank`` under key (src, dst, tag); return its id.
 
@@ -356,7 +349,7 @@ def post(Q, K, H, C, R, rank, s, d, t):  # type: ignore[no-untyped-def]
     return rid
 
 
-@parser_njit()
+@njit()
 def wait(ops, C, R, Q, K, rank, kid, call):  # type: ignore[no-untyped-def]
     """Complete the oldest request of key ``kid``; False if there is none."""
     if kid < 0 or K[kid, K_HEAD] == -1:
@@ -377,7 +370,7 @@ def wait(ops, C, R, Q, K, rank, kid, call):  # type: ignore[no-untyped-def]
     return True
 
 
-@parser_njit()
+@njit()
 def test(ops, C, R, Q, K, rank, kid, call):  # type: ignore[no-untyped-def]
     """A test on key ``kid``: tentatively completes its oldest pending request."""
     r = K[kid, K_HEAD] if kid >= 0 else -1
@@ -391,7 +384,7 @@ def test(ops, C, R, Q, K, rank, kid, call):  # type: ignore[no-untyped-def]
     K[kid, K_OWNED] += 1
 
 
-@parser_njit()
+@njit()
 def waitall(ops, C, R, Q, K, rank, call):  # type: ignore[no-untyped-def]
     """A waitall of ``rank``: tentatively owns every request of the rank still pending."""
     row = emit(ops, C, R, rank, K_WAITALL, call, NO_PEER, NO_PEER, 0, 0, 0, -1, 0.0)
@@ -405,7 +398,7 @@ def waitall(ops, C, R, Q, K, rank, call):  # type: ignore[no-untyped-def]
     R[rank, R_CAND] = -1
 
 
-@parser_njit()
+@njit()
 def last_pending_key(R, Q, rank):  # type: ignore[no-untyped-def]
     """Key of the rank's newest still-pending request (MSG ``wait``), -1 if none."""
     r = R[rank, R_CHAIN]

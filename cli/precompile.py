@@ -1,0 +1,156 @@
+"""Compile the simulator's loops into numba's on-disk cache by running them on tiny inputs.
+
+``python -m mpiuq.precompile`` runs the commands whose loops a user's commands call --
+replays of a tiny SimGrid TI trace (parsed, then from the trace and program caches) and
+of a synthetic motif on every network model of :data:`~mpiuq.simulator.codes.NETWORK_MODELS`,
+in memory and streamed; every benchmark of :data:`~mpiuq.simulator.codes.BENCHMARKS`
+one at a time and in batches of parameter sets (the calibration's design and moves);
+posterior-style batches of replays -- so every loop they reach compiles, for the
+argument types those commands give it, and numba caches it
+(:mod:`mpiuq.simulator._jit`). The build backend runs it at the end of ``pip install``;
+it is also what a test or a developer runs to warm a cache. Prints one line at the end
+(the loops compiled, in how many seconds); needs NumPy, numba and h5py only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+#: A tiny SimGrid TI trace: point-to-point, compute and the common collectives.
+TINY_TI_TRACE = "\n".join(
+    [
+        *(f"{r} init" for r in range(4)),
+        "0 send 1 0 5760",
+        "1 recv 0 0 5760",
+        "2 send 3 0 200000",
+        "3 recv 2 0 200000",
+        "1 send 0 1 40",
+        "0 recv 1 1 40",
+        *(f"{r} compute 1e6" for r in range(4)),
+        *(f"{r} allreduce 40 1e4" for r in range(4)),
+        *(f"{r} bcast 1000" for r in range(4)),
+        *(f"{r} barrier" for r in range(4)),
+        *(f"{r} finalize" for r in range(4)),
+    ]
+)
+
+
+@contextlib.contextmanager
+def _environment(**values: str) -> Iterator[None]:
+    """Set environment variables inside the block (restored after)."""
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def exercise(folder: Path) -> None:
+    """Run the commands whose loops are compiled, on tiny inputs written in ``folder``
+    (prints nothing; raises ``RuntimeError`` naming a command that failed)."""
+    from mpiuq.main import main
+    from mpiuq.simulator.codes import BENCHMARKS, NETWORK_MODELS
+
+    trace = folder / "tiny.txt"
+    trace.write_text(TINY_TI_TRACE + "\n", encoding="utf-8")
+    motif = folder / "motif.h5"
+    models = ",".join(NETWORK_MODELS)
+    quiet = ["--quiet"]
+    runs: list[list[str]] = [
+        ["trace", "synth", "halo3d", "--ranks", "8", "--iterations", "2", "--out", str(motif)],
+        ["replay", str(trace), "--model", models, *quiet],  # parsed
+        ["replay", str(trace), "--model", models, *quiet],  # from the program cache
+        ["replay", str(trace), "--model", "analytic", *quiet],  # one model alone
+        ["replay", str(motif), "--model", models, *quiet],
+        [
+            "replay",
+            str(motif),
+            "--model",
+            models,
+            "--stream",
+            "on",
+            "--scratch",
+            str(folder),
+            "--window-rows",
+            "4",
+            *quiet,
+        ],
+    ]
+    runs += [["simulate", "--benchmark", name, "--sizes", "8,65536,4194304"] for name in BENCHMARKS]
+    with (
+        _environment(MPIUQ_CACHE_DIR=str(folder / "traces")),
+        open(os.devnull, "w") as devnull,
+        contextlib.redirect_stdout(devnull),
+        contextlib.redirect_stderr(devnull),
+    ):
+        for argv in runs:
+            code = main(argv)
+            if code != 0:
+                raise RuntimeError(f"'mpiuq {' '.join(argv)}' failed (exit {code})")
+        _exercise_batches(motif)
+
+
+def _exercise_batches(motif: Path) -> None:
+    """The batch paths (posterior-style parameter sets, benchmark batches as the
+    calibration's design evaluates them) and the loops only large inputs reach."""
+    import numpy as np
+
+    from mpiuq.simulator.benchmarks import BenchmarkModel, BenchmarkSetup, evaluate_batch
+    from mpiuq.simulator.codes import BENCHMARKS
+    from mpiuq.simulator.engine import params_vector
+    from mpiuq.simulator.parameters import SimParams
+    from mpiuq.simulator.replay import ReplaySetup
+    from mpiuq.simulator.replay_draws import replay_draws
+    from mpiuq.simulator.trace.read import read_trace
+    from mpiuq.simulator.trace.ti_state import grow_hash
+
+    trace = read_trace(motif)
+    base = SimParams()
+    draws = [base, base.with_values(link_bw_GBps=base.link_bw_GBps * 0.5)]
+    replay_draws(trace, draws, ReplaySetup(models=("analytic", "packet", "compute-only")))
+    matrix = np.stack([params_vector(p) for p in draws])
+    sizes = [8, 65536, 4194304]
+    for benchmark in BENCHMARKS:
+        setup = BenchmarkSetup(benchmark=benchmark)
+        evaluate_batch(setup, sizes, matrix)
+        model = BenchmarkModel(benchmark, tuple(sizes), ("link_bw_GBps",), threads=2)
+        model(np.array([[base.link_bw_GBps], [base.link_bw_GBps * 0.5]]))
+        model.at(base)
+    # the TI parser's key table grows past 512 pending keys, which a tiny trace never has
+    grow_hash(np.zeros((1024, 3), np.int64))
+
+
+def precompile() -> tuple[int, float]:
+    """Run :func:`exercise` in a temporary folder: ``(loops compiled, seconds)``."""
+    from mpiuq.simulator._jit import on_compile
+
+    compiled: list[str] = []
+    t0 = time.perf_counter()
+    with (
+        tempfile.TemporaryDirectory(prefix="mpiuq-precompile-") as tmp,
+        on_compile(lambda loop, took: compiled.append(loop) if took is not None else None),
+    ):
+        exercise(Path(tmp))
+    return len(compiled), time.perf_counter() - t0
+
+
+def run() -> int:
+    """``python -m mpiuq.precompile``: compile, then print one line on stderr."""
+    n, seconds = precompile()
+    print(f"mpiuq: {n} compiled loops cached ({seconds:.0f} s)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run())

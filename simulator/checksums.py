@@ -1,0 +1,226 @@
+"""Content checksums of stored files: a cache entry is verified whole before it is used.
+
+The parse cache's trace entries and the program cache's entries are read back by later
+runs; a byte changed on disk (a failing disk, an interrupted copy, a careless edit) must
+not become a silently wrong replay or a false deadlock. Every file of an entry therefore
+has a recorded size and a content digest, checked on read:
+
+* :func:`file_digest`: the size and the 64-bit XXH3 digest of a file's bytes, read through
+  a memory map (xxHash, a well-kept library: about 5-10 GB/s on one core, against
+  1 GB/s for ``zlib.crc32`` and 0.4 GB/s for BLAKE2b measured on this machine, so the
+  92 MB program entry of a 512-rank trace is checked in about 15 ms);
+* :func:`seal_text` / :func:`unseal_text`: a small text file (JSON) that carries its own
+  digest in a last line ``#xxh3_64 <hex>``, so a changed or cut metadata file is
+  recognised too, before it is parsed;
+* :func:`write_manifest` / :func:`verify_manifest`: a sealed ``checksums.json`` listing
+  the size and digest of every other file of a folder (a program entry), checked with
+  the files hashed on two threads (the digest releases the GIL).
+
+A failed check raises :class:`ChecksumError` naming the file and what differs; the caches
+treat it as a damaged entry (deleted, then rebuilt).
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from mpiuq.simulator.errors import SimulatorError
+
+__all__ = [
+    "HASH_NAME",
+    "MANIFEST",
+    "ChecksumError",
+    "file_digest",
+    "seal_text",
+    "unseal_text",
+    "verify_manifest",
+    "write_manifest",
+]
+
+#: Name of the digest (stored with every checksum, so another one can follow).
+HASH_NAME = "xxh3_64"
+#: The manifest file of a folder entry.
+MANIFEST = "checksums.json"
+_SEAL = "#" + HASH_NAME + " "
+_FORMAT = "mpiuq-checksums"
+_VERSION = 1
+#: Files at least this large are hashed on the second thread.
+_PARALLEL_BYTES = 1 << 20
+
+
+class ChecksumError(SimulatorError, ValueError):
+    """A stored file does not match its recorded size or digest (damaged or truncated).
+
+    Attributes
+    ----------
+    path
+        The file at fault.
+    """
+
+    def __init__(self, path: str | Path, message: str) -> None:
+        self.path = str(path)
+        super().__init__(f"{self.path}: {message}")
+
+
+def _digest_bytes(data: Any) -> str:
+    import xxhash  # imported on first use (a run without a cache never needs it)
+
+    return f"{xxhash.xxh3_64_intdigest(data):016x}"
+
+
+def file_digest(path: str | Path) -> tuple[int, str]:
+    """``(size in bytes, hex digest)`` of a file's content (read through a memory map).
+
+    Raises
+    ------
+    OSError
+        If the file cannot be opened or mapped.
+    """
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size == 0:
+            return 0, _digest_bytes(b"")
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            return size, _digest_bytes(m)
+
+
+def seal_text(text: str) -> str:
+    """``text`` (no trailing newline needed) followed by a line holding its digest.
+
+    Examples
+    --------
+    >>> unseal_text(seal_text('{"a": 1}'), "x.json")
+    '{"a": 1}\\n'
+    """
+    body = text if text.endswith("\n") else text + "\n"
+    return f"{body}{_SEAL}{_digest_bytes(body.encode('utf-8'))}\n"
+
+
+def unseal_text(sealed: str, where: str | Path) -> str:
+    """The text of a sealed file, checked against its digest line.
+
+    Raises
+    ------
+    ChecksumError
+        If the digest line is missing or does not match (naming ``where``).
+    """
+    body, sep, last = sealed.removesuffix("\n").rpartition("\n")
+    if not sealed.endswith("\n") or not sep or not last.startswith(_SEAL):
+        raise ChecksumError(where, f"has no checksum line ('{_SEAL}...'): damaged or cut")
+    body += "\n"
+    if last[len(_SEAL) :] != _digest_bytes(body.encode("utf-8")):
+        raise ChecksumError(where, "does not match its checksum line (damaged)")
+    return body
+
+
+def read_sealed_json(path: Path, missing: str = "is missing") -> Any:
+    """The JSON document of a sealed file (see :func:`seal_text`).
+
+    Raises
+    ------
+    ChecksumError
+        If the file is missing (saying ``missing``), cannot be read, is not valid UTF-8,
+        fails its seal, or is not JSON.
+    """
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise ChecksumError(path, missing) from None
+    except OSError as exc:
+        raise ChecksumError(path, f"cannot be read ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise ChecksumError(path, "is not UTF-8 text (damaged)") from None
+    body = unseal_text(text, path)
+    try:
+        return json.loads(body)
+    except (json.JSONDecodeError, RecursionError) as exc:  # pragma: no cover - sealed
+        raise ChecksumError(path, f"is not JSON ({exc})") from None
+
+
+def write_manifest(folder: Path, names: Iterable[str]) -> Path:
+    """Write ``folder/checksums.json``: the size and digest of each named file, sealed.
+
+    Raises
+    ------
+    OSError
+        If a file cannot be read or the manifest cannot be written.
+    """
+    names = sorted(names)
+    digests = _digests([folder / n for n in names])
+    doc = {
+        "format": _FORMAT,
+        "version": _VERSION,
+        "hash": HASH_NAME,
+        "files": {n: [size, hexd] for n, (size, hexd) in zip(names, digests, strict=True)},
+    }
+    path = folder / MANIFEST
+    path.write_text(seal_text(json.dumps(doc, indent=1, allow_nan=False)), encoding="utf-8")
+    return path
+
+
+def verify_manifest(folder: Path) -> tuple[str, ...]:
+    """Check every file of ``folder`` against its sealed ``checksums.json``; returns the
+    names checked (every file of the folder but the manifest).
+
+    Raises
+    ------
+    ChecksumError
+        If the manifest is missing, damaged or of another format, a listed file is
+        missing, of another size or content, or the folder holds a file it does not list.
+    """
+    path = folder / MANIFEST
+    doc = read_sealed_json(path, "is missing (an entry without checksums)")
+    files = doc.get("files") if isinstance(doc, dict) else None
+    if (
+        not isinstance(doc, dict)
+        or doc.get("format") != _FORMAT
+        or doc.get("version") != _VERSION
+        or doc.get("hash") != HASH_NAME
+        or not isinstance(files, dict)
+        or not all(
+            isinstance(v, list) and len(v) == 2 and isinstance(v[0], int) and isinstance(v[1], str)
+            for v in files.values()
+        )
+    ):
+        raise ChecksumError(path, f"is not a {_FORMAT} v{_VERSION} manifest of {HASH_NAME} digests")
+    present = {p.name for p in folder.iterdir()} - {MANIFEST}
+    if present != set(files):
+        extra, missing = sorted(present - set(files)), sorted(set(files) - present)
+        raise ChecksumError(folder, f"files {missing} are missing, {extra} not listed")
+    names = sorted(files)
+    for name in names:  # sizes first: a cut file is named without hashing anything
+        size = (folder / name).stat().st_size
+        if size != files[name][0]:
+            raise ChecksumError(
+                folder / name,
+                f"holds {size} bytes, expected {files[name][0]} (truncated or changed)",
+            )
+    for name, (_size, digest) in zip(names, _digests([folder / n for n in names]), strict=True):
+        if digest != files[name][1]:
+            raise ChecksumError(folder / name, "does not match its checksum (damaged)")
+    return tuple(names)
+
+
+def _digests(paths: list[Path]) -> list[tuple[int, str]]:
+    """:func:`file_digest` of each path, the large files split between two threads."""
+    big = [i for i, p in enumerate(paths) if p.stat().st_size >= _PARALLEL_BYTES]
+    if len(big) < 2:
+        return [file_digest(p) for p in paths]
+    # alternate the large files by size between this thread and one more
+    order = sorted(big, key=lambda i: -paths[i].stat().st_size)
+    other = set(order[1::2])
+    out: list[tuple[int, str] | None] = [None] * len(paths)
+    with ThreadPoolExecutor(1, thread_name_prefix="checksums") as pool:
+        futures = {i: pool.submit(file_digest, paths[i]) for i in other}
+        for i, p in enumerate(paths):
+            if i not in other:
+                out[i] = file_digest(p)
+        for i, fut in futures.items():
+            out[i] = fut.result()
+    return [d for d in out if d is not None]
