@@ -9,18 +9,23 @@ posterior-style batches of replays -- so every loop they reach compiles, for the
 argument types those commands give it, and numba caches it
 (:mod:`mpiuq.simulator._jit`). The build backend runs it at the end of ``pip install``;
 it is also what a test or a developer runs to warm a cache. Prints one line at the end
-(the loops compiled, in how many seconds); needs NumPy, numba and h5py only.
+(the loops compiled, in how many seconds); needs NumPy, numba, h5py and xxhash only
+(:data:`PRECOMPILE_IMPORTS`: the build environment installs exactly these).
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+
+#: Third-party distributions the compiling commands import (the build requirements).
+PRECOMPILE_IMPORTS = ("numpy", "numba", "h5py", "xxhash")
 
 #: A tiny SimGrid TI trace: point-to-point, compute and the common collectives.
 TINY_TI_TRACE = "\n".join(
@@ -88,16 +93,20 @@ def exercise(folder: Path) -> None:
         ],
     ]
     runs += [["simulate", "--benchmark", name, "--sizes", "8,65536,4194304"] for name in BENCHMARKS]
+    messages = io.StringIO()
     with (
         _environment(MPIUQ_CACHE_DIR=str(folder / "traces")),
         open(os.devnull, "w") as devnull,
         contextlib.redirect_stdout(devnull),
-        contextlib.redirect_stderr(devnull),
+        contextlib.redirect_stderr(messages),
     ):
         for argv in runs:
+            messages.seek(0)
+            messages.truncate()
             code = main(argv)
             if code != 0:
-                raise RuntimeError(f"'mpiuq {' '.join(argv)}' failed (exit {code})")
+                said = messages.getvalue().strip()
+                raise RuntimeError(f"'mpiuq {' '.join(argv)}' failed (exit {code}): {said}")
         _exercise_batches(motif)
 
 

@@ -1,6 +1,6 @@
 """The build backend that compiles the simulator's loops during ``pip install``.
 
-Its build environment must have the NumPy, numba and h5py the install pins (a cache
+Its build environment must have the NumPy, numba, h5py and xxhash the install pins (a cache
 compiled by another numba is ignored, one compiled against another NumPy is wrong), and
 the cache files it adds to a regular wheel must be in the wheel's RECORD.
 """
@@ -10,6 +10,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import importlib.util
+import os
+import subprocess
 import sys
 import tomllib
 import zipfile
@@ -17,6 +19,8 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from mpiuq.precompile import PRECOMPILE_IMPORTS, TINY_TI_TRACE
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -39,9 +43,49 @@ def test_the_build_environment_pins_what_the_install_pins() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     build = _pins(project["build-system"]["requires"])
     runtime = _pins(project["project"]["dependencies"])
-    assert set(build) == {"numpy", "numba", "h5py"}
+    assert set(build) == set(PRECOMPILE_IMPORTS)
     assert {name: runtime[name] for name in build} == build
     assert project["build-system"]["build-backend"] == "mpiuq_build_backend"
+
+
+#: Runs a replay and a benchmark with every third-party distribution outside the build
+#: requirements made unimportable, as in pip's isolated build environment.
+_ISOLATED_RUN = """
+import importlib.abc, sys
+allowed = set(sys.argv[1].split(","))
+project = set(sys.argv[2].split(","))
+class Blocked(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        top = name.split(".")[0]
+        if top in project and top not in allowed:
+            raise ImportError(f"{top} is not in the build environment")
+        return None
+sys.meta_path.insert(0, Blocked())
+from mpiuq.main import main
+code = main(["replay", sys.argv[3], "--model", "analytic", "--quiet"])
+code = code or main(["simulate", "--benchmark", "pingpong", "--sizes", "8,65536"])
+sys.exit(code)
+"""
+
+
+def test_the_compiling_commands_need_only_the_build_requirements(tmp_path: Path) -> None:
+    """The install compiles in pip's build environment, which holds the build
+    requirements only: the commands it runs must not import another dependency."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    runtime = _pins(project["project"]["dependencies"])
+    modules = {"dask": "dask,distributed", "pydumpi": "pydumpi,dumpi"}
+    others = ",".join(modules.get(name, name) for name in runtime)
+    trace = tmp_path / "tiny.txt"
+    trace.write_text(TINY_TI_TRACE + "\n", encoding="utf-8")
+    env = dict(os.environ, MPIUQ_CACHE_DIR=str(tmp_path / "cache"), MPIUQ_RESULTS=str(tmp_path))
+    done = subprocess.run(
+        [sys.executable, "-c", _ISOLATED_RUN, ",".join(PRECOMPILE_IMPORTS), others, str(trace)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
 
 
 def test_cache_files_are_added_to_the_wheel_and_its_record(tmp_path: Path) -> None:
