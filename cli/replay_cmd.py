@@ -317,11 +317,12 @@ def replay_parameters(args: argparse.Namespace) -> ParameterSets:
     return dataclasses.replace(sets, sets=adjusted, calibration=calibration)
 
 
-def check_topology(spec: str | None) -> None:
+def check_topology(spec: str | None, platform: Path | None = None) -> None:
     """Build a topology given with its sizes (``dragonfly:groups=0`` is refused now, before
     the trace is read or the simulator loads); a bare name is checked, and sized to the
-    trace later."""
-    if spec is None:
+    trace later. Beside a ``platform``, nothing is checked: the replay's setup refuses
+    the pair (a platform is the network)."""
+    if spec is None or platform is not None:
         return
     from mpiuq.simulator.topologies.spec import make_topology, parse_topology_spec
     from mpiuq.simulator.topologies.zone_spec import is_zone_spec, make_zone
@@ -364,7 +365,7 @@ def run(args: argparse.Namespace) -> int:
                 "one lowered program held in memory (use --estimate for one streamed replay)"
             )
     detect_format(args.trace)  # a missing or unknown trace is refused before the simulator loads
-    check_topology(args.topology)
+    check_topology(args.topology, args.platform)
     setup = replay_setup(args)
     if sets.is_draws:
         from mpiuq.replay_draws_cmd import run_draws

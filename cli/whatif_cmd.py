@@ -187,7 +187,7 @@ def format_whatif_table(data: dict[str, Any], label: str) -> str:
 def run(args: argparse.Namespace) -> int:
     """Handler of ``mpiuq whatif``."""
     scenarios = parse_scenarios(args.scenario)
-    check_topology(args.topology)
+    check_topology(args.topology, args.platform)
     setup = replay_setup(args)
     if len(setup.models) != 1:
         raise SettingError(
