@@ -33,7 +33,7 @@ PLATFORMS = sorted(p.stem for p in DATA.glob("*.xml"))
 
 def route(zone: Zone, a: int, b: int) -> list[int]:
     out = np.zeros(zone.max_route, np.int32)
-    n = zone_route(zone.routes, zone.tables, a, b, out)
+    n = zone_route(zone.routes, zone.routing_tables(), a, b, out)
     assert n >= 0, f"route {a} -> {b} longer than {zone.max_route} links"
     return [int(x) for x in out[:n]]
 

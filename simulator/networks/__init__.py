@@ -190,7 +190,7 @@ def _flow_arrays(network: FlowNetwork, nodes: npt.NDArray[np.int64], n_nodes: in
         routing=ROUTE_MINIMAL,
         route_seed=0,
         packet_bytes=1.0,
-        tables=zone.tables,
+        tables=zone.routing_tables(),
         flow=flow_tables(zone, network.sharing),
         control_free=bool(network.sharing.control_free),
     )

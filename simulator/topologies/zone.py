@@ -17,7 +17,8 @@ injection bandwidth, the others at the link bandwidth, one hop latency per link.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -26,8 +27,10 @@ from mpiuq.simulator.codes import LINK_INJECTION, ZONE_KINDS, ZONE_TABLES
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.topologies.base import Topology
 from mpiuq.simulator.topologies.crossbar import build_crossbar
-from mpiuq.simulator.topologies.routing import RoutingTables, no_tables
 from mpiuq.simulator.topologies.zone_routes import ZoneRoutes, zone_routes
+
+if TYPE_CHECKING:  # the routing loops (numba) load when a network is built, not a zone
+    from mpiuq.simulator.topologies.routing import RoutingTables
 
 F64 = npt.NDArray[np.float64]
 B8 = npt.NDArray[np.bool_]
@@ -58,7 +61,7 @@ class Zone:
     routes
         How routes are found (:class:`~.zone_routes.ZoneRoutes`).
     tables
-        The topology's routing tables (``ZONE_TABLES`` routes); empty otherwise.
+        The topology's routing tables (``ZONE_TABLES`` routes); ``None`` otherwise.
     max_route
         Most links on one route.
     reference
@@ -76,7 +79,7 @@ class Zone:
     link_lat: F64
     link_fatpipe: B8
     routes: ZoneRoutes
-    tables: RoutingTables = field(default_factory=no_tables)
+    tables: RoutingTables | None = None
     max_route: int = 2
     reference: tuple[float, float] | None = None
     notes: tuple[str, ...] = ()
@@ -103,6 +106,13 @@ class Zone:
     def kind(self) -> str:
         """Routing kind (one of :data:`~mpiuq.simulator.codes.ZONE_KINDS`)."""
         return ZONE_KINDS[self.routes.kind]
+
+    def routing_tables(self) -> RoutingTables:
+        """The tables the compiled routing reads: the topology's (``ZONE_TABLES``
+        routes), else empty ones (loads the routing loops, numba)."""
+        from mpiuq.simulator.topologies.routing import no_tables
+
+        return self.tables if self.tables is not None else no_tables()
 
     def describe(self) -> str:
         """One paragraph: name, parameters, counts and rules."""
