@@ -300,10 +300,17 @@ def flop_rate(args: argparse.Namespace) -> float:
 def replay_parameters(args: argparse.Namespace) -> ParameterSets:
     """The parameter sets of the replay: ``--params`` and ``--param``, with ``--like``'s
     protocol regimes and the platform's network values (bandwidths, hop latency)."""
-    from mpiuq.simulator.simgrid_like import like_params, platform_params
+    from mpiuq.simulator.simgrid_like import PLATFORM_PARAMS, like_params, platform_params
 
     sets = parameter_sets(args)
     platform = _platform(args)
+    given = [a.partition("=")[0].strip() for a in getattr(args, "param", None) or []]
+    fixed = [name for name in given if name in PLATFORM_PARAMS]
+    if platform is not None and fixed:  # the platform's values would silently replace them
+        raise SettingError(
+            f"--param {fixed[0]} is set by the platform {args.platform} (its bw and lat): "
+            f"edit the platform file, or compare with a what-if scenario '{fixed[0]}*=F'"
+        )
     reference = platform.zone.reference if platform is not None else None
     adjusted = tuple(platform_params(like_params(args.like, p), reference) for p in sets.sets)
     notes = []

@@ -150,10 +150,14 @@ def like_setup(
     )
 
 
+#: Parameters a platform file sets (:func:`platform_params`).
+PLATFORM_PARAMS: tuple[str, ...] = ("injection_bw_GBps", "link_bw_GBps", "hop_latency_ns")
+
+
 def platform_params(params: SimParams, reference: tuple[float, float] | None) -> SimParams:
     """``params`` with a platform zone's reference network values: both bandwidths
     ``reference[0]`` GB/s and the hop latency ``reference[1]`` ns (unchanged for None)."""
     if reference is None:
         return params
     bw, lat = reference
-    return params.with_values(injection_bw_GBps=bw, link_bw_GBps=bw, hop_latency_ns=lat)
+    return params.with_values(**dict(zip(PLATFORM_PARAMS, (bw, bw, lat), strict=True)))

@@ -81,6 +81,7 @@ def test_zone_spec_topology(trace: Path, capsys: pytest.CaptureFixture[str]) -> 
         (["--like", "simgrid", "--model", "analytic"], "--like simgrid replays on the flow model"),
         (["--platform", str(PLATFORM), "--topology", "fattree"], "both given"),
         (["--platform", str(REFS / "missing.xml")], "cannot be read"),
+        (["--platform", str(PLATFORM), "--param", "link_bw_GBps=6.25"], "set by the platform"),
     ],
 )
 def test_refused_combinations(
