@@ -11,7 +11,7 @@ into files in the results folder:
 ``posterior.nc``
     ArviZ InferenceData (:func:`mpiuq.calibration.report.inference_data`);
 ``posterior_draws.nc``
-    its posterior draws of the simulator parameters alone (small enough to commit; what
+    its posterior draws of every parameter (small enough to commit; what
     :func:`mpiuq.calibration.calibrated.load_posterior_draws` reads when ``posterior.nc``
     is absent);
 ``summary.json``
@@ -59,6 +59,7 @@ from mpiuq.calibration.handoff import (
     SUMMARY_FORMAT,
     SUMMARY_VERSION,
     build_handoff,
+    external_simulator,
     file_sha256,
 )
 from mpiuq.surrogate.atomic_write import replace_atomically
@@ -172,9 +173,11 @@ def write_result_files(result: CampaignResult, out_dir: str | Path) -> list[Path
 
 
 def write_posterior_draws(posterior: Any, path: Path) -> None:
-    """Write the simulator parameters' draws of a posterior group (an xarray Dataset with
-    the ``model_parameters`` attribute) to ``path``, group ``posterior``, compressed."""
-    names = json.loads(posterior.attrs["model_parameters"])
+    """Write the draws of a posterior group (an xarray Dataset with the
+    ``model_parameters`` attribute) to ``path``, group ``posterior``, compressed: the
+    simulator parameters and the discrepancy and noise parameters, which the posterior
+    predictive of ``mpiuq simulate --params`` needs."""
+    names = [str(v) for v in posterior.data_vars]
     subset = posterior[names]
     subset.attrs = dict(posterior.attrs)
     encoding = {n: {"zlib": True, "complevel": 6} for n in names}
@@ -221,7 +224,8 @@ def write_summary(
         "files": {p.name: file_sha256(p) for p in files},
     }
     posterior = [p for p in files if p.name in (POSTERIOR_FILE, POSTERIOR_DRAWS_FILE)]
-    if doc.get("parameters"):
+    # an external simulator's parameters are its own: nothing for mpiuq's replay to take
+    if doc.get("parameters") and external_simulator(doc) is None:
         doc["handoff"] = build_handoff(doc, fingerprint or "", posterior).to_json()
     write_json(path, doc)
     return path

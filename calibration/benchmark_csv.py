@@ -35,6 +35,7 @@ BENCHMARK_LABELS: dict[str, tuple[str, str]] = {
     "pingpong_send": ("pingpong_send", "us"),
     "isend": ("isend", "us"),
     "recv_arrived": ("recv_arrived", "us"),
+    "bidirectional_stream": ("stream_bibw", "MB/s"),
 }
 
 

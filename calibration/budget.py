@@ -15,7 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mpiuq.calibration.config import Campaign
+from mpiuq.calibration.dimensions import discrepancy_dimension, noise_dimension
 from mpiuq.calibration.errors import CampaignError
+from mpiuq.simulator.codes import WINDOWED_BENCHMARKS
 from mpiuq.surrogate.basis import n_terms
 from mpiuq.surrogate.budget import (
     F8,
@@ -54,13 +56,18 @@ def benchmark_program_ops(benchmark: str, window: int) -> int:
 
     Ping-pong: per repetition two blocking sends and two receives, each a post and a wait;
     stream: per repetition ``window`` nonblocking sends and receives, two waitalls and a
-    blocking acknowledgement each way; plus the two timing marks.
+    blocking acknowledgement each way; bidirectional stream: ``window`` nonblocking sends
+    and receives on each rank and four waitalls; plus the two timing marks.
 
     Examples
     --------
     >>> benchmark_program_ops("pingpong", 64), benchmark_program_ops("stream", 64)
     (18, 270)
+    >>> benchmark_program_ops("bidirectional_stream", 64)
+    522
     """
+    if benchmark == "bidirectional_stream":
+        return 2 * (4 * window + 4) + 2
     per_repetition = 8 if benchmark == "pingpong" else 2 * window + 6
     return 2 * per_repetition + 2
 
@@ -73,7 +80,7 @@ def benchmark_work(benchmark: str, window: int) -> int:
     0.14 s at a window of 1,000 and 73 s at 100,000).
     """
     ops = benchmark_program_ops(benchmark, window)
-    return ops + (window * window if benchmark == "stream" else 0)
+    return ops + (window * window if benchmark in WINDOWED_BENCHMARKS else 0)
 
 
 def check_benchmark_budget(
@@ -116,9 +123,9 @@ def check_benchmark_budget(
 def max_outputs(campaign: Campaign) -> int:
     """Most outputs the campaign can have: over its data tables, the explicit sizes, or
     ``sizes_per_protocol`` sizes in every protocol regime."""
-    n_regimes = len(campaign.simulator.base_params().regime_table())
+    n_regimes = len(campaign.simulator.thresholds()) + 1
     total = 0
-    for d in campaign.datasets:
+    for d in campaign.fitted_tables:
         if d.sizes is not None:
             total += len(d.sizes)
         else:
@@ -163,20 +170,29 @@ class CampaignCost:
 
 
 def discrepancy_terms(campaign: Campaign) -> int:
-    """Most discrepancy parameters the campaign samples (a bias and/or a spread per regime).
-
-    The regimes are those of the explicit sizes of the data tables under the campaign's
-    regime table; a table with ``sizes_per_protocol`` may reach every regime.
+    """Most discrepancy parameters the campaign samples (a bias and/or a spread per regime,
+    per data table when there are several: :func:`~mpiuq.calibration.dimensions.discrepancy_dimension`).
     """
-    disc = campaign.discrepancy
-    if disc.model == "none":
-        return 0
-    base = campaign.simulator.base_params()
-    if any(d.sizes is None for d in campaign.datasets):
-        n_regimes = len(base.regime_table())
-    else:
-        n_regimes = len({base.protocol_of(s) for d in campaign.datasets for s in d.sizes or ()})
-    return n_regimes * (int(disc.bias_rel > 0) + int(disc.sd_rel > 0))
+    d = campaign.discrepancy
+    sim = campaign.simulator
+    if sim.external is not None:  # its regimes are named size ranges, not protocols
+        if d.model == "none":
+            return 0
+        n_regimes = 0
+        for t in campaign.fitted_tables:
+            if t.sizes is None:
+                n_regimes += len(sim.external.regime_names)
+            else:
+                n_regimes += len({sim.regime_of(s) for s in t.sizes})
+        return n_regimes * (int(d.bias_rel > 0) + int(d.sd_rel > 0))
+    return discrepancy_dimension(
+        [(t.sizes, t.min_size_bytes, t.max_size_bytes) for t in campaign.fitted_tables],
+        campaign.simulator.base_params(),
+        d.model,
+        d.bias_rel,
+        d.sd_rel,
+        d.per_series,
+    )
 
 
 def campaign_cost(campaign: Campaign) -> CampaignCost:
@@ -193,7 +209,7 @@ def campaign_cost(campaign: Campaign) -> CampaignCost:
     n_out = max_outputs(campaign)
     disc = campaign.discrepancy
     dim_disc = discrepancy_terms(campaign)
-    dim_all = dim + dim_disc
+    dim_all = dim + dim_disc + noise_dimension([t.likelihood for t in campaign.fitted_tables])
     variants = 2 if dim_disc and disc.compare else 1
     level = r.level if r.level is not None else campaign.surrogate.level
     order = r.order if r.order is not None else campaign.surrogate.order
@@ -266,8 +282,9 @@ def check_campaign_budget(campaign: Campaign, budget: Budget | None = None) -> N
         raise CampaignError(
             "calibration.walkers",
             walkers,
-            f">= 2 x (parameters + discrepancy terms) = 2 x ({dim} + {cost.dim - dim}) = "
-            f"{2 * cost.dim} (the ensembles sample the discrepancy terms too)",
+            f">= 2 x (parameters + discrepancy and noise terms) = 2 x ({dim} + "
+            f"{cost.dim - dim}) = {2 * cost.dim} (the ensembles sample the discrepancy and "
+            f"noise terms too; leave it out for the default max(32, 2 x {cost.dim} + 2))",
         )
     grid = f"surrogate.level = {level} in {dim} dimensions: {cost.n_design} design points"
     check_memory("the campaign's design", sparse_grid_bytes(dim, level), grid, b)
@@ -284,6 +301,12 @@ def check_campaign_budget(campaign: Campaign, budget: Budget | None = None) -> N
         b,
     )
     sim = campaign.simulator
+    if sim.external is not None:  # the user's simulator: its runs are budgeted by count
+        from mpiuq.calibration.run_plan import check_run_plan
+
+        check_run_plan(campaign)
+        _check_sampling(campaign, cost, b)
+        return
     per_set = 0.0
     # the simulator's benchmark and every data table's model, at every output
     for model, window in [

@@ -3,9 +3,9 @@
 A finished campaign's ``summary.json`` (:mod:`mpiuq.calibration.artefacts`) holds its
 hand-off record (:mod:`mpiuq.calibration.handoff`: the fixed simulator values, the
 per-parameter estimates, the regime table with names, the posterior files' checksums);
-its ``posterior.nc`` holds the posterior draws, and ``posterior_draws.nc`` the simulator
-parameters' draws alone (the file committed with a curated result, as ``posterior.nc``
-is too large to commit). :func:`load_calibrated` (one point estimate) and
+its ``posterior.nc`` holds the posterior draws, and ``posterior_draws.nc`` the same
+draws compressed (the file committed with a curated result, as ``posterior.nc`` is too
+large to commit). :func:`load_calibrated` (one point estimate) and
 :func:`load_posterior_draws` (many draws) are the only readers of that hand-off, so the
 CLI never parses the files' keys itself.
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -171,6 +171,9 @@ class PosteriorDraws:
         ``(name, value)`` of the simulator parameters the campaign held fixed.
     handoff
         The verified hand-off record the draws belong to.
+    other_names, other_values
+        The same draws' discrepancy and noise parameters (``sd_rel_*``, ``nu_*``), shape
+        (n_draws, len(other_names)); empty for a file written before they were kept.
     """
 
     source: Path
@@ -178,6 +181,8 @@ class PosteriorDraws:
     values: npt.NDArray[np.float64]
     fixed: tuple[tuple[str, float], ...]
     handoff: Handoff
+    other_names: tuple[str, ...] = ()
+    other_values: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros((0, 0)))
 
     def mapping(self, k: int) -> dict[str, float]:
         """Fixed values and draw ``k`` in one mapping."""
@@ -207,7 +212,8 @@ def posterior_path(path: str | Path) -> Path:
 
 
 def load_posterior_draws(path: str | Path, n_draws: int, seed: int = 0) -> PosteriorDraws:
-    """Read ``n_draws`` posterior draws of the simulator parameters of a finished campaign.
+    """Read ``n_draws`` posterior draws of the simulator parameters of a finished campaign
+    (and, with the same pick, of the discrepancy and noise parameters the file holds).
 
     The draws file must be one the folder's hand-off record lists, unchanged (size and
     SHA-256; :func:`~.handoff.verified_handoff`); every draw is range-checked.
@@ -249,6 +255,12 @@ def load_posterior_draws(path: str | Path, n_draws: int, seed: int = 0) -> Poste
             values = np.stack(
                 [np.asarray(ds[n].values, dtype=np.float64).ravel() for n in names], axis=1
             )
+            others = tuple(str(v) for v in ds.data_vars if str(v) not in names)
+            other_values = np.stack(
+                [np.asarray(ds[n].values, dtype=np.float64).ravel() for n in others]
+                or [np.zeros(values.shape[0])],
+                axis=1,
+            )[:, : len(others)]
     except (OSError, KeyError, ValueError, TypeError) as exc:
         raise CalibratedParametersError(
             f"{file} is not a campaign posterior with model_parameters: expected posterior.nc "
@@ -271,7 +283,15 @@ def load_posterior_draws(path: str | Path, n_draws: int, seed: int = 0) -> Poste
         pick = rng.choice(n, size=n_draws, replace=False)
     else:
         pick = np.concatenate([rng.permutation(n), rng.choice(n, size=n_draws - n)])
-    return PosteriorDraws(file, names, values[pick], tuple(record.fixed.items()), record)
+    return PosteriorDraws(
+        file,
+        names,
+        values[pick],
+        tuple(record.fixed.items()),
+        record,
+        others,
+        other_values[pick],
+    )
 
 
 def _check_draws(file: Path, name: str, column: npt.NDArray[np.float64]) -> None:

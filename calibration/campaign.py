@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 from threadpoolctl import threadpool_limits
 
+from mpiuq.calibration.bounds import bound_shares, bounds_check
 from mpiuq.calibration.budget import check_campaign_budget
 from mpiuq.calibration.campaign_result import CampaignResult, VariantResult
 from mpiuq.calibration.checks import (
@@ -36,10 +37,18 @@ from mpiuq.calibration.checks import (
 )
 from mpiuq.calibration.comparison import compare, psis_loo
 from mpiuq.calibration.config import Campaign, SimulatorSpec
+from mpiuq.calibration.design_reuse import DesignColumns, output_keys
 from mpiuq.calibration.direct import DirectStats, direct_posterior, simulator_density
-from mpiuq.calibration.discrepancy import Discrepancy, regime_discrepancy
+from mpiuq.calibration.discrepancy import Discrepancy, regime_discrepancy, regime_key
 from mpiuq.calibration.estimates import estimate
 from mpiuq.calibration.exact import ExactPosterior, exact_posterior, surrogate_only
+from mpiuq.calibration.external import (
+    budgeted_exact,
+    external_path,
+    runs_summary,
+    simulator_runs_for,
+    surrogate_target,
+)
 from mpiuq.calibration.grouping import Grouping, joint_grouping, sensitivity_grouping
 from mpiuq.calibration.joint_model import NamedModel, joint
 from mpiuq.calibration.likelihood import ModelPredictor
@@ -55,14 +64,18 @@ from mpiuq.calibration.posterior_path import (
 from mpiuq.calibration.predictive import predictive
 from mpiuq.calibration.proposal import Proposal, evenly, refined_proposal
 from mpiuq.calibration.refinement import surrogate_check
+from mpiuq.calibration.run_budget import SimulatorRuns
+from mpiuq.calibration.run_plan import run_plan
 from mpiuq.calibration.sampler import SamplerProgress, SamplerSettings
 from mpiuq.calibration.summaries import find_map
 from mpiuq.calibration.symmetry import Groups, fold, swap_error, symmetrise
+from mpiuq.calibration.units import unit_of
+from mpiuq.calibration.validation import split_campaign, with_validation
 from mpiuq.simulator.benchmarks import BenchmarkModel
 from mpiuq.simulator.parameters import UNITS
 from mpiuq.simulator.watch import usable_cores
 from mpiuq.surrogate.box import ParameterBox
-from mpiuq.surrogate.design_run import load_design_outputs, run_design
+from mpiuq.surrogate.design_run import DesignProgress, load_design_outputs, run_design
 from mpiuq.surrogate.designs import sparse_grid_design
 from mpiuq.surrogate.executors import Executor, InProcessExecutor
 from mpiuq.surrogate.pce import PolynomialChaos, fit_pce
@@ -94,7 +107,7 @@ def parameter_box(campaign: Campaign) -> ParameterBox:
 
 def regime_thresholds(campaign: Campaign) -> tuple[int, ...]:
     """Largest message size of every protocol regime but the last, ascending."""
-    return campaign.simulator.base_params().thresholds()
+    return campaign.simulator.thresholds()
 
 
 def observations_for(campaign: Campaign) -> Observations:
@@ -159,14 +172,15 @@ def fit_surrogate(
 
 def discrepancy_for(campaign: Campaign, observations: Observations) -> Discrepancy:
     """The ``[discrepancy]`` model over the campaign's sizes (regimes from its thresholds;
-    with several data sets, one regime per data set and protocol)."""
-    base = campaign.simulator.base_params()
-    protocols = tuple(base.protocol_of(int(s)) for s in observations.sizes_bytes)
-    if len(observations.labels) > 1:  # one term per data set and regime: errors differ
-        protocols = tuple(
-            f"{observations.labels[d]}_{p}"
-            for d, p in zip(observations.dataset, protocols, strict=True)
-        )
+    with several data sets, one regime per data set and protocol unless ``per_series`` is
+    off; an external simulator's regimes are its named size ranges)."""
+    # one term per data set and regime (their errors differ), unless per_series is off:
+    # then one per regime, shared by the series (a series left out inherits its term)
+    several = len(observations.labels) > 1 and campaign.discrepancy.per_series
+    protocols = tuple(
+        regime_key(observations.labels[d], campaign.simulator.regime_of(int(s)), several)
+        for d, s in zip(observations.dataset, observations.sizes_bytes, strict=True)
+    )
     d = campaign.discrepancy
     return regime_discrepancy(protocols, d.model, d.bias_rel, d.sd_rel)
 
@@ -242,13 +256,57 @@ def sampler_settings(campaign: Campaign) -> SamplerSettings:
 # --- orchestration ----------------------------------------------------------------------------
 
 
+def design_outputs(
+    campaign: Campaign,
+    observations: Observations,
+    model: NamedModel,
+    path: Path,
+    executor: Executor | None,
+    emit: ProgressFn,
+    reuse: DesignColumns | None = None,
+) -> tuple[FloatArray, FloatArray, tuple[str, ...]]:
+    """Stage 2: the simulator on the global sparse grid (resumable through ``path``).
+
+    With ``reuse``, outputs it holds at the same points are taken from it instead
+    (:mod:`~mpiuq.calibration.design_reuse`); otherwise the design runs.
+
+    Returns
+    -------
+    (x, y, names)
+        Design points, outputs and output names.
+    """
+    design = sparse_grid_design(parameter_box(campaign), campaign.surrogate.level)
+    if reuse is not None:
+        y = reuse.select(design, output_keys(campaign, observations))
+        if y is not None:
+            emit(CampaignProgress("design", design.shape[0], design.shape[0], "reused"))
+            return design, y, model.output_names
+    for p in run_design(
+        model,
+        design,
+        path,
+        executor=executor,
+        chunk_size=128,
+        output_names=model.output_names,
+        model_id=model.model_id,
+    ):
+        emit(CampaignProgress("design", p.n_done, p.n_total))
+    x, y, names = load_design_outputs(path)
+    return x, y, tuple(names)
+
+
 def run_campaign(
     campaign: Campaign,
     out_dir: str | Path,
     executor: Executor | None = None,
     on_progress: ProgressFn | None = None,
+    design: DesignColumns | None = None,
 ) -> CampaignResult:
     """Run every stage of a campaign; resumable through ``design.h5``.
+
+    A campaign with a ``[validation]`` table is fitted without its held-out data, which
+    are then scored (:mod:`~mpiuq.calibration.validation`); the result is the fitted
+    campaign's, with its ``validation``.
 
     Parameters
     ----------
@@ -260,6 +318,9 @@ def run_campaign(
         Where the design runs (default in process); the caller owns it.
     on_progress
         Receives :class:`CampaignProgress` events.
+    design
+        Simulator outputs of an earlier design to take the global design's outputs from
+        (a leave-one-series-out fold), if it holds them.
 
     Returns
     -------
@@ -275,7 +336,18 @@ def run_campaign(
     """
     check_campaign_budget(campaign)
     with threadpool_limits(limits=1):
-        return _run(campaign, Path(out_dir), executor, on_progress)
+        if not campaign.validation.present:
+            return _run(campaign, Path(out_dir), executor, on_progress, design)
+        split = split_campaign(campaign)
+        result = _run(split.fit, Path(out_dir), executor, on_progress, design)
+        t0 = time.perf_counter()
+        if on_progress is not None:
+            on_progress(CampaignProgress("validation", 0, len(split.groups)))
+        validated = with_validation(result, split, threads_per_call(executor))
+        if on_progress is not None:
+            on_progress(CampaignProgress("validation", len(split.groups), len(split.groups)))
+        timings = (*validated.timings_s, ("validation", time.perf_counter() - t0))
+        return replace(validated, timings_s=timings)
 
 
 def _run(
@@ -283,6 +355,7 @@ def _run(
     out: Path,
     executor: Executor | None,
     on_progress: ProgressFn | None,
+    reuse: DesignColumns | None = None,
 ) -> CampaignResult:
     out.mkdir(parents=True, exist_ok=True)
     emit: ProgressFn = on_progress if on_progress is not None else (lambda _p: None)
@@ -299,19 +372,17 @@ def _run(
     emit(CampaignProgress("data", 1, 1, f"{obs.sizes_bytes.size} sizes"))
     lap("data")
 
-    model = model_for(campaign, obs, threads_per_call(executor))
-    design = sparse_grid_design(parameter_box(campaign), campaign.surrogate.level)
-    for p in run_design(
-        model,
-        design,
-        out / "design.h5",
-        executor=executor,
-        chunk_size=128,
-        output_names=model.output_names,
-        model_id=model.model_id,
-    ):
-        emit(CampaignProgress("design", p.n_done, p.n_total))
-    x, y, names = load_design_outputs(out / "design.h5")
+    model: NamedModel
+    if campaign.simulator.external is not None:  # every run budgeted and checkpointed
+        design = sparse_grid_design(parameter_box(campaign), campaign.surrogate.level)
+        runs = simulator_runs_for(campaign, obs, out, executor, _runs_reporter(emit))
+        x, y, names = design, runs.run(design, "design", out / "design.h5"), runs.output_names
+        model = runs
+    else:
+        model = model_for(campaign, obs, threads_per_call(executor))
+        x, y, names = design_outputs(
+            campaign, obs, model, out / "design.h5", executor, emit, reuse
+        )
     lap("design")
 
     pce = fit_surrogate(campaign, x, y, names)
@@ -348,7 +419,11 @@ def _run(
     if groups:
         nm0 = problem.n_model
         swap = swap_error(model, groups, problem.lower[:nm0], problem.upper[:nm0], aux)
-    path = _choose_path(campaign, problem, model, grouped, groups)
+    path = (
+        external_path(campaign)
+        if isinstance(model, SimulatorRuns)
+        else _choose_path(campaign, problem, model, grouped, groups)
+    )
     emit(CampaignProgress("posterior path", 1, 1, path.path))
     post = campaign.posterior
     direct = _Direct(path, groups, problem.names, post.target_ess, post.target_rhat)
@@ -356,6 +431,7 @@ def _run(
         direct, target_ess=post.variant_target_ess, target_rhat=post.variant_target_rhat
     )
 
+    comparing = disc.enabled and campaign.discrepancy.compare
     main = _variant(
         "discrepancy" if disc.enabled else "no discrepancy",
         campaign,
@@ -367,10 +443,11 @@ def _run(
         emit,
         lap,
         direct=direct,
+        reserve_runs=run_plan(campaign).compare if comparing else 0,
     )
     alternatives: tuple[VariantResult, ...] = ()
     comparison: tuple[dict[str, object], ...] = ()
-    if disc.enabled and campaign.discrepancy.compare:
+    if comparing:
         plain = problem_for(campaign, pce, obs)
         nm = plain.n_model
         plain = replace(
@@ -413,7 +490,12 @@ def _run(
         lap("comparison")
 
     rng_est = np.random.default_rng(seed_main.spawn(1)[0])
-    target = main.problem.log_posterior()
+    # a budgeted simulator's mode is searched on the surrogates (no runs)
+    target = (
+        surrogate_target(main.problem, main.proposal.surrogate, pce)
+        if isinstance(model, SimulatorRuns)
+        else main.problem.log_posterior()
+    )
     units = tuple(UNITS.get(n, "") for n in main.problem.names)
     est = estimate(
         main.exact.draws,
@@ -453,6 +535,7 @@ def _run(
         tuple(timings),
         path,
         swap,
+        simulator_runs=runs_summary(model) if isinstance(model, SimulatorRuns) else None,
     )
 
 
@@ -499,11 +582,14 @@ def _variant(
     lap: Callable[[str], None],
     reuse_surrogate: bool = False,
     direct: _Direct | None = None,
+    reserve_runs: int = 0,
 ) -> VariantResult:
     """Sample (direct path) or refine and correct (surrogate path), predict and score one
     likelihood variant.
 
     With ``reuse_surrogate``, ``pce`` is an already refined local chaos: no new rounds.
+    An external simulator's runs are counted per stage; ``reserve_runs`` of its budget
+    are left to later variants.
     """
     if direct is not None and direct.path.path == "direct":
         return _direct_variant(
@@ -522,6 +608,9 @@ def _variant(
     def report(k: int, p: SamplerProgress) -> None:
         _sampling_reporter(stage, emit, settings)(k, p)
 
+    suffix = "" if not reuse_surrogate else f" ({name})"
+    if isinstance(model, SimulatorRuns):
+        model.stage = "refinement" + suffix
     proposal = refined_proposal(
         problem,
         pce,
@@ -545,13 +634,23 @@ def _variant(
     draws = evenly(proposal.draws, e.proposal_draws)
     if proposal.checked_by == "loo":
         exact = surrogate_only(proposal.problem.log_posterior(), draws, e.draws, rng)
+    elif isinstance(model, SimulatorRuns):
+        model.stage = "exact" + suffix
+        logq = proposal.problem.log_posterior()(draws)
+        exact = budgeted_exact(
+            model, target, draws, logq, e, campaign.checks, rng, reserve=reserve_runs
+        )
     else:
         logq = proposal.problem.log_posterior()(draws)
         exact = exact_posterior(target, draws, logq, e.draws, e.move_steps, rng)
         if direct is not None and direct.groups:  # the swap check verifies the symmetry
             exact = replace(exact, draws=symmetrise(exact.draws, direct.groups, rng))
     emit(CampaignProgress("posterior", 1, 1, name))
-    return _scored(name, campaign, exact_p, proposal, exact, model, seed_pred, lap)
+    # a budgeted simulator's prior predictive comes from the surrogate (no runs)
+    prior = pce.predict if isinstance(model, SimulatorRuns) else None
+    return _scored(
+        name, campaign, exact_p, proposal, exact, model, seed_pred, lap, prior_model=prior
+    )
 
 
 def _scored(
@@ -564,12 +663,14 @@ def _scored(
     seed_pred: np.random.SeedSequence,
     lap: Callable[[str], None],
     direct: DirectStats | None = None,
+    prior_model: Callable[[FloatArray], FloatArray] | None = None,
 ) -> VariantResult:
-    """Predictive and PSIS-LOO of a variant's final draws."""
+    """Predictive and PSIS-LOO of a variant's final draws; the prior predictive comes from
+    ``prior_model`` (default: the simulator)."""
     pred = predictive(
         exact_p,
         exact,
-        model,
+        prior_model if prior_model is not None else model,
         np.random.default_rng(seed_pred),
         campaign.calibration.predictive_draws,
     )
@@ -593,6 +694,8 @@ def _direct_variant(
     """The direct path: MCMC on the simulator's posterior from the grouped surrogate draws;
     the surrogate's error at the final draws is reported, not used."""
     seed_run, seed_pred = seed.spawn(2)
+    if isinstance(model, SimulatorRuns):
+        model.stage = "direct"
     exact_p = exact_problem(problem, model)
     settings = population_settings(campaign.posterior, direct.target_ess, direct.target_rhat)
     flat = grouped.draws.reshape(-1, grouped.draws.shape[-1])
@@ -728,7 +831,9 @@ def _checks(
             float(got),
             float(need),
             f"data inside the 90% simulator-predictive band at {got} of {n} sizes "
-            f"(at least {need} expected)"
+            f"(at least {need} expected; in-sample: scored on the sizes the "
+            f"{'discrepancy was' if main.problem.discrepancy.enabled else 'parameters were'} "
+            "fitted to)"
             + (
                 "" if got >= need else ": model-form error; consider [discrepancy] model = 'regime'"
             ),
@@ -758,6 +863,9 @@ def _checks(
             f"largest pointwise PSIS-LOO k-hat {kmax:.2f}",
         )
     )
+    p = main.problem
+    shares = bound_shares(main.exact.draws, p.names, p.lower, p.upper, p.n_model, p.discrepancy.dim)
+    out.append(bounds_check(shares, {n: unit_of(n) for n in p.names}))
     return tuple(out)
 
 
@@ -796,6 +904,17 @@ def _posterior_checks(
                     f"posterior_converged{suffix}", d.passed, severity, rhat, d.target_rhat, detail
                 )
             )
+        elif v.exact.moves is not None and v.exact.moves.steps == 0:
+            # no move step (a run budget that paid for none, or exact.move_steps = 0):
+            # nothing mixed, nothing to check but the importance weights (their own check)
+            mv = v.exact.moves
+            detail = (
+                "resample-move: no move step (exact.move_steps = 0 or none fitted in "
+                "[simulator] max_simulator_runs); the draws are the importance-resampled "
+                f"proposal draws ({mv.unique_after} distinct), checked by importance_sampling "
+                "only"
+            )
+            out.append(Check(f"moves_mixed{suffix}", False, "warn", None, None, detail))
         elif v.exact.moves is not None:
             mv = v.exact.moves
             rhat = float(np.nanmax(mv.rhat)) if np.isfinite(mv.rhat).any() else float("inf")
@@ -882,5 +1001,12 @@ def _sampling_reporter(
                 f"{' converged' if diag.converged else ''}"
             )
         emit(CampaignProgress(stage, p.steps_done, settings.max_steps, note))
+
+    return report
+
+
+def _runs_reporter(emit: ProgressFn) -> Callable[[str, DesignProgress], None]:
+    def report(stage: str, p: DesignProgress) -> None:
+        emit(CampaignProgress(stage, p.n_done, p.n_total, "simulator runs"))
 
     return report

@@ -20,6 +20,7 @@ from mpiuq.calibration.posterior import Posterior, Problem
 from mpiuq.calibration.posterior_path import PathChoice
 from mpiuq.calibration.predictive import Predictive
 from mpiuq.calibration.proposal import Proposal
+from mpiuq.calibration.validation_result import ValidationResult
 from mpiuq.surrogate.pce import PolynomialChaos
 
 FloatArray = npt.NDArray[np.float64]
@@ -93,6 +94,12 @@ class CampaignResult:
     swap_error
         Largest relative output change when declared exchangeable parameters are swapped
         (None when none are declared).
+    validation
+        Held-out and unselected data scored after the fit (``[validation]``; None
+        without one): :mod:`~mpiuq.calibration.validation`.
+    simulator_runs
+        An external simulator's runs per stage, in all and against the budget
+        (:func:`~mpiuq.calibration.external.runs_summary`); None for mpiuq's simulator.
     """
 
     campaign: Campaign
@@ -112,6 +119,8 @@ class CampaignResult:
     timings_s: tuple[tuple[str, float], ...]
     path: PathChoice | None = None
     swap_error: float | None = None
+    validation: ValidationResult | None = None
+    simulator_runs: dict[str, Any] | None = None
 
     @property
     def predictive(self) -> Predictive:

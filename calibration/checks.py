@@ -40,6 +40,15 @@ Every check has a value, a threshold and a severity. A failed ``"fail"`` check m
     posterior sd of the final posterior's: the grouping approximation is harmless.
 ``loo_reliable`` (warn)
     every pointwise PSIS-LOO k-hat <= 0.7 (else the LOO comparison is indicative only).
+``heldout_coverage (<group>)`` (fail; with ``[validation]`` hold-outs)
+    the sizes held out of the fit (a whole series or a size range) inside their 90% full
+    posterior-predictive band number at least the ``coverage_alpha`` quantile of
+    Binomial(n_sizes, 0.9) (:mod:`~mpiuq.calibration.validation`): the out-of-sample test.
+``unselected_coverage (<data set>)`` (fail; with ``validation.unselected_sizes``)
+    the same rule for the measured sizes of a fitted series that the fit did not select.
+``prior_bounds`` (warn)
+    no posterior presses against a bound of its prior range (:mod:`~mpiuq.calibration.bounds`:
+    more than 5% of the draws within 1% of the range from it).
 ``warmup (<data set>)`` (warn, only for data tables with ``drop_warmup = true``)
     the first iterations of the bursts are slower than the others (one-sided sign test
     over the sizes, p < 0.05): otherwise dropping them discards clean replicas (e.g.

@@ -19,6 +19,7 @@ The key names of the campaign file are a contract shared with users::
     [discrepancy]          # optional: per-regime model discrepancy, model comparison
     [checks]               # optional: thresholds of the honesty checks
     [executor]             # optional: workers, scheduler
+    [validation]           # optional: held-out series and sizes (:mod:`.validation_spec`)
 
 Every invalid key raises :class:`~mpiuq.calibration.errors.CampaignError` naming the
 dotted key, the value and what is allowed.
@@ -34,8 +35,10 @@ from pathlib import Path
 from typing import Any
 
 from mpiuq.calibration.errors import CampaignError
+from mpiuq.calibration.external_spec import ExternalSpec, parse_external
 from mpiuq.calibration.limits import MAX_MESSAGE_BYTES, check_parameter_value
-from mpiuq.simulator.codes import BENCHMARKS
+from mpiuq.calibration.validation_spec import ValidationSpec, parse_validation
+from mpiuq.simulator.codes import BENCHMARKS, WINDOWED_BENCHMARKS
 from mpiuq.simulator.errors import ParameterError
 from mpiuq.simulator.parameters import CONTINUOUS_PARAMETERS, SimParams, parameter_names
 from mpiuq.simulator.regimes import (
@@ -81,6 +84,7 @@ _TOP_KEYS = (
     "checks",
     "executor",
     "variants",
+    "validation",
 )
 
 
@@ -103,6 +107,9 @@ class SimulatorSpec:
     regime_priors
         ``(name, low, high)`` of the calibrated per-regime parameters
         (``regime<k>_<field>``), in file order.
+    external
+        A user's simulator (``callable`` or ``command``) instead of mpiuq's own
+        (:mod:`~mpiuq.calibration.external_spec`); ``benchmark`` is then ``"external"``.
     """
 
     benchmark: str = "pingpong"
@@ -110,6 +117,7 @@ class SimulatorSpec:
     fixed: tuple[tuple[str, float | int], ...] = ()
     regimes: tuple[Regime, ...] = ()
     regime_priors: tuple[tuple[str, float, float], ...] = ()
+    external: ExternalSpec | None = None
 
     def base_params(self) -> SimParams:
         """Simulator parameters with the fixed values and the regimes applied on the defaults."""
@@ -117,6 +125,18 @@ class SimulatorSpec:
         if self.regimes:
             values["regimes"] = self.regimes
         return SimParams.from_mapping(values)
+
+    def thresholds(self) -> tuple[int, ...]:
+        """Largest message size of every regime but the last, ascending."""
+        if self.external is not None:
+            return self.external.regime_max_bytes
+        return self.base_params().thresholds()
+
+    def regime_of(self, size_bytes: int) -> str:
+        """Name of the regime (protocol, or external regime) of a message size."""
+        if self.external is not None:
+            return self.external.regime_of(size_bytes)
+        return self.base_params().protocol_of(size_bytes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,7 +249,9 @@ class CalibrationSpec:
     sobol_threshold
         An output depends on a parameter whose total Sobol index exceeds this.
     walkers
-        Walkers per emcee ensemble.
+        Walkers per emcee ensemble; by default ``max(32, 2 dim + 2)`` for the ``dim``
+        parameters, discrepancy and noise terms the samplers explore
+        (:func:`~mpiuq.calibration.dimensions.default_walkers`).
     steps
         Steps per block between convergence checks.
     burn
@@ -246,7 +268,9 @@ class CalibrationSpec:
         likelihood found before sampling, so that a group is not biased by far-off
         nominal values of parameters its outputs depend on only weakly.
     moves
-        emcee proposal: ``"stretch"`` or ``"de"`` (differential evolution, ``DEMove``).
+        emcee proposal: ``"de"`` (differential evolution, ``DEMove``; the default: it
+        crosses the ridges of parameters a benchmark sees only in combination) or
+        ``"stretch"``.
     map_starts
         Number of best posterior samples used as starts of the MAP optimisation before
         sampling (``nominal_source = "map"``).
@@ -264,7 +288,7 @@ class CalibrationSpec:
     target_rhat: float = 1.01
     target_ess: float = 400.0
     nominal_source: str = "config"
-    moves: str = "stretch"
+    moves: str = "de"
     map_starts: int = 5
     predictive_draws: int = 1000
 
@@ -388,12 +412,17 @@ class DiscrepancySpec:
         Upper bound of the uniform prior of each regime's relative model-error sd.
     compare
         Also calibrate the model without discrepancy and compare both by PSIS-LOO.
+    per_series
+        With several data tables: one term per data table and regime (True), or one per
+        regime shared by every table (False: the model error of a regime is a property
+        of the model, and a series left out of the fit inherits it).
     """
 
     model: str = "none"
     bias_rel: float = 0.0
     sd_rel: float = 0.2
     compare: bool = True
+    per_series: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -449,6 +478,12 @@ class Campaign:
     discrepancy: DiscrepancySpec = field(default_factory=DiscrepancySpec)
     checks: ChecksSpec = field(default_factory=ChecksSpec)
     variants: tuple[VariantSpec, ...] = ()
+    validation: ValidationSpec = field(default_factory=ValidationSpec)
+
+    @property
+    def fitted_tables(self) -> tuple[DataSpec, ...]:
+        """The data tables the fit uses: all but those ``[validation]`` holds out whole."""
+        return tuple(t for t in self.datasets if not self.validation.wholly_held_out(t.label))
 
 
 @dataclass(frozen=True, slots=True)
@@ -568,6 +603,14 @@ def load_parameter_file(path: str | Path) -> ParameterFile:
     raw = read_toml(Path(path))
     if "simulator" in raw:
         spec = _parse_simulator(_table(raw, "simulator", required=True))
+        if spec.external is not None:
+            key = "callable" if spec.external.callable is not None else "command"
+            raise CampaignError(
+                f"simulator.{key}",
+                spec.external.target,
+                "a campaign of mpiuq's own simulator (an external simulator's campaign file "
+                "holds no mpiuq simulator settings to run)",
+            )
         if spec.regime_priors:
             name = spec.regime_priors[0][0]
             raise CampaignError(
@@ -622,7 +665,7 @@ def parse_campaign(raw: Mapping[str, Any], base_dir: Path, source: Path | None =
     _check_keys("", raw, _TOP_KEYS)
     name = _parse_name(_require(raw, "name", ""))
     seed = _int(raw, "seed", "", minimum=0, maximum=2**63 - 1)
-    simulator = _parse_simulator(_table(raw, "simulator", required=True))
+    simulator = _parse_simulator(_table(raw, "simulator", required=True), base_dir)
     parameters = _parse_parameters(
         _table(raw, "parameters", required=True),
         _table(_table(raw, "calibration"), "nominal", prefix="calibration."),
@@ -650,14 +693,42 @@ def parse_campaign(raw: Mapping[str, Any], base_dir: Path, source: Path | None =
         discrepancy=_parse_discrepancy(_table(raw, "discrepancy")),
         checks=_parse_checks(_table(raw, "checks")),
         variants=_parse_variants(raw.get("variants", []), simulator, parameters),
+        validation=parse_validation(_table(raw, "validation"), tuple(spec.label for spec in data))
+        if "validation" in raw
+        else ValidationSpec(),
     )
+    if "walkers" not in _table(raw, "calibration"):
+        from dataclasses import replace
+
+        campaign = replace(
+            campaign, calibration=replace(calibration, walkers=_default_walkers(campaign))
+        )
     if campaign.variants and campaign.refinement.rounds == 0:
         raise CampaignError(
             "refinement.rounds",
             0,
             ">= 1 with [[variants]] (each variant's surrogate is a local design of its model)",
         )
+    if simulator.external is not None and campaign.posterior.exchangeable:
+        raise CampaignError(
+            "posterior.exchangeable",
+            [list(g) for g in campaign.posterior.exchangeable],
+            "no groups with an external simulator (their check would spend simulator runs)",
+        )
     return campaign
+
+
+def _default_walkers(campaign: Campaign) -> int:
+    """Walkers for every parameter the samplers explore (:mod:`.dimensions`)."""
+    from mpiuq.calibration.budget import discrepancy_terms
+    from mpiuq.calibration.dimensions import default_walkers, noise_dimension
+
+    dim = (
+        campaign.parameters.dim
+        + discrepancy_terms(campaign)
+        + noise_dimension([t.likelihood for t in campaign.fitted_tables])
+    )
+    return default_walkers(dim)
 
 
 # --- sections --------------------------------------------------------------------------------
@@ -681,9 +752,12 @@ def _parse_name(name: object) -> str:
     return name
 
 
-def _parse_simulator(t: Mapping[str, Any]) -> SimulatorSpec:
+def _parse_simulator(t: Mapping[str, Any], base_dir: Path | None = None) -> SimulatorSpec:
     from dataclasses import replace
 
+    if "callable" in t or "command" in t:
+        external = parse_external(t, base_dir if base_dir is not None else Path("."))
+        return SimulatorSpec(benchmark="external", external=external)
     spec = _parse_simulator_scalars({k: v for k, v in t.items() if k != "regimes"})
     if "regimes" not in t:
         return spec
@@ -708,10 +782,9 @@ _REGIME_KEYS = (
     "name",
     "protocol",
     "max_bytes",
-    "latency_us",
-    "copy_bw_GBps",
     "segment_bytes",
-    "segment_us",
+    "fragment_bytes",
+    *CONTINUOUS_SLOTS,
 )
 
 
@@ -760,7 +833,7 @@ def _parse_regimes(
                 "cost per segment, which no global parameter provides",
             )
         values: dict[str, Any] = {"protocol": protocol}
-        for key in ("name", "max_bytes", "segment_bytes"):
+        for key in ("name", "max_bytes", "segment_bytes", "fragment_bytes"):
             if key in t:
                 values[key] = t[key]
         if "name" in t and (not isinstance(t["name"], str) or not t["name"]):
@@ -813,6 +886,8 @@ def _parse_parameters(
 ) -> ParameterSpec:
     if not t:
         raise CampaignError("parameters", dict(t), "at least one NAME = [low, high] entry")
+    if simulator.external is not None:
+        return _parse_external_parameters(t, nominal_t)
     fixed_names = {n for n, _ in simulator.fixed}
     names, lower, upper = [], [], []
     for key, value in t.items():
@@ -840,6 +915,31 @@ def _parse_parameters(
         names.append(name)
         lower.append(lo)
         upper.append(hi)
+    return _with_nominal(names, lower, upper, nominal_t)
+
+
+def _parse_external_parameters(t: Mapping[str, Any], nominal_t: Mapping[str, Any]) -> ParameterSpec:
+    """Parameters of an external simulator: any names (identifiers), finite bounds."""
+    names, lower, upper = [], [], []
+    for key, value in t.items():
+        full = f"parameters.{key}"
+        if not key.isidentifier():
+            raise CampaignError(full, value, "a parameter name of letters, digits and '_'")
+        if not isinstance(value, list) or len(value) != 2 or not all(_is_number(v) for v in value):
+            raise CampaignError(full, value, "[low, high] with two finite numbers")
+        lo, hi = float(value[0]), float(value[1])
+        if not hi > lo or max(abs(lo), abs(hi)) > 1e300:
+            raise CampaignError(full, value, "finite bounds with low < high")
+        names.append(key)
+        lower.append(lo)
+        upper.append(hi)
+    return _with_nominal(names, lower, upper, nominal_t)
+
+
+def _with_nominal(
+    names: list[str], lower: list[float], upper: list[float], nominal_t: Mapping[str, Any]
+) -> ParameterSpec:
+    """The parameters with their nominal values: prior midpoints or ``[calibration.nominal]``."""
     nominal = [(lo + hi) / 2.0 for lo, hi in zip(lower, upper, strict=True)]
     for key, value in nominal_t.items():
         full = f"calibration.nominal.{key}"
@@ -954,7 +1054,8 @@ def _parse_data(t: Mapping[str, Any], base_dir: Path) -> DataSpec:
 
 
 #: Simulator benchmark of the benchmark labels of ``../shared/data/benchmarks`` (and of
-#: ``mpiuq simulate --csv``): the default ``model`` of a data table with that label.
+#: ``mpiuq simulate --csv``): the ``model`` of a data table with that label. A label not
+#: listed needs an explicit ``model`` (never a silent default).
 SERIES_MODELS: dict[str, str] = {
     "pingpong_half_rtt": "pingpong",
     "pingpong_half_rtt_mean": "pingpong",
@@ -962,6 +1063,8 @@ SERIES_MODELS: dict[str, str] = {
     "imb_pingpong": "pingpong",
     "stream_bw": "stream",
     "osu_bw": "stream",
+    "stream_bibw": "bidirectional_stream",
+    "osu_bibw": "bidirectional_stream",
     "pingpong_send": "pingpong_send",
     "pingpong_send_mean": "pingpong_send",
     "isend": "isend",
@@ -989,6 +1092,10 @@ def _parse_datasets(
     else:
         raise CampaignError("data", t, "a [data] table or one or more [[data]] tables")
     specs: list[DataSpec] = []
+    if simulator.external is not None:
+        from mpiuq.calibration.external_spec import external_tables
+
+        tables = external_tables(tables, simulator.external)
     for prefix, table in tables:
         core = {k: v for k, v in table.items() if k not in _DATA_MODEL_KEYS}
         try:
@@ -1018,14 +1125,26 @@ def _parse_data_model(
         raise CampaignError(
             f"{prefix}label", label, "a non-empty name without ':', '@', spaces or slashes"
         )
-    default_model = SERIES_MODELS.get(spec.benchmark, simulator.benchmark)
-    model = t.get("model", default_model)
-    if model not in BENCHMARKS:
+    if simulator.external is not None:
+        model = t.get("model", "external")
+        if model != "external":
+            raise CampaignError(
+                f"{prefix}model",
+                model,
+                "no value: the external simulator [simulator] explains the data",
+            )
+    elif "model" not in t and spec.benchmark not in SERIES_MODELS:
         raise CampaignError(
-            f"{prefix}model",
-            model,
-            f"a simulator benchmark, one of {list(BENCHMARKS)} (label {spec.benchmark!r} "
-            "has no default)",
+            f"{prefix}benchmark",
+            spec.benchmark,
+            f"a known benchmark label, one of {sorted(SERIES_MODELS)}, or {prefix}model "
+            f"naming the simulator benchmark that explains it ({list(BENCHMARKS)})",
+        )
+    else:
+        model = t.get("model", SERIES_MODELS.get(spec.benchmark))
+    if model not in BENCHMARKS and model != "external":
+        raise CampaignError(
+            f"{prefix}model", model, f"a simulator benchmark, one of {list(BENCHMARKS)}"
         )
     window = _int(t, "window", prefix, minimum=1, default=simulator.window)
     likelihood = t.get("likelihood", "gaussian")
@@ -1047,8 +1166,12 @@ def _parse_data_model(
         )
     if "nu" in t and likelihood != "student_t":
         raise CampaignError(f"{prefix}nu", nu_raw, "no value unless likelihood = 'student_t'")
-    if "window" in t and model != "stream":
-        raise CampaignError(f"{prefix}window", t["window"], "no value unless model = 'stream'")
+    if "window" in t and model not in WINDOWED_BENCHMARKS:
+        raise CampaignError(
+            f"{prefix}window",
+            t["window"],
+            f"no value unless model is one of {list(WINDOWED_BENCHMARKS)}",
+        )
     return replace(
         spec,
         label=label,
@@ -1067,6 +1190,13 @@ def _parse_variants(
     """``[[variants]]``: ``name`` and a ``fixed`` table of changed simulator values."""
     if not isinstance(raw, list) or not all(isinstance(x, dict) for x in raw):
         raise CampaignError("variants", raw, "[[variants]] tables with name and fixed")
+    if raw and simulator.external is not None:
+        raise CampaignError(
+            "variants",
+            raw,
+            "no [[variants]] with an external simulator (they change mpiuq simulator "
+            "values; compare your model variants as separate campaigns)",
+        )
     out: list[VariantSpec] = []
     reserved = ["discrepancy", "no discrepancy"]
     for k, t in enumerate(raw):
@@ -1317,7 +1447,7 @@ def _parse_discrepancy(t: Mapping[str, Any]) -> DiscrepancySpec:
     from mpiuq.calibration.discrepancy import DISCREPANCY_MODELS
 
     p = "discrepancy."
-    _check_keys(p, t, ("model", "bias_rel", "sd_rel", "compare"))
+    _check_keys(p, t, ("model", "bias_rel", "sd_rel", "compare", "per_series"))
     d = DiscrepancySpec()
     model = t.get("model", d.model)
     if model not in DISCREPANCY_MODELS:
@@ -1328,7 +1458,13 @@ def _parse_discrepancy(t: Mapping[str, Any]) -> DiscrepancySpec:
         raise CampaignError(
             "discrepancy.sd_rel", sd, "> 0 (or discrepancy.bias_rel > 0) with model = 'regime'"
         )
-    return DiscrepancySpec(model, bias, sd, _bool(t, "compare", p, d.compare))
+    return DiscrepancySpec(
+        model,
+        bias,
+        sd,
+        _bool(t, "compare", p, d.compare),
+        _bool(t, "per_series", p, d.per_series),
+    )
 
 
 def _parse_checks(t: Mapping[str, Any]) -> ChecksSpec:

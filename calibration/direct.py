@@ -9,7 +9,10 @@ simulator as predictor, started from surrogate posterior draws, until the rank-n
 split R-hat across populations and the bulk and tail effective sample sizes of every
 parameter meet their targets (or the step cap: then the result says it did not converge).
 Exchangeable parameters (:mod:`~mpiuq.calibration.symmetry`) are sampled in one ordering
-and the final draws symmetrised.
+and the final draws symmetrised. The discrepancy spreads are not moved by the populations:
+every proposal carries spreads drawn from their conditional posterior
+(:mod:`~mpiuq.calibration.spreads`), which removes the funnel they make with the other
+parameters while keeping the exact joint posterior as the target.
 """
 
 from __future__ import annotations
@@ -24,7 +27,15 @@ import numpy.typing as npt
 from mpiuq.calibration.errors import SamplerError
 from mpiuq.calibration.exact import ExactPosterior
 from mpiuq.calibration.likelihood import LogPosterior
-from mpiuq.calibration.population import PopulationRun, PopulationSettings, run_populations
+from mpiuq.calibration.population import (
+    AugmentedDensity,
+    LogDensity,
+    PopulationRun,
+    PopulationSettings,
+    evaluate,
+    run_populations,
+)
+from mpiuq.calibration.spreads import SpreadGrid, spread_density, spread_layout
 from mpiuq.calibration.symmetry import (
     Groups,
     SymmetryCheck,
@@ -57,7 +68,8 @@ class DirectStats:
         Per parameter (exchangeable groups in their sorted order): rank-normalised split
         R-hat across populations, bulk and tail effective sample sizes, autocorrelation time
         in steps (on the sampler's scale: parameters with a zero lower bound are sampled on
-        the log scale, :func:`log_scale_columns`).
+        the log scale, :func:`log_scale_columns`; the discrepancy spreads' values are their
+        conditional draws carried along the chain).
     target_rhat, target_ess
         The convergence targets.
     converged
@@ -114,8 +126,9 @@ def simulator_density(target: LogPosterior, groups: Groups) -> Callable[[FloatAr
 def log_scale_columns(lower: FloatArray, upper: FloatArray) -> npt.NDArray[np.int64]:
     """Columns sampled on the log scale: those whose prior starts at exactly 0.
 
-    Such parameters (the discrepancy spreads ``sd_rel_*``) often have their posterior
-    piled up near 0 with a long upper tail (kurtosis 15-20 on the stock job's synthetic
+    Such parameters (the discrepancy spreads ``sd_rel_*`` when they are sampled jointly:
+    :func:`direct_posterior` draws them from their conditional instead) often have their
+    posterior piled up near 0 with a long upper tail (kurtosis 15-20 on the stock job's synthetic
     truths); on the log scale the tail is short and differential evolution's jumps scale
     with the values, so the sampler visits the tail at the right rate instead of in rare,
     long excursions. R-hat and ESS are rank-based, hence the same on either scale.
@@ -138,14 +151,14 @@ def from_log(u: FloatArray, cols: npt.NDArray[np.int64]) -> FloatArray:
 
 
 def log_scale_density(
-    density: Callable[[FloatArray], FloatArray], cols: npt.NDArray[np.int64]
-) -> Callable[[FloatArray], FloatArray]:
-    """The density of ``u = log(x)`` in ``cols``: ``density(exp(u)) + sum(u)`` (Jacobian)."""
-    if cols.size == 0:
-        return density
+    density: LogDensity | AugmentedDensity, cols: npt.NDArray[np.int64]
+) -> AugmentedDensity:
+    """The density of ``u = log(x)`` in ``cols``: ``density(exp(u)) + sum(u)`` (Jacobian),
+    with the values ``density`` carries (none for a plain log-density)."""
 
-    def on_log(u: FloatArray) -> FloatArray:
-        return density(from_log(u, cols)) + u[:, cols].sum(axis=1)
+    def on_log(u: FloatArray) -> tuple[FloatArray, FloatArray]:
+        lp, aux = evaluate(density, from_log(u, cols))
+        return lp + u[:, cols].sum(axis=1), aux
 
     return on_log
 
@@ -241,11 +254,33 @@ def direct_posterior(
     density = simulator_density(target, groups)
     t0 = time.perf_counter()
     start = start_positions(density, x, groups, settings.populations, settings.walkers, rng)
-    logs = log_scale_columns(target.lower, target.upper)
+    dim = x.shape[1]
+    layout = spread_layout(target)
+    if layout is None:
+        moved = np.arange(dim)
+        sampled: LogDensity | AugmentedDensity = density
+    else:
+        moved = np.asarray(layout.rest, dtype=np.int64)
+        grid = SpreadGrid.for_data(
+            layout.upper, target.data_mean, target.data_var, layout.outputs
+        )
+        lo, hi = target.lower, target.upper
+
+        def inside(v: FloatArray) -> npt.NDArray[np.bool_]:
+            return np.all((v >= lo) & (v <= hi), axis=1) & ordered(v, groups)
+
+        sampled = spread_density(target, layout, grid, inside, rng)
+    logs = log_scale_columns(target.lower[moved], target.upper[moved])
     run = run_populations(
-        log_scale_density(density, logs), to_log(start, logs), settings, rng, on_block
+        log_scale_density(sampled, logs), to_log(start[..., moved], logs), settings, rng, on_block
     )
-    flat = from_log(run.chain.reshape(-1, run.chain.shape[-1]), logs)
+    # chain columns: the moved parameters, then the spreads drawn with them
+    order = np.concatenate([moved, np.setdiff1d(np.arange(dim), moved)])
+    flat_run = run.chain.reshape(-1, dim)
+    flat = np.empty_like(flat_run)
+    flat[:, order] = np.concatenate(
+        [from_log(flat_run[:, : moved.size], logs), flat_run[:, moved.size :]], axis=1
+    )
     pick = np.linspace(0, flat.shape[0] - 1, n_draws).round().astype(np.int64)
     draws = symmetrise(flat[pick], groups, rng)
     ll, f = target.pointwise(target.full(draws))
@@ -258,10 +293,10 @@ def direct_posterior(
         evaluations=run.evaluations + n_draws,
         seconds=time.perf_counter() - t0,
         acceptance=float(np.mean(d.acceptance)),
-        rhat=d.rhat,
-        ess_bulk=d.ess_bulk,
-        ess_tail=d.ess_tail,
-        tau=d.tau,
+        rhat=_in_order(d.rhat, order),
+        ess_bulk=_in_order(d.ess_bulk, order),
+        ess_tail=_in_order(d.ess_tail, order),
+        tau=_in_order(d.tau, order),
         target_rhat=settings.target_rhat,
         target_ess=settings.target_ess,
         converged=d.converged,
@@ -270,3 +305,10 @@ def direct_posterior(
         symmetry=symmetry_checks(draws, groups, nm),
     )
     return ExactPosterior(draws, f, ll, None, None, "simulator", "direct"), stats
+
+
+def _in_order(values: FloatArray, order: npt.NDArray[np.int64]) -> FloatArray:
+    """Per-column values of the chain's column order ``order`` in the parameters' order."""
+    out = np.empty_like(values)
+    out[order] = values
+    return out

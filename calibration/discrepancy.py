@@ -138,6 +138,20 @@ class Discrepancy:
         return mean, var
 
 
+def regime_key(series: str, regime: str, several: bool) -> str:
+    """Name of the discrepancy regime of a data series' outputs in one protocol regime.
+
+    With one data series the regime's name alone (``sd_rel_eager``); with several, one
+    term per series and regime (``sd_rel_<series>_eager``): their model errors differ.
+
+    Examples
+    --------
+    >>> regime_key("latency", "eager", True), regime_key("latency", "eager", False)
+    ('latency_eager', 'eager')
+    """
+    return f"{series}_{regime}" if several else regime
+
+
 def regime_discrepancy(
     protocols: tuple[str, ...], model: str, bias_rel: float, sd_rel: float
 ) -> Discrepancy:

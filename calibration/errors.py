@@ -45,3 +45,11 @@ class SamplerError(CalibrationError, ValueError):
 
 class ResultsError(CalibrationError, ValueError):
     """A campaign's result folder or ``summary.json`` is missing, unreadable or incomplete."""
+
+
+class RunBudgetError(CalibrationError, ValueError):
+    """A stage of a campaign needs more simulator runs than ``max_simulator_runs`` leaves.
+
+    The message names the stage, the runs it needs, the runs spent per stage so far and
+    the budget.
+    """

@@ -39,6 +39,8 @@ from mpiuq.simulator.parameters import SimParams
 from mpiuq.simulator.regimes import (
     DEFAULT_NAMES,
     PROTOCOLS,
+    SLOT_ALIASES,
+    SLOTS,
     Regime,
     is_default_shape,
     parse_slot_name,
@@ -53,6 +55,7 @@ __all__ = [
     "HandoffError",
     "ListedFile",
     "build_handoff",
+    "external_simulator",
     "file_sha256",
     "verified_handoff",
 ]
@@ -182,15 +185,16 @@ def _of_thresholds(regimes: tuple[Regime, ...]) -> bool:
     )
 
 
+#: Fields of a regime recorded beside its name, protocol and bound (every slot).
+_REGIME_FIELDS: tuple[str, ...] = tuple(s for s in SLOTS if s not in ("protocol", "max_bytes"))
+
+
 def _regime_json(r: Regime) -> dict[str, Any]:
     return {
         "name": r.label,
         "protocol": r.protocol,
         "max_bytes": None if r.max_bytes == math.inf else int(r.max_bytes),
-        "latency_us": r.latency_us,
-        "copy_bw_GBps": r.copy_bw_GBps,
-        "segment_bytes": r.segment_bytes,
-        "segment_us": r.segment_us,
+        **{key: getattr(r, key) for key in _REGIME_FIELDS},
     }
 
 
@@ -224,6 +228,15 @@ def build_handoff(summary: Mapping[str, Any], fingerprint: str, files: list[Path
         ],
     }
     return _parse(doc, Path("summary.json"), sealed=False)
+
+
+def external_simulator(summary: Mapping[str, Any]) -> str | None:
+    """The callable or command a summary's campaign calibrated (its ``simulator`` table),
+    or None for mpiuq's own simulator."""
+    table = summary.get("simulator")
+    if not isinstance(table, Mapping):
+        return None
+    return str(table.get("target", "?"))
 
 
 def _bad(where: Path, key: str, value: object, expected: str) -> HandoffError:
@@ -338,9 +351,10 @@ def _regimes(raw: object, where: Path) -> tuple[Regime, ...]:
         values: dict[str, Any] = {"protocol": r["protocol"], "name": r["name"]}
         mx = r.get("max_bytes")
         values["max_bytes"] = math.inf if mx is None else mx
-        for key in ("latency_us", "copy_bw_GBps", "segment_us", "segment_bytes"):
-            if key in r:
-                values[key] = r[key]
+        for key, value in r.items():  # a former field name (latency_us) as its current one
+            field = SLOT_ALIASES.get(str(key), str(key))
+            if field in _REGIME_FIELDS:
+                values[field] = value
         table.append(values)
     try:
         regimes = tuple(Regime(**v) for v in table)
@@ -376,6 +390,13 @@ def verified_handoff(file: Path, doc: Mapping[str, Any], needed: tuple[str, ...]
             f"{file} is not a version {SUMMARY_VERSION} campaign summary (format "
             f"{doc.get('format')!r}, version {doc.get('format_version')!r}): it has no checked "
             "hand-off record; re-run 'mpiuq campaign run' on its campaign file"
+        )
+    external = external_simulator(doc)
+    if external is not None:
+        raise HandoffError(
+            f"{file} is the calibration of the external simulator {external!r}: its "
+            "parameters are that simulator's, not mpiuq's, so it has no hand-off to replay "
+            "or what-if; run the external simulator with its calibrated parameters instead"
         )
     record = _parse(doc.get("handoff"), file)
     raw_run = doc.get("run")

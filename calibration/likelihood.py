@@ -177,21 +177,37 @@ class LogPosterior:
             ``loglik`` of the selected outputs, shape (n, n_sel); ``f`` the predictor's
             outputs at every output, shape (n, n_out).
         """
+        f = np.asarray(self.predictor.predict(full[:, : self.n_model]), dtype=np.float64)
+        return self.loglik_at(f[:, list(self.outputs)], full), f
+
+    def loglik_at(self, selected: FloatArray, full: FloatArray) -> FloatArray:
+        """Pointwise log-likelihood given the predictor's selected outputs (no prediction).
+
+        Parameters
+        ----------
+        selected
+            Predictor outputs of the selected outputs, shape (n, n_sel).
+        full
+            Full parameter vectors (their discrepancy and noise entries are used), shape
+            (n, n_params).
+
+        Returns
+        -------
+        ndarray
+            Shape (n, n_sel).
+        """
         nm, nd = self.n_model, self.discrepancy.dim
-        f = np.asarray(self.predictor.predict(full[:, :nm]), dtype=np.float64)
-        sel = f[:, list(self.outputs)]
-        mean, dvar = self.discrepancy.mean_and_var(sel, full[:, nm : nm + nd], self.outputs)
-        ll = self.noise.loglik(
+        mean, dvar = self.discrepancy.mean_and_var(selected, full[:, nm : nm + nd], self.outputs)
+        return self.noise.loglik(
             mean,
             dvar,
-            sel,
+            selected,
             self.data_mean,
             self.data_var,
             self.surrogate_var,
             full[:, nm + nd :],
             self.outputs,
         )
-        return ll, f
 
     def __call__(self, theta: npt.ArrayLike) -> FloatArray:
         """Log-posterior (up to a constant) of every row of ``theta`` (n, dim), shape (n,)."""

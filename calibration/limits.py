@@ -40,6 +40,8 @@ def parameter_range(name: str) -> tuple[float, float]:
             return REGIME_COST_RANGE
         if field == "protocol":
             return (0, len(PROTOCOLS) - 1)
+        if field == "fragment_bytes":  # 0: not pipelined
+            return (0, MAX_PROTOCOL_BYTES)
         return (1, MAX_PROTOCOL_BYTES)
     if name in PROTOCOL_SETTINGS:
         return (1, MAX_PROTOCOL_BYTES)

@@ -40,6 +40,23 @@ FloatArray = npt.NDArray[np.float64]
 #: Batch log-density: (n, dim) -> (n,); ``-inf`` outside the support, NaN where the model
 #: failed (counted, never accepted).
 LogDensity = Callable[[FloatArray], FloatArray]
+#: Batch log-density of proposals that carry values drawn with them: (n, dim) ->
+#: (log-density (n,), carried values (n, a)). The carried values (e.g. the discrepancy
+#: spreads drawn from their conditional, :mod:`~mpiuq.calibration.spreads`) move with
+#: their walker when the proposal is accepted and are stored in the chain after the
+#: positions; proposals are built from the positions only.
+AugmentedDensity = Callable[[FloatArray], tuple[FloatArray, FloatArray]]
+
+
+def evaluate(
+    log_density: LogDensity | AugmentedDensity, x: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """Log-density and carried values (none, shape (n, 0), for a plain log-density)."""
+    out = log_density(x)
+    if isinstance(out, tuple):
+        lp, aux = out
+        return np.asarray(lp, dtype=np.float64), np.asarray(aux, dtype=np.float64)
+    return np.asarray(out, dtype=np.float64), np.zeros((x.shape[0], 0))
 
 #: Fraction of proposals that are differential-evolution jumps with ``g = 1``.
 MODE_JUMP_FRACTION = 0.1
@@ -114,7 +131,8 @@ class PopulationRun:
     Attributes
     ----------
     chain
-        Post-burn positions, shape (populations, n_steps, walkers, dim).
+        Post-burn positions, shape (populations, n_steps, walkers, dim + a), the ``a``
+        carried values of an :data:`AugmentedDensity` after the ``dim`` positions.
     log_density
         Their log-densities, shape (populations, n_steps, walkers).
     diagnostics
@@ -188,7 +206,7 @@ def propose(
 
 
 def iter_populations(
-    log_density: LogDensity,
+    log_density: LogDensity | AugmentedDensity,
     start: npt.ArrayLike,
     settings: PopulationSettings,
     rng: np.random.Generator,
@@ -198,7 +216,7 @@ def iter_populations(
     Parameters
     ----------
     log_density
-        Batch log-density (n, dim) -> (n,).
+        Batch log-density (n, dim) -> (n,), or an :data:`AugmentedDensity`.
     start
         Start positions, shape (populations, walkers, dim), all of finite log-density.
     settings
@@ -233,7 +251,9 @@ def iter_populations(
             f"steps={s.steps}, burn={s.burn}, max_steps={s.max_steps} are invalid: expected "
             "steps >= 1, burn >= 0, max_steps >= burn + steps"
         )
-    lp = np.asarray(log_density(x.reshape(-1, d)), dtype=np.float64).reshape(p, w)
+    lp_flat, aux_flat = evaluate(log_density, x.reshape(-1, d))
+    lp = lp_flat.reshape(p, w)
+    aux = aux_flat.reshape(p, w, -1)
     evaluations = p * w
     if not np.all(np.isfinite(lp)):
         bad = int(np.sum(~np.isfinite(lp)))
@@ -242,7 +262,7 @@ def iter_populations(
             "finite (start from posterior draws inside the support)"
         )
     nonfinite = 0
-    chain = np.empty((p, s.max_steps, w, d))
+    chain = np.empty((p, s.max_steps, w, d + aux.shape[-1]))
     logs = np.empty((p, s.max_steps, w))
     accepted = np.zeros(p)
     step = 0
@@ -254,8 +274,8 @@ def iter_populations(
             for own_i, other_i in (halves, halves[::-1]):
                 own = x[:, own_i]
                 prop, factor = propose(own, x[:, other_i], s.snooker, rng)
-                new = np.asarray(log_density(prop.reshape(-1, d)), dtype=np.float64)
-                new = new.reshape(p, own_i.size)
+                new_flat, new_aux = evaluate(log_density, prop.reshape(-1, d))
+                new = new_flat.reshape(p, own_i.size)
                 evaluations += new.size
                 failed = np.isnan(new) | (new == np.inf)
                 nonfinite += int(failed.sum())
@@ -266,8 +286,10 @@ def iter_populations(
                 rows, cols = np.nonzero(accept)
                 x[rows, own_i[cols]] = prop[rows, cols]
                 lp[rows, own_i[cols]] = new[rows, cols]
+                aux[rows, own_i[cols]] = new_aux.reshape(p, own_i.size, -1)[rows, cols]
                 accepted += accept.sum(axis=1)
-            chain[:, step] = x
+            chain[:, step, :, :d] = x
+            chain[:, step, :, d:] = aux
             logs[:, step] = lp
             step += 1
         burn = max(s.burn, step // 2)
@@ -283,7 +305,7 @@ def iter_populations(
 
 
 def run_populations(
-    log_density: LogDensity,
+    log_density: LogDensity | AugmentedDensity,
     start: npt.ArrayLike,
     settings: PopulationSettings,
     rng: np.random.Generator,

@@ -16,6 +16,8 @@ from mpiuq.calibration.campaign_result import CampaignResult, VariantResult
 from mpiuq.calibration.checks import failed
 from mpiuq.calibration.posterior import Posterior
 from mpiuq.calibration.sampler import ChainDiagnostics
+from mpiuq.simulator.codes import WINDOWED_BENCHMARKS
+from mpiuq.simulator.regimes import CONTINUOUS_SLOTS
 from mpiuq.surrogate.json_text import json_text
 
 
@@ -215,13 +217,13 @@ def _predictive(result: CampaignResult, v: VariantResult) -> dict[str, Any]:
     obs = result.observations
     pred = v.predictive
     sizes: list[dict[str, Any]] = []
-    base = result.campaign.simulator.base_params()
+    sim = result.campaign.simulator
     for i, s in enumerate(obs.sizes_bytes.tolist()):
         sizes.append(
             {
                 "data_set": obs.labels[int(obs.dataset[i])],
                 "size_bytes": int(s),
-                "protocol": base.protocol_of(int(s)),
+                "protocol": sim.regime_of(int(s)),
                 "n_replicas": int(obs.n_replicas[i]),
                 "data_mean": float(obs.mean[i]),
                 "data_sd": float(obs.sd[i]),
@@ -258,11 +260,32 @@ def _fixed(result: CampaignResult) -> dict[str, Any]:
     it; the last regime's unbounded size is left out)."""
     sim = result.campaign.simulator
     out: dict[str, Any] = dict(sim.fixed)
-    if sim.regimes:
+    if sim.regimes and sim.external is None:
         from mpiuq.simulator.regimes import flatten
 
         out.update({k: v for k, v in flatten(sim.regimes).items() if np.isfinite(v)})
     return out
+
+
+def _regimes(result: CampaignResult) -> list[dict[str, Any]]:
+    """The regimes of the campaign's sizes: the protocol table of mpiuq's simulator, or an
+    external simulator's named size ranges."""
+    sim = result.campaign.simulator
+    if sim.external is not None:
+        ext = sim.external
+        bounds: list[int | None] = [*ext.regime_max_bytes, None]
+        return [{"name": n, "max_bytes": b} for n, b in zip(ext.regime_names, bounds, strict=True)]
+    return [
+        {
+            "name": r.label,
+            "protocol": r.protocol,
+            "max_bytes": None if r.max_bytes == float("inf") else int(r.max_bytes),
+            "segment_bytes": r.segment_bytes,
+            "fragment_bytes": r.fragment_bytes,
+            **{name: getattr(r, name) for name in CONTINUOUS_SLOTS},
+        }
+        for r in sim.base_params().regime_table()
+    ]
 
 
 def _data_sets(result: CampaignResult) -> list[dict[str, Any]]:
@@ -276,7 +299,7 @@ def _data_sets(result: CampaignResult) -> list[dict[str, Any]]:
                 "path": str(spec.path),
                 "benchmark": spec.benchmark,
                 "model": spec.model,
-                "window": spec.window if spec.model == "stream" else None,
+                "window": spec.window if spec.model in WINDOWED_BENCHMARKS else None,
                 "observable": spec.observable,
                 "likelihood": spec.likelihood,
                 "summary": spec.summary,
@@ -424,18 +447,7 @@ def summary_dict(result: CampaignResult) -> dict[str, Any]:
             ],
         },
         "fixed": _fixed(result),
-        "regimes": [
-            {
-                "name": r.label,
-                "protocol": r.protocol,
-                "max_bytes": None if r.max_bytes == float("inf") else int(r.max_bytes),
-                "latency_us": r.latency_us,
-                "copy_bw_GBps": r.copy_bw_GBps,
-                "segment_bytes": r.segment_bytes,
-                "segment_us": r.segment_us,
-            }
-            for r in c.simulator.base_params().regime_table()
-        ],
+        "regimes": _regimes(result),
         "groups": groups,
         "unconstrained": [names[j] for j in result.grouping.unconstrained],
         "unexplained_outputs": [out_names[i] for i in result.grouping.unexplained],
@@ -478,6 +490,22 @@ def summary_dict(result: CampaignResult) -> dict[str, Any]:
         "checks_passed": not failed(result.checks),
         "timings_s": {k: round(v, 3) for k, v in result.timings_s},
     }
+    if result.validation is not None:
+        from mpiuq.calibration.validation_report import validation_dict
+
+        summary["validation"] = validation_dict(result.validation)
+    ext = c.simulator.external
+    if ext is not None:
+        summary["simulator"] = {
+            "kind": ext.kind,
+            "target": ext.target,
+            "output_sizes": {label or "data": list(sizes) for label, sizes in ext.output_sizes},
+            "max_simulator_runs": ext.max_simulator_runs,
+            "batch_size": ext.batch_size,
+        }
+        summary["simulator_runs"] = result.simulator_runs
+        summary["predictive"]["prior_source"] = "surrogate"
+        summary["map"]["source"] = "surrogate"
     summary["diagnostics"]["converged"] = bool(
         result.posterior.converged
         and main.proposal.posterior.converged

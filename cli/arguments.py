@@ -11,6 +11,7 @@ from mpiuq.calibration.limits import check_parameter_value
 from mpiuq.simulator.errors import ParameterError, SettingError
 from mpiuq.simulator.parameter_limits import parse_decimal
 from mpiuq.simulator.parameters import parameter_names
+from mpiuq.simulator.regimes import SLOTS as REGIME_SLOTS
 
 
 def add_param_argument(parser: argparse.ArgumentParser) -> None:
@@ -21,8 +22,7 @@ def add_param_argument(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="NAME=VALUE",
         help=f"override a parameter; names: {', '.join(parameter_names())}, or a regime "
-        "slot regime<k>_<field> (max_bytes, protocol, latency_us, copy_bw_GBps, "
-        "segment_bytes, segment_us)",
+        f"slot regime<k>_<field> ({', '.join(REGIME_SLOTS)})",
     )
 
 

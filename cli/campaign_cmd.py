@@ -3,6 +3,8 @@
 ``mpiuq campaign run CAMPAIGN.toml [--out DIR] [--workers N | --scheduler ADDR]``
     design -> simulation -> surrogate -> Sobol -> groups -> MCMC -> diagnostics ->
     plots -> ``summary.json``; resumable (the design run continues from ``design.h5``).
+``mpiuq campaign validate CAMPAIGN.toml --leave-one-series-out [--out DIR]``
+    one fit per data series without it, scoring it (:mod:`mpiuq.validate_cmd`).
 ``mpiuq campaign show mpiuq-results/NAME``
     Print the Table-1-like parameter table, identified combinations, model comparison and
     checks again from ``summary.json``.
@@ -22,42 +24,33 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mpiuq.arguments import output_folder
-from mpiuq.progress import Progress, add_quiet_argument
+from mpiuq.calibration.units import unit_of
+from mpiuq.progress import Progress
 from mpiuq.result_output import results_folder
-from mpiuq.simulator.parameters import UNITS
+from mpiuq.validate_cmd import add_run_options, add_validate_parser
+from mpiuq.validation_text import validation_lines
 
 if TYPE_CHECKING:
     from mpiuq.calibration.config import Campaign
+    from mpiuq.calibration.design_reuse import DesignColumns
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the ``campaign`` sub-command with its ``run`` and ``show`` actions."""
-    p = sub.add_parser("campaign", help="Bayesian calibration campaigns (run, show, report)")
+    p = sub.add_parser(
+        "campaign", help="Bayesian calibration campaigns (run, validate, show, report)"
+    )
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     r = actions.add_parser("run", help="run a campaign file end to end")
     r.add_argument("campaign", type=Path, help="campaign TOML file")
-    r.add_argument(
-        "--out",
-        type=output_folder,
-        default=None,
-        help="output folder (default: <name> in $MPIUQ_RESULTS, else in ./mpiuq-results)",
-    )
-    where = r.add_mutually_exclusive_group()
-    where.add_argument(
-        "--workers", type=int, default=None, help="local worker processes for the design runs"
-    )
-    where.add_argument(
-        "--scheduler", default=None, help="Dask scheduler address tcp://HOST:PORT (or 'local')"
-    )
-    r.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
-    add_quiet_argument(r)
-    r.add_argument(
-        "--restart",
-        action="store_true",
-        help="discard the design checkpoint (design.h5) and evaluate the design again",
+    add_run_options(
+        r,
+        "<name> in $MPIUQ_RESULTS, else in ./mpiuq-results",
+        "discard the design checkpoint (design.h5) and an external simulator's run "
+        "checkpoints (runs/), and evaluate them again",
     )
     r.set_defaults(handler=run)
+    add_validate_parser(actions, validate)
     s = actions.add_parser("show", help="print the parameter table of a finished campaign")
     s.add_argument("folder", type=Path, help="results folder holding summary.json")
     s.set_defaults(handler=show)
@@ -93,9 +86,46 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_holding(args: argparse.Namespace, campaign: Campaign, out: Path) -> int:
     """``campaign run`` while this process holds the results folder ``out``."""
+    from mpiuq.surrogate.executors import make_executor
+
+    workers = args.workers if args.workers is not None else campaign.executor.workers
+    scheduler = args.scheduler if args.scheduler is not None else campaign.executor.scheduler
+    executor = make_executor(workers if workers and workers > 0 else None, scheduler)
+    try:
+        summary = run_into_folder(args, campaign, out, executor)
+    finally:
+        executor.close()
+    print(format_table(summary))
+    print(
+        f"\nresults in {out}/ (summary.json, posterior.nc, posterior_draws.nc, surrogate.h5, "
+        "surrogate_local.h5, design.h5, figures)"
+    )
+    try:
+        from mpiuq.calibration.artefacts import SUMMARY_FILE
+        from mpiuq.report_cmd import write_folder_report
+
+        print(f"report: {write_folder_report(out / SUMMARY_FILE)}")
+    except OSError as exc:  # the results are complete without it
+        from mpiuq.exit_codes import describe
+
+        print(f"WARNING: report not written: {describe(exc)}", file=sys.stderr)
+    return _warn(summary, running=True)
+
+
+def run_into_folder(
+    args: argparse.Namespace,
+    campaign: Campaign,
+    out: Path,
+    executor: Any,
+    design: DesignColumns | None = None,
+) -> dict[str, Any]:
+    """Run a campaign into the held folder ``out`` and write its results; its summary.
+
+    The previous run's results are set aside first and restored if the run is refused
+    before it starts (``--restart``, ``--no-plots`` and ``--quiet`` of ``args`` apply).
+    """
     from mpiuq.calibration.artefacts import (
         DESIGN_FILE,
-        SUMMARY_FILE,
         drop_previous_results,
         restore_previous_results,
         run_fingerprint,
@@ -105,12 +135,9 @@ def _run_holding(args: argparse.Namespace, campaign: Campaign, out: Path) -> int
     )
     from mpiuq.calibration.campaign import run_campaign
     from mpiuq.calibration.report import summary_dict
+    from mpiuq.calibration.run_budget import discard_runs
     from mpiuq.surrogate.design_store import discard_store
-    from mpiuq.surrogate.executors import make_executor
 
-    workers = args.workers if args.workers is not None else campaign.executor.workers
-    scheduler = args.scheduler if args.scheduler is not None else campaign.executor.scheduler
-    executor = make_executor(workers if workers and workers > 0 else None, scheduler)
     bars = _ProgressBars(disabled=args.quiet)
     started = [False]
     aside = None
@@ -122,17 +149,19 @@ def _run_holding(args: argparse.Namespace, campaign: Campaign, out: Path) -> int
     try:
         if args.restart:
             discard_store(out / DESIGN_FILE)
+            discard_runs(out)
         # From here on a kill must not leave the previous run's results looking current.
         aside = set_aside_previous_results(out)
         with Progress.of(args).watching_compilation():
-            result = run_campaign(campaign, out, executor=executor, on_progress=on_progress)
+            result = run_campaign(
+                campaign, out, executor=executor, on_progress=on_progress, design=design
+            )
     except BaseException:
         if aside is not None and not started[0]:  # refused before it began: nothing changed
             restore_previous_results(out, aside)
         raise
     finally:
         bars.close()
-        executor.close()
     t0 = time.perf_counter()
     files = write_result_files(result, out)
     summary = summary_dict(result)
@@ -148,20 +177,15 @@ def _run_holding(args: argparse.Namespace, campaign: Campaign, out: Path) -> int
     summary["timings_s"]["total"] = round(sum(summary["timings_s"].values()), 3)
     write_summary(summary, out, files, run_fingerprint(campaign))
     drop_previous_results(out)
-    print(format_table(summary))
-    print(
-        f"\nresults in {out}/ (summary.json, posterior.nc, posterior_draws.nc, surrogate.h5, "
-        "surrogate_local.h5, design.h5, figures)"
-    )
-    try:
-        from mpiuq.report_cmd import write_folder_report
+    return summary
 
-        print(f"report: {write_folder_report(out / SUMMARY_FILE)}")
-    except OSError as exc:  # the results are complete without it
-        from mpiuq.exit_codes import describe
 
-        print(f"WARNING: report not written: {describe(exc)}", file=sys.stderr)
-    return _warn(summary, running=True)
+def validate(args: argparse.Namespace) -> int:
+    """Execute ``mpiuq campaign validate`` (:mod:`mpiuq.validate_cmd`)."""
+    from mpiuq.validate_cmd import CampaignIO
+    from mpiuq.validate_cmd import validate as run_validation
+
+    return run_validation(args, CampaignIO(run_into_folder, format_table, _warn, _ProgressBars))
 
 
 def report(args: argparse.Namespace) -> int:
@@ -267,15 +291,17 @@ def format_table(summary: dict[str, Any]) -> str:
     lines += [head, "-" * len(head)]
     disc = summary["discrepancy"]["parameters"]
     noise = summary.get("noise", {}).get("parameters", {})
-    rows = list(summary["parameters"].items()) + list(disc.items()) + list(noise.items())
-    for name, p in rows:
-        unit = UNITS.get(name, "degrees of freedom" if name in noise else "relative")
+    rows = [(n, p, unit_of(n)) for n, p in summary["parameters"].items()]
+    rows += [(n, p, "relative") for n, p in disc.items()]
+    rows += [(n, p, "degrees of freedom") for n, p in noise.items()]
+    for name, p, unit in rows:
         info = p["information"]
         hdi = f"[{_g(p['hdi90'][0])}, {_g(p['hdi90'][1])}]"
         prior = f"{_g(p['prior'][0])} - {_g(p['prior'][1])}"
         lines.append(
             f"{name:<24}{_g(p['median']):>10}{_g(p['mean']):>10}{_g(p['sd']):>9}  {hdi:<22}"
-            f"{prior:<17}{info['sd_ratio']:>9.3f}{info['kl_nats']:>8.2f}  {info['label']} ({unit})"
+            f"{prior:<17}{info['sd_ratio']:>9.3f}{info['kl_nats']:>8.2f}  {info['label']}"
+            + (f" ({unit})" if unit else "")
         )
     lines.append("")
     mode = summary["map"]
@@ -306,6 +332,7 @@ def format_table(summary: dict[str, Any]) -> str:
         f"{pred['n_inside_90']} of {pred['n_sizes']} sizes; model median within the data sd at "
         f"{pred['n_within_data_sd']}"
     )
+    lines += validation_lines(summary.get("validation"))
     comp = summary["model_comparison"]
     if comp["table"]:
         lines.append("model comparison (PSIS-LOO, one observation per size):")
@@ -320,6 +347,15 @@ def format_table(summary: dict[str, Any]) -> str:
     d = summary["discrepancy"]
     if d["model"] != "none":
         lines.append(f"discrepancy: {d['model']} over regimes {', '.join(d['regimes'])}")
+    runs = summary.get("simulator_runs")
+    if runs:
+        stages = ", ".join(f"{k} {v}" for k, v in runs["stages"].items())
+        budget = f" of {runs['budget']}" if runs["budget"] is not None else ""
+        lines.append(
+            f"simulator runs: {stages}; {runs['total']}{budget} in all "
+            f"({runs['computed_by_this_run']} by this run, {runs['from_checkpoints']} from "
+            "checkpoints)"
+        )
     lines.append(f"converged: {'yes' if summary['diagnostics']['converged'] else 'NO'}")
     width = max(len(name) for name in summary["checks"])
     for name, c in summary["checks"].items():

@@ -6,12 +6,12 @@ log message size with the protocol boundaries, one pair of panels per data set; 
 without discrepancy too),
 ``marginals.png`` (Fig. 7: final and grouped marginal posteriors, zoomed on the posterior),
 ``pairs.png`` (pair plot of the final posterior with 50%/90% contours and the identified
-combinations' level sets), and ``discrepancy.png`` (the discrepancy terms' posterior).
+combinations' level sets), ``discrepancy.png`` (the discrepancy terms' posterior), and
+``validation.png`` with a ``[validation]`` table (:mod:`mpiuq.validation_plots`).
 """
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 
 import matplotlib
@@ -22,6 +22,7 @@ import numpy as np
 from matplotlib.axes import Axes
 
 from mpiuq.calibration.campaign_result import CampaignResult
+from mpiuq.calibration.validation_result import ValidationResult
 from mpiuq.simulator.parameters import UNITS
 from mpiuq.surrogate.atomic_write import save_figure_atomically
 
@@ -38,7 +39,28 @@ def write_figures(result: CampaignResult, out: Path) -> list[Path]:
     ]
     if result.main.problem.discrepancy.enabled:
         paths.append(_discrepancy(result, out / "discrepancy.png"))
+    if result.validation is not None:
+        paths.append(_validation(result, result.validation, out / "validation.png"))
     return paths
+
+
+def _validation(r: CampaignResult, v: ValidationResult, path: Path) -> Path:
+    """Held-out and unselected data against the predictive (:mod:`mpiuq.validation_plots`)."""
+    from mpiuq.calibration.validation_report import validation_dict
+    from mpiuq.validation_plots import plot_validation
+
+    obs, pred = r.observations, r.main.predictive
+    fitted = {
+        label: (
+            obs.sizes_bytes[idx].tolist(),
+            obs.mean[idx].tolist(),
+            pred.post_lo[idx].tolist(),
+            pred.post_hi[idx].tolist(),
+        )
+        for k, label in enumerate(obs.labels)
+        for idx in (obs.outputs_of(k),)
+    }
+    return plot_validation(validation_dict(v)["groups"], fitted, path, r.campaign.name)
 
 
 def _sensitivity(r: CampaignResult, path: Path) -> Path:
@@ -47,10 +69,10 @@ def _sensitivity(r: CampaignResult, path: Path) -> Path:
     im = ax.imshow(s, cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
     ax.set_xticks(range(s.shape[1]), r.problem.model_names, rotation=40, ha="right", fontsize=8)
     obs = r.observations
-    base = r.campaign.simulator.base_params()
+    sim = r.campaign.simulator
     prefix = [f"{obs.labels[d]}: " if len(obs.labels) > 1 else "" for d in obs.dataset]
     labels = [
-        f"{p}{int(b)} B ({base.protocol_of(int(b))})"
+        f"{p}{int(b)} B ({sim.regime_of(int(b))})"
         for p, b in zip(prefix, obs.sizes_bytes, strict=True)
     ]
     ax.set_yticks(range(s.shape[0]), labels, fontsize=7)
@@ -97,7 +119,6 @@ def _predictive_panel(r: CampaignResult, k: int, ax: Axes, axr: Axes) -> None:
     idx = obs.outputs_of(k)
     sizes = obs.sizes_bytes[idx].astype(float)
     mean, sd = obs.mean[idx], obs.sd[idx]
-    base = r.campaign.simulator.base_params()
     spec = r.campaign.datasets[k]
     variants = [r.main, *r.alternatives]
     colours = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown"]
@@ -129,17 +150,23 @@ def _predictive_panel(r: CampaignResult, k: int, ax: Axes, axr: Axes) -> None:
         f"{r.campaign.name} / {spec.label}: posterior predictive computed by the simulator",
         fontsize=10,
     )
-    table = base.regime_table()
+    sim = r.campaign.simulator
+    thresholds = sim.thresholds()
+    names = (
+        [sim.regime_of(int(b)) for b in thresholds] + [sim.regime_of(int(thresholds[-1]) + 1)]
+        if thresholds
+        else []
+    )
     for axis in (ax, axr):
-        for b in base.thresholds():
+        for b in thresholds:
             axis.axvline(b, color="0.4", ls=":", lw=1)
         axis.grid(True, which="major", alpha=0.3)
     ymin = ax.get_ylim()[0]
-    for below, above in itertools.pairwise(table):
+    for i, b in enumerate(thresholds):
         ax.text(
-            below.max_bytes,
+            b,
             ymin,
-            f" {below.label} | {above.label}",
+            f" {names[i]} | {names[i + 1]}",
             fontsize=7,
             rotation=90,
             va="bottom",
@@ -191,7 +218,9 @@ def _marginals(r: CampaignResult, path: Path) -> Path:
         lo, hi = r.main.problem.lower[j], r.main.problem.upper[j]
         a, b = _zoom(np.concatenate([draws[:, j], grouped[:, j]]), lo, hi)
         bins = np.linspace(a, b, 41)
-        ax.hist(draws[:, j], bins=bins, density=True, color="tab:blue", alpha=0.6, label="posterior")
+        ax.hist(
+            draws[:, j], bins=bins, density=True, color="tab:blue", alpha=0.6, label="posterior"
+        )
         ax.hist(
             grouped[:, j],
             bins=bins,

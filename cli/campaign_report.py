@@ -3,7 +3,8 @@
 Sections: the verdict and every check with what it means in plain words; the parameter
 table with identifiability; the figures; the posterior predictive (in-sample) and the
 held-out validation (out-of-sample, when the campaign holds series out); the hand-off to
-replay and what-if (which file they read, its SHA-256); and the run's details. Reads
+replay and what-if (which file they read, its SHA-256; for an external simulator, its runs
+per stage instead); and the run's details. Reads
 nothing but the results folder; imports neither matplotlib nor numba.
 """
 
@@ -78,6 +79,20 @@ CHECK_MEANINGS: dict[str, str] = {
         "The leave-one-size-out model comparison (PSIS-LOO) is reliable: no single "
         "message size dominates it. If not, read the model-comparison table as indicative."
     ),
+    "heldout_coverage": (
+        "Data held out of the fit (a whole series or a size range) fall inside their 90% "
+        "posterior-predictive band often enough: at least the 1% quantile of "
+        "Binomial(sizes, 0.9). This is the out-of-sample test of the calibration."
+    ),
+    "unselected_coverage": (
+        "The measured sizes of a fitted series that the fit did not select fall inside "
+        "their 90% band often enough (the same binomial rule)."
+    ),
+    "prior_bounds": (
+        "No posterior piles up against a bound of its prior range. If one does, the data "
+        "want a value the prior excludes: the bound is too tight, or the model puts other "
+        "costs on that parameter."
+    ),
     "warmup": (
         "The data table drops each burst's first iterations as warm-up. This checks that "
         "they really are slower; if not (synthetic data, say), dropping them throws away "
@@ -111,6 +126,12 @@ FIGURE_CAPTIONS: dict[str, str] = {
     "discrepancy.png": (
         "Model discrepancy per protocol regime: how far, relatively, the simulator is "
         "allowed to be off in each regime, as the data estimate it."
+    ),
+    "validation.png": (
+        "Data the fit did not see (held-out series and sizes, the sizes the fit did not "
+        "select) against the 90% posterior-predictive band: green inside, red outside; "
+        "black, the fitted sizes of the same series with their in-sample bands. Lower "
+        "panel: everything relative to the predictive median."
     ),
 }
 
@@ -196,21 +217,12 @@ def _checks(s: Mapping[str, Any]) -> str:
     )
 
 
-#: Units by the suffix of a parameter's name (names carry their unit: ``latency_us``).
-UNIT_SUFFIXES = {"_us": "us", "_ns": "ns", "_GBps": "GB/s", "_MBps": "MB/s", "_bytes": "B"}
-
-
 def _unit(name: str, kind: str) -> str:
-    from mpiuq.simulator.parameters import UNITS
+    from mpiuq.calibration.units import unit_of
 
     if kind == "noise":
         return "degrees of freedom"
-    if name in UNITS:
-        return UNITS[name]
-    for suffix, unit in UNIT_SUFFIXES.items():
-        if name.endswith(suffix):
-            return unit
-    return "relative" if kind == "discrepancy" else ""
+    return unit_of(name) or ("relative" if kind == "discrepancy" else "")
 
 
 _IDENT_STATUS = {"identified": "ok", "weakly identified": "warning", "not identified": "info"}
@@ -405,6 +417,9 @@ def _predictive(s: Mapping[str, Any]) -> str:
 
 
 def _validation(s: Mapping[str, Any]) -> str:
+    v = s.get("validation")
+    if isinstance(v, Mapping) and isinstance(v.get("groups"), list):
+        return _validation_table(v)
     for key in VALIDATION_KEYS:
         if s.get(key):
             return note(
@@ -417,10 +432,62 @@ def _validation(s: Mapping[str, Any]) -> str:
     )
 
 
+def _validation_table(v: Mapping[str, Any]) -> str:
+    """A ``[validation]`` campaign's scores (:mod:`mpiuq.calibration.validation_report`)."""
+    from mpiuq.html_report import badge, esc
+
+    ins = v["in_sample"]
+    rows = [
+        [
+            esc(g["kind"]),
+            esc(g["name"]),
+            f"{g['n_inside_90']} / {g['n_sizes']}",
+            number(100 * g["coverage"], 3) + "%",
+            esc(g["threshold"]),
+            number(100 * g["median_relative_error"], 3) + "%",
+            esc(
+                "series not fitted"
+                if g["fitted_range_bytes"] is None
+                else f"{g['n_outside_fitted_range']} outside"
+            ),
+            badge("ok" if g["passed"] else "failed", "passed" if g["passed"] else "FAILED"),
+        ]
+        for g in v["groups"]
+    ]
+    return note(
+        f"Scored on data the fit did not see, with the {v['predictive']} "
+        f"({v['draws']} posterior draws). Rule: {v['rule']}. In-sample, for comparison: "
+        f"{ins['n_inside_90']} of {ins['n_sizes']} fitted sizes inside, median error "
+        f"{number(100 * ins['median_relative_error'], 3)}% ({ins['note']})."
+    ) + table(
+        [
+            "kind",
+            "scored",
+            "inside 90%",
+            "coverage",
+            "needed",
+            "median error",
+            "fitted size range",
+            "verdict",
+        ],
+        rows,
+        numeric=(2, 3, 4, 5),
+    )
+
+
 def _handoff(folder: Path, s: Mapping[str, Any]) -> str:
     from mpiuq.calibration.artefacts import SUMMARY_FILE, file_sha256
     from mpiuq.calibration.calibrated import posterior_path
+    from mpiuq.calibration.handoff import external_simulator
 
+    external = external_simulator(s)
+    if external is not None:
+        return _external_runs(s) + note(
+            f"This campaign calibrated the external simulator <code>{esc(external)}</code>: "
+            "its parameters are that simulator's, so there is no hand-off to mpiuq's replay "
+            "and what-if. Run the external simulator with the posterior draws of "
+            f"<code>{esc(posterior_path(folder))}</code> or the medians above."
+        )
     run = s.get("run")
     recorded = run.get("files", {}) if isinstance(run, Mapping) else {}
     draws = posterior_path(folder)
@@ -589,3 +656,25 @@ def _run(folder: Path, s: Mapping[str, Any]) -> str:
             ),
         ]
     return "\n".join(out)
+
+
+def _external_runs(s: Mapping[str, Any]) -> str:
+    """An external simulator's runs per stage against its budget (``simulator_runs``)."""
+    record = s.get("simulator_runs")
+    runs: Mapping[str, Any] = record if isinstance(record, Mapping) else {}
+    stages = runs.get("stages")
+    rows = [
+        [esc(stage), number(n)]
+        for stage, n in (stages.items() if isinstance(stages, Mapping) else ())
+    ]
+    rows.append(["total", number(runs.get("total"))])
+    budget = runs.get("budget")
+    return (
+        "<h3>Simulator runs</h3>"
+        + table(["stage", "runs"], rows, (1,))
+        + note(
+            f"Budget: {esc('none' if budget is None else budget)} runs; "
+            f"{esc(runs.get('from_checkpoints', 0))} of them came from checkpoints of an "
+            "earlier run."
+        )
+    )

@@ -28,7 +28,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "mpiuq.simulate_cmd",
         "run ping-pong or streaming benchmarks on the simulator",
     ),
-    "campaign": ("mpiuq.campaign_cmd", "Bayesian calibration campaigns (run, show, report)"),
+    "campaign": (
+        "mpiuq.campaign_cmd",
+        "Bayesian calibration campaigns (run, validate, show, report)",
+    ),
     "trace": ("mpiuq.trace_cmd", "inspect MPI traces (DUMPI, OTF2, SimGrid TI)"),
     "surrogate": (
         "mpiuq.surrogate_cmd",

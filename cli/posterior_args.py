@@ -19,7 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from mpiuq.arguments import parse_assignments, seed_argument
-from mpiuq.calibration.calibrated import ESTIMATES, load_calibrated, load_posterior_draws
+from mpiuq.calibration.calibrated import (
+    ESTIMATES,
+    PosteriorDraws,
+    load_calibrated,
+    load_posterior_draws,
+)
 from mpiuq.simulator.errors import ParameterError
 from mpiuq.simulator.parameters import SimParams
 
@@ -96,10 +101,13 @@ class ParameterSets:
         One :class:`SimParams` per draw (one only for a point estimate or no campaign).
     calibration
         JSON-ready description: campaign, file read, estimate or draws and seed.
+    draws
+        The posterior draws read (with their discrepancy and noise parameters), if any.
     """
 
     sets: tuple[SimParams, ...]
     calibration: dict[str, Any]
+    draws: PosteriorDraws | None = None
 
     @property
     def is_draws(self) -> bool:
@@ -164,6 +172,7 @@ def parameter_sets(args: argparse.Namespace) -> ParameterSets:
             "seed": args.seed,
             "overrides": overrides,
         },
+        draws,
     )
 
 

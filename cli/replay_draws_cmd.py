@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mpiuq.calibration.propagation import PART_KEYS, decomposition_summary, draw_summary
+from mpiuq.calibration_warnings import replay_warnings, warn
 from mpiuq.posterior_args import ParameterSets
 from mpiuq.result_output import emit
 from mpiuq.simulator.parameters import parameter_names
@@ -46,13 +47,25 @@ def quiet_large_graphs() -> Iterator[None]:
 
 def run_replays(
     args: argparse.Namespace, trace: Trace, setup: ReplaySetup, sets: ParameterSets
-) -> tuple[DrawsReplay, float]:
-    """Replay the draws of ``sets`` through the executor of the options; and the wall time."""
+) -> tuple[DrawsReplay, float, list[str]]:
+    """Replay the draws of ``sets`` through the executor of the options (the trace lowered
+    once); the wall time, and the warnings of the calibration's scope
+    (:func:`mpiuq.calibration_warnings.replay_warnings`)."""
+    from dataclasses import replace
+
+    from mpiuq.simulator.lowering import lower_trace
+
     t0 = time.perf_counter()
+    low = lower_trace(trace, setup.lowering_options(sets.sets[0]))
+    lowering_s = time.perf_counter() - t0
     executor, chunks = draws_executor(args)
     with executor, quiet_large_graphs():
-        result = replay_draws(trace, sets.sets, setup, executor=executor, chunks=chunks)
-    return result, time.perf_counter() - t0
+        result = replay_draws(
+            trace, sets.sets, setup, executor=executor, chunks=chunks, lowered=low
+        )
+    result = replace(result, lowering_s=lowering_s)
+    warnings = replay_warnings(args.params, low, sets.sets[0]) if args.params else []
+    return result, time.perf_counter() - t0, warnings
 
 
 def draws_dict(result: DrawsReplay, sets: ParameterSets, wall_s: float) -> dict[str, Any]:
@@ -124,8 +137,9 @@ def run_draws(
     args: argparse.Namespace, trace: Trace, setup: ReplaySetup, sets: ParameterSets
 ) -> int:
     """``mpiuq replay`` over posterior draws: table, ``replay.json``, ``decomposition.png``."""
-    result, wall = run_replays(args, trace, setup, sets)
-    data = draws_dict(result, sets, wall)
+    result, wall, warnings = run_replays(args, trace, setup, sets)
+    data = draws_dict(result, sets, wall) | {"warnings": warnings}
+    warn(warnings)
 
     def plot(path: Path) -> None:
         from mpiuq.replay_plots import plot_decomposition_draws

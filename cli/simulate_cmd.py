@@ -3,9 +3,13 @@
 Prints a table (default) or JSON, and can write synthetic measurements in the
 benchmark CSV format of ``../shared/data/benchmarks`` so users can see what a
 calibration would learn from a planned measurement campaign. ``--params results/X``
-runs the benchmark at the campaign's posterior draws (``--draws``, default 64; every
-size's time and throughput as mean, sd and 90% HDI) or, with ``--estimate``, at one
-posterior point.
+runs the benchmark at the campaign's posterior draws (``--draws``, default 64) and
+reports the **posterior predictive** of a measurement (parameters, discrepancy and
+noise: :mod:`mpiuq.calibration.prediction`; median and 5-95% band, the label says
+which parts it holds), or, with ``--estimate``, the benchmark at one posterior point.
+With ``--params`` it warns (stderr and JSON ``warnings``) when the benchmark kind was
+not in the calibration data, sizes lie outside the calibrated range, or a regime had no
+data.
 """
 
 from __future__ import annotations
@@ -18,14 +22,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mpiuq.arguments import add_param_argument, parse_assignments, parse_sizes, seed_argument
+from mpiuq.calibration_warnings import calibration_scope, warn
 from mpiuq.posterior_args import ParameterSets, add_posterior_arguments, parameter_sets
-from mpiuq.simulator.codes import BENCHMARKS
+from mpiuq.simulator.codes import BENCHMARKS, WINDOWED_BENCHMARKS
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.parameters import SimParams
 from mpiuq.surrogate.budget import check_memory
 from mpiuq.surrogate.json_text import json_text
 
 if TYPE_CHECKING:  # the benchmarks (numba) are imported when a simulation runs
+    from mpiuq.calibration.prediction import CalibrationScope
     from mpiuq.simulator.benchmarks import BenchmarkResult, BenchmarkSetup
 
 #: Memory of one synthetic measurement row (noise, value, run and size), bytes.
@@ -98,7 +104,7 @@ def result_json(result: BenchmarkResult) -> dict[str, Any]:
         )
     return {
         "benchmark": result.benchmark,
-        "window": result.setup.window if result.benchmark == "stream" else None,
+        "window": result.setup.window if result.benchmark in WINDOWED_BENCHMARKS else None,
         "params": result.params.as_json_dict(),
         "results": rows,
     }
@@ -167,6 +173,13 @@ def run(args: argparse.Namespace) -> int:
             )
         return run_draws(args, sets, BenchmarkSetup(benchmark, window), sizes)
     result = simulate_benchmark(benchmark, sizes, params, window)
+    warnings: list[str] = []
+    if args.params is not None:
+        from mpiuq.calibration.prediction import benchmark_warnings
+
+        regimes = [params.protocol_of(s) for s in sizes]
+        warnings = benchmark_warnings(calibration_scope(args.params), benchmark, sizes, regimes)
+        warn(warnings)
     if args.csv is not None and args.replicas is not None:
         data = synthetic_measurements(
             result,
@@ -178,16 +191,33 @@ def run(args: argparse.Namespace) -> int:
         n_rows = write_benchmark_csv(args.csv, data)
         print(f"wrote {n_rows} synthetic measurements to {args.csv}", file=sys.stderr)
     if args.json:
-        print(json_text(result_json(result), indent=2, where="simulate --json"))
+        doc = result_json(result)
+        if sets is not None:
+            doc |= {
+                "calibration": sets.calibration,
+                "predictive": f"one point ({sets.label()}): no parameter, discrepancy or "
+                "noise uncertainty",
+                "warnings": warnings,
+            }
+        print(json_text(doc, indent=2, where="simulate --json"))
     else:
         print(format_table(result))
     return 0
 
 
 def draws_json(
-    setup: BenchmarkSetup, sizes: tuple[int, ...], sets: ParameterSets, threads: int = 1
+    setup: BenchmarkSetup,
+    sizes: tuple[int, ...],
+    sets: ParameterSets,
+    scope: CalibrationScope,
+    seed: int = 0,
+    threads: int = 1,
 ) -> dict[str, Any]:
-    """The benchmark at every posterior draw: per size time and throughput summaries."""
+    """The benchmark's posterior predictive at every size (time and throughput: mean, sd,
+    90% HDI, 5/50/95% quantiles and the draws), what it is (``predictive``), the
+    parameter-only band of the model (``model_time_us``) and what it extrapolates
+    (``warnings``)."""
+    from mpiuq.calibration.prediction import benchmark_warnings, predict
     from mpiuq.calibration.propagation import draw_summary
     from mpiuq.simulator.benchmarks import evaluate_batch
     from mpiuq.simulator.engine import params_vector
@@ -195,40 +225,61 @@ def draws_json(
     matrix = np.stack([params_vector(p) for p in sets.sets])
     batch = evaluate_batch(setup, sizes, matrix, threads=threads)
     first = sets.sets[0]
+    regimes = [first.protocol_of(size) for size in sizes]
+    draws = sets.draws
+    names = draws.other_names if draws is not None else ()
+    others = draws.other_values if draws is not None else np.zeros((len(sets.sets), 0))
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1,)))
+    pred = predict(scope, setup.benchmark, regimes, batch.time_us, names, others, rng)
+    size_arr = np.asarray(sizes, dtype=np.float64)
     return {
         "benchmark": setup.benchmark,
-        "window": setup.window if setup.benchmark == "stream" else None,
+        "window": setup.window if setup.benchmark in WINDOWED_BENCHMARKS else None,
         "calibration": sets.calibration,
+        "predictive": pred.label,
+        "warnings": benchmark_warnings(scope, setup.benchmark, sizes, regimes),
         "results": [
             {
                 "size_bytes": size,
-                "protocol": first.protocol_of(size),
-                "time_us": draw_summary(batch.time_us[:, j]),
-                "throughput_MBps": draw_summary(batch.throughput_MBps[:, j]),
+                "protocol": regimes[j],
+                "time_us": _quantiles(pred.time_us[:, j]),
+                "throughput_MBps": _quantiles(size_arr[j] / pred.time_us[:, j]),
+                "model_time_us": draw_summary(batch.time_us[:, j]),
+                "discrepancy_source": pred.sources[j],
+                "noise_rel_sd": float(pred.relative_sd[j]),
             }
             for j, size in enumerate(sizes)
         ],
     }
 
 
+def _quantiles(x: np.ndarray) -> dict[str, Any]:
+    from mpiuq.calibration.propagation import draw_summary
+
+    q05, q50, q95 = np.quantile(x, [0.05, 0.5, 0.95])
+    return draw_summary(x) | {"q05": float(q05), "median": float(q50), "q95": float(q95)}
+
+
 def run_draws(
     args: argparse.Namespace, sets: ParameterSets, setup: BenchmarkSetup, sizes: tuple[int, ...]
 ) -> int:
-    """``mpiuq simulate --params`` over posterior draws: table or JSON of intervals."""
-    data = draws_json(setup, sizes, sets)
+    """``mpiuq simulate --params`` over posterior draws: table or JSON of the predictive."""
+    data = draws_json(setup, sizes, sets, calibration_scope(args.params), args.seed)
+    warn(data["warnings"])
     if args.json:
         print(json_text(data, indent=2, where="simulate --json"))
         return 0
     lines = [
-        f"{setup.benchmark} at {sets.label()}; mean [90% HDI]",
+        f"{setup.benchmark} at {sets.label()}",
+        f"{data['predictive']}; median [5%, 95%]",
         f"{'size_B':>10} {'protocol':>10}   {'time_us':<31}      MB/s",
     ]
     for row in data["results"]:
         t, b = row["time_us"], row["throughput_MBps"]
         lines.append(
             f"{row['size_bytes']:>10} {row['protocol']:>10} "
-            f"{t['mean']:>10.4g} [{t['hdi90'][0]:.4g}, {t['hdi90'][1]:.4g}]".ljust(55)
-            + f"{b['mean']:>10.4g} [{b['hdi90'][0]:.4g}, {b['hdi90'][1]:.4g}]"
+            f"{t['median']:>10.4g} [{t['q05']:.4g}, {t['q95']:.4g}]".ljust(55)
+            + f"{b['median']:>10.4g} [{b['q05']:.4g}, {b['q95']:.4g}]"
         )
     print("\n".join(lines))
     return 0

@@ -11,8 +11,6 @@ row, header = output names) and writes ``surrogate.h5``, ``surrogate.json`` and
 from __future__ import annotations
 
 import argparse
-import importlib
-import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -36,6 +34,7 @@ from mpiuq.surrogate import (
 )
 from mpiuq.surrogate.design_store import discard_store
 from mpiuq.surrogate.designs import RANDOM_METHODS
+from mpiuq.surrogate.external_model import import_callable
 from mpiuq.surrogate.json_text import write_json
 from mpiuq.surrogate.pce import MAX_ABS_OUTPUT
 from mpiuq.surrogate.tables import (
@@ -176,26 +175,13 @@ def load_model(spec: str) -> Callable[[np.ndarray], Any]:
     """Import ``package.module:func`` or ``path/to/file.py:func``.
 
     A file's folder is put on ``sys.path`` and the file imported as a module, so the
-    function stays picklable by reference for worker processes.
+    function stays picklable by reference for worker processes
+    (:func:`mpiuq.surrogate.external_model.import_callable`).
     """
-    target, sep, attr = spec.rpartition(":")
-    if not sep or not target or not attr:
-        raise SurrogateInputError(f"--model {spec!r}: expected MODULE:FUNC or FILE.py:FUNC")
-    if target.endswith(".py"):
-        path = Path(target).resolve()
-        if not path.is_file():
-            raise SurrogateInputError(f"--model {spec!r}: no such file {path}")
-        if str(path.parent) not in sys.path:
-            sys.path.insert(0, str(path.parent))
-        target = path.stem
     try:
-        module = importlib.import_module(target)
-    except ImportError as exc:
-        raise SurrogateInputError(f"--model {spec!r}: cannot import {target!r} ({exc})") from None
-    fn = getattr(module, attr, None)
-    if not callable(fn):
-        raise SurrogateInputError(f"--model {spec!r}: {target!r} has no callable {attr!r}")
-    return fn  # type: ignore[no-any-return]
+        return import_callable(spec)  # type: ignore[return-value]
+    except SurrogateInputError as exc:
+        raise SurrogateInputError(f"--model: {exc}") from None
 
 
 def drain_with_progress(

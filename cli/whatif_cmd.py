@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mpiuq.arguments import add_param_argument, output_folder
+from mpiuq.calibration_warnings import replay_warnings, warn
 from mpiuq.posterior_args import ParameterSets, add_posterior_arguments
 from mpiuq.replay_cmd import (
     add_replay_options,
@@ -124,10 +125,13 @@ def run_scenarios(
                 lowered=low if same else None,
             )
     wall = time.perf_counter() - t0
+    warnings = replay_warnings(args.params, low, sets.sets[0]) if args.params else []
+    warn(warnings)
     b = base.models[0]
     data: dict[str, Any] = {
         **trace_and_settings(base, setup.reduce_rate_Bps),
         "calibration": sets.calibration,
+        "warnings": warnings,
         "model": b.model,
         "wall_s": wall,
         "baseline": decomposition_summary(

@@ -9,6 +9,12 @@
     then rank 1 answers with a small acknowledgement. Throughput is
     ``window * size / window time`` and the reported time is the window time
     divided by ``window`` (time per message).
+``bidirectional_stream``
+    osu_bibw: both ranks post a window of ``window`` nonblocking receives, then a
+    window of nonblocking sends to each other, and wait for their sends, then their
+    receives; windows follow each other without an acknowledgement. Throughput counts
+    both directions, ``2 * window * size / window time``, and the reported time is the
+    window time divided by ``2 * window`` (time per message).
 
 The call-timing benchmarks of the SimGrid ``platform-calibration`` program (the
 ``extra.csv`` series of ``../shared/data/benchmarks``) time one MPI call on rank 0:
@@ -79,7 +85,8 @@ class BenchmarkSetup:
     Parameters
     ----------
     benchmark
-        ``"pingpong"`` or ``"stream"``.
+        One of :data:`~mpiuq.simulator.codes.BENCHMARKS` (``"pingpong"``, ``"stream"``,
+        ``"bidirectional_stream"`` and the call timings :data:`CALL_TIMINGS`).
     window
         Messages per window of the stream benchmark.
     repetitions
@@ -184,6 +191,17 @@ def _repetition(b: ProgramBuilder, setup: BenchmarkSetup, size_bytes: int, timed
         mark()
         b.recv(1, source=0, nbytes=size_bytes, tag=1)
         b.send(1, dest=0, nbytes=size_bytes, tag=1)
+    elif setup.benchmark == "bidirectional_stream":
+        for rank in (0, 1):
+            other = 1 - rank
+            recvs = [
+                b.irecv(rank, source=other, nbytes=size_bytes, tag=100) for _ in range(setup.window)
+            ]
+            sends = [
+                b.isend(rank, dest=other, nbytes=size_bytes, tag=100) for _ in range(setup.window)
+            ]
+            b.waitall(rank, sends)
+            b.waitall(rank, recvs)
     else:
         sends = [b.isend(0, dest=1, nbytes=size_bytes, tag=100) for _ in range(setup.window)]
         b.waitall(0, sends)
@@ -200,6 +218,8 @@ def _time_per_message_s(setup: BenchmarkSetup, marks: FloatArray) -> FloatArray:
     span = marks[..., 1] - marks[..., 0]
     if setup.benchmark == "pingpong":
         return span / (2.0 * setup.repetitions)
+    if setup.benchmark == "bidirectional_stream":
+        return span / (2.0 * setup.repetitions * setup.window)
     return span / (setup.repetitions * setup.window)
 
 

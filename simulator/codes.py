@@ -139,7 +139,16 @@ PROTO_DETACHED = PROTOCOLS.index("detached")
 #: Registry names of the network models, in code order.
 NETWORK_MODELS: tuple[str, ...] = ("analytic", "compute-only", "packet", "flow")
 #: Names of the benchmark programs (:mod:`mpiuq.simulator.benchmarks`).
-BENCHMARKS: tuple[str, ...] = ("pingpong", "stream", "pingpong_send", "isend", "recv_arrived")
+BENCHMARKS: tuple[str, ...] = (
+    "pingpong",
+    "stream",
+    "pingpong_send",
+    "isend",
+    "recv_arrived",
+    "bidirectional_stream",
+)
+#: Benchmarks that stream a window of messages (their ``window`` setting applies).
+WINDOWED_BENCHMARKS: tuple[str, ...] = ("stream", "bidirectional_stream")
 NET_ANALYTIC = NETWORK_MODELS.index("analytic")
 NET_ZERO = NETWORK_MODELS.index("compute-only")
 NET_PACKET = NETWORK_MODELS.index("packet")
@@ -219,8 +228,14 @@ N_PARAMS = len(PARAMETER_NAMES)
 
 R_MAX_BYTES = REGIME_SLOTS.index("max_bytes")  #: largest message of the regime (inf: last)
 R_PROTOCOL = REGIME_SLOTS.index("protocol")  #: PROTO_* code
-R_LATENCY = REGIME_SLOTS.index("latency_us")  #: extra sender latency per message, us
+R_SEND_OVERHEAD = REGIME_SLOTS.index("send_overhead_us")  #: extra sender CPU per message, us
 R_COPY_BW = REGIME_SLOTS.index("copy_bw_GBps")  #: copy bandwidth, GB/s (0: memory_bw_GBps)
 R_SEGMENT_BYTES = REGIME_SLOTS.index("segment_bytes")  #: stream payload per segment, bytes
 R_SEGMENT_US = REGIME_SLOTS.index("segment_us")  #: stream host cost per segment and side, us
+R_RECV_OVERHEAD = REGIME_SLOTS.index("recv_overhead_us")  #: receiver CPU per message, us
+R_UNEXPECTED = REGIME_SLOTS.index("unexpected_us")  #: extra receiver CPU, unexpected message, us
+R_SEND_COMPLETE = REGIME_SLOTS.index("send_complete_us")  #: sender CPU completing a send, us
+R_FRAGMENT = REGIME_SLOTS.index("fragment_bytes")  #: pipelined copies' fragment (0: none), bytes
+R_WIRE_LATENCY = REGIME_SLOTS.index("wire_latency_us")  #: extra one-way latency off the CPUs, us
+R_WIRE_PER_BYTE = REGIME_SLOTS.index("wire_ns_per_byte")  #: ... and per byte, ns/B
 R_WIDTH = len(REGIME_SLOTS)

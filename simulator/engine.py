@@ -40,12 +40,18 @@ from mpiuq.simulator.codes import (
     N_PARAMS,
     OP_ISEND,
     R_COPY_BW,
-    R_LATENCY,
+    R_FRAGMENT,
     R_MAX_BYTES,
     R_PROTOCOL,
+    R_RECV_OVERHEAD,
     R_SEGMENT_BYTES,
     R_SEGMENT_US,
+    R_SEND_COMPLETE,
+    R_SEND_OVERHEAD,
+    R_UNEXPECTED,
     R_WIDTH,
+    R_WIRE_LATENCY,
+    R_WIRE_PER_BYTE,
 )
 from mpiuq.simulator.errors import DeadlockError, ParameterError
 from mpiuq.simulator.networks import TWO_NODE_SWITCH, NetworkModel, network_arrays
@@ -207,9 +213,14 @@ def check_regime_slots(matrix: FloatArray) -> None:
         if bad.any():
             refuse(k, "max_bytes", mx[bad][0], allowed)
         for field, j in (
-            ("latency_us", R_LATENCY),
+            ("send_overhead_us", R_SEND_OVERHEAD),
             ("copy_bw_GBps", R_COPY_BW),
             ("segment_us", R_SEGMENT_US),
+            ("recv_overhead_us", R_RECV_OVERHEAD),
+            ("unexpected_us", R_UNEXPECTED),
+            ("send_complete_us", R_SEND_COMPLETE),
+            ("wire_latency_us", R_WIRE_LATENCY),
+            ("wire_ns_per_byte", R_WIRE_PER_BYTE),
         ):
             v = col[:, j]  # the one range check of per-regime costs (parameter_limits)
             low, high = REGIME_COST_RANGE
@@ -220,6 +231,16 @@ def check_regime_slots(matrix: FloatArray) -> None:
         bad = ~np.isfinite(seg) | (seg < 1.0) | (seg != np.floor(seg))
         if bad.any():
             refuse(k, "segment_bytes", seg[bad][0], "a whole number of bytes >= 1")
+        frag = col[:, R_FRAGMENT]
+        bad = ~np.isfinite(frag) | (frag < 0.0) | (frag != np.floor(frag))
+        bad |= (frag > 0.0) & (col[:, R_PROTOCOL] != PROTOCOLS.index("stream"))
+        if bad.any():
+            refuse(
+                k,
+                "fragment_bytes",
+                frag[bad][0],
+                "a whole number of bytes >= 0, and 0 unless the regime's protocol is stream",
+            )
 
 
 def program_arrays(program: Program) -> kernel.ProgramArrays:

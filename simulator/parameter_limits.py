@@ -29,7 +29,7 @@ __all__ = [
 #: Range of every continuous parameter in its own unit (GB/s, us or ns): 1 kB/s to
 #: 1 PB/s for bandwidths, 1 fs to 1 s for delays.
 PARAMETER_MAGNITUDE: tuple[float, float] = (1e-6, 1e6)
-#: Range of a per-regime cost (``latency_us``, ``copy_bw_GBps``, ``segment_us``): 0 means
+#: Range of a per-regime cost (``send_overhead_us``, ``copy_bw_GBps``, ``segment_us``): 0 means
 #: none (for ``copy_bw_GBps``: the global memory bandwidth).
 REGIME_COST_RANGE: tuple[float, float] = (0.0, PARAMETER_MAGNITUDE[1])
 #: Largest message size, bytes (equals ``mpiuq.simulator.benchmarks.MAX_SIZE_BYTES``).

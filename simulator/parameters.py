@@ -239,7 +239,7 @@ def _table_from_slots(slots: Mapping[str, Any]) -> tuple[Regime, ...]:
         if parsed is not None:
             per.setdefault(parsed[0], {})[parsed[1]] = value
     n = max(per) + 1
-    table = []
+    table: list[Regime] = []
     for k in range(n):
         fields_k = dict(per.get(k, {}))
         if "protocol" not in fields_k:
@@ -253,7 +253,11 @@ def _table_from_slots(slots: Mapping[str, Any]) -> tuple[Regime, ...]:
                     f"a protocol name or code 0..{len(_regimes.PROTOCOLS) - 1}",
                 )
             fields_k["protocol"] = _regimes.PROTOCOLS[int(code)]
-        table.append(_regimes.regime_from_mapping(k, fields_k))
+        regime = _regimes.regime_from_mapping(k, fields_k)
+        if not regime.name and regime.label in [r.label for r in table]:
+            # slots carry no names: a second regime of a protocol is told apart by index
+            regime = replace(regime, name=f"{regime.label}_{k}")
+        table.append(regime)
     return _regimes.validate_regimes(tuple(table))
 
 
@@ -286,7 +290,8 @@ def params_matrix(
     Column order is ``base.as_dict()``: the scalar parameters (:func:`parameter_names`),
     then the slots of ``base``'s regimes. ``values`` has shape ``(n_sets, len(names))``
     and overrides the named columns of ``base`` (scalar names or continuous regime slots
-    such as ``regime1_latency_us``); every row is validated.
+    such as ``regime1_recv_overhead_us``; a former field name such as ``latency_us`` is
+    read as its current one); every row is validated.
 
     Raises
     ------
@@ -303,7 +308,7 @@ def params_matrix(
             f"shape (n_sets, {len(names)}) for {list(names)}",
         )
     columns = []
-    for name in names:
+    for name in (_regimes.canonical_name(n) for n in names):
         slot = _regimes.parse_slot_name(name)
         if name not in all_names or (slot is not None and slot[1] not in _regimes.CONTINUOUS_SLOTS):
             raise ParameterError(

@@ -36,12 +36,48 @@ has a handler module in :mod:`mpiuq.simulator.kernel.protocols`):
     engine answers with a go-ahead (``post_header_delay``), the payload crosses, and the
     receiver copies it out. The payload moves only after the match, as in SimGrid.
 
-Per-regime parameters: ``latency_us`` (an extra software latency of the sender per
-message, e.g. a protocol step the global parameters do not cover), ``copy_bw_GBps`` (the
-regime's copy bandwidth; 0 means the global ``memory_bw_GBps``), ``segment_bytes`` and
-``segment_us`` (stream protocols). The table travels in the simulator's parameter vector
-(:func:`flatten`), so a calibration can treat ``regime<k>_latency_us`` like any parameter
-and replay uses the same regimes.
+Per-regime costs, in the LogGP vocabulary (o_s, o_r: CPU overheads of the sender and
+the receiver; L, G: the wire's latency and per-byte gap, the network's parameters, to
+which a regime can add a latency of its own):
+
+``send_overhead_us``
+    sender CPU per message in the send call, on top of the global post delay
+    (``post_header_delay_us``): a protocol step the global parameters do not cover (o_s).
+``send_complete_us``
+    sender CPU to complete a send request in its wait (progress poll, request release):
+    what ``MPI_Send`` costs more than ``MPI_Isend`` of the same eager message.
+``recv_overhead_us``
+    receiver CPU per message when its receive completes (matching, completion; o_r),
+    charged with the copy-out in the receive's wait.
+``unexpected_us``
+    receiver CPU on top of ``recv_overhead_us`` when the message (its header) arrived
+    before the receive was posted: MPI's unexpected-message path (search of the
+    unexpected queue, the late processing of the arrival, cold buffers). The call-timing
+    benchmark ``recv_arrived`` measures it; ping-pongs never take this path.
+``wire_latency_us``, ``wire_ns_per_byte``
+    extra one-way latency of the regime's messages that no CPU spends, fixed and per
+    byte of the message (the first transfer, header or eager payload, starts that much
+    later): TCP's delayed acknowledgement of a message of several segments, a NIC's
+    store-and-forward DMA of a bounce buffer over PCIe. It lengthens a round trip but
+    neither a call on either side nor the rate of a stream of messages (a pipeline hides
+    it).
+``copy_bw_GBps``
+    the regime's copy bandwidth (0: the global ``memory_bw_GBps``).
+``segment_bytes``, ``segment_us``
+    stream protocols: payload per segment and host cost per segment and side.
+``fragment_bytes``
+    ``stream`` only: copies pipelined with the transfer in fragments of this size (0, the
+    default: the whole message is copied, then sent, then copied out). The sender's call
+    still copies every byte, but the message leaves once its first fragment is copied
+    (later if the copy is slower than the wire, so that the wire never overtakes the
+    copy), and a receive posted before the message arrived has only the last fragment
+    left to copy out (an unexpected message is copied out whole). Open MPI's send
+    pipeline and UCX's multi-fragment bcopy work this way.
+
+The table travels in the simulator's parameter vector (:func:`flatten`), so a calibration
+can treat ``regime<k>_recv_overhead_us`` like any parameter and replay uses the same
+regimes. ``latency_us``, the former name of ``send_overhead_us``, is still read
+(:data:`SLOT_ALIASES`) so that stored results keep working.
 
 The default table (``SimParams.regimes == ()``) is mailbox up to ``small_max_bytes``,
 eager up to ``eager_max_bytes``, rendezvous beyond, with no per-regime costs: the model
@@ -89,29 +125,54 @@ MAX_REGIMES = 8
 SEGMENT_WIRE_BYTES = 90
 #: Payload of a full TCP segment on 1500-byte-MTU Ethernet (1500 - 20 - 32), bytes.
 DEFAULT_SEGMENT_BYTES = 1448
+#: Largest fragment of a pipelined regime, bytes (1 GiB: a typo guard).
+MAX_FRAGMENT_BYTES = 1 << 30
 
 #: Fields of a regime in the parameter vector, in slot order.
 SLOTS: tuple[str, ...] = (
     "max_bytes",
     "protocol",
-    "latency_us",
+    "send_overhead_us",
     "copy_bw_GBps",
     "segment_bytes",
     "segment_us",
+    "recv_overhead_us",
+    "unexpected_us",
+    "send_complete_us",
+    "fragment_bytes",
+    "wire_latency_us",
+    "wire_ns_per_byte",
 )
 #: Continuous per-regime parameters (calibratable).
-CONTINUOUS_SLOTS: tuple[str, ...] = ("latency_us", "copy_bw_GBps", "segment_us")
+CONTINUOUS_SLOTS: tuple[str, ...] = (
+    "send_overhead_us",
+    "copy_bw_GBps",
+    "segment_us",
+    "recv_overhead_us",
+    "unexpected_us",
+    "send_complete_us",
+    "wire_latency_us",
+    "wire_ns_per_byte",
+)
+#: Former names of regime fields, still read (``regime<k>_latency_us`` of stored results).
+SLOT_ALIASES: dict[str, str] = {"latency_us": "send_overhead_us"}
 #: Unit of each per-regime parameter.
 SLOT_UNITS: dict[str, str] = {
     "max_bytes": "B",
     "protocol": "",
-    "latency_us": "us",
+    "send_overhead_us": "us",
     "copy_bw_GBps": "GB/s",
     "segment_bytes": "B",
     "segment_us": "us",
+    "recv_overhead_us": "us",
+    "unexpected_us": "us",
+    "send_complete_us": "us",
+    "fragment_bytes": "B",
+    "wire_latency_us": "us",
+    "wire_ns_per_byte": "ns/B",
 }
 WIDTH = len(SLOTS)
-_SLOT_NAME = re.compile(r"^regime(\d+)_(" + "|".join(SLOTS) + r")$")
+_SLOT_NAME = re.compile(r"^regime(\d+)_(" + "|".join((*SLOTS, *SLOT_ALIASES)) + r")$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,23 +187,41 @@ class Regime:
         Largest message size of the regime, bytes; ``math.inf`` for the last regime.
     name
         Label in reports (default: the protocol's, see :data:`DEFAULT_NAMES`).
-    latency_us
-        Extra software latency of the sender per message, us (>= 0).
+    send_overhead_us
+        Sender CPU per message in the send call beyond the global post delay, us (>= 0).
     copy_bw_GBps
         Copy bandwidth of the regime's copies, GB/s; 0 uses ``memory_bw_GBps``.
     segment_bytes
         Payload bytes per segment of a stream protocol (the TCP MSS).
     segment_us
         Host cost per segment on each side of a stream protocol, us (>= 0).
+    fragment_bytes
+        Fragment of the pipelined copies of a ``stream`` regime, bytes (0: not pipelined).
+    recv_overhead_us
+        Receiver CPU per message when its receive completes (matching, completion), us.
+    unexpected_us
+        Extra receiver CPU when the message arrived before its receive was posted, us.
+    send_complete_us
+        Sender CPU to complete a send request in its wait, us.
+    wire_latency_us
+        Extra one-way latency of the regime's messages off every CPU, us.
+    wire_ns_per_byte
+        Extra one-way latency per byte of the message off every CPU, ns/B.
     """
 
     protocol: str
     max_bytes: float = math.inf
     name: str = ""
-    latency_us: float = 0.0
+    send_overhead_us: float = 0.0
     copy_bw_GBps: float = 0.0
     segment_bytes: int = DEFAULT_SEGMENT_BYTES
     segment_us: float = 0.0
+    recv_overhead_us: float = 0.0
+    unexpected_us: float = 0.0
+    send_complete_us: float = 0.0
+    fragment_bytes: int = 0
+    wire_latency_us: float = 0.0
+    wire_ns_per_byte: float = 0.0
 
     @property
     def label(self) -> str:
@@ -212,14 +291,26 @@ def validate_regimes(regimes: tuple[Regime, ...]) -> tuple[Regime, ...]:
             raise ParameterError(
                 f"regime{k}_segment_bytes", r.segment_bytes, "a whole number of bytes in 1..1048576"
             )
+        if not _whole(r.fragment_bytes) or not 0 <= r.fragment_bytes <= MAX_FRAGMENT_BYTES:
+            raise ParameterError(
+                f"regime{k}_fragment_bytes",
+                r.fragment_bytes,
+                f"a whole number of bytes in 0..{MAX_FRAGMENT_BYTES} (0: not pipelined)",
+            )
+        if r.fragment_bytes and r.protocol != "stream":
+            raise ParameterError(
+                f"regime{k}_fragment_bytes",
+                r.fragment_bytes,
+                f"0 for a {r.protocol} regime: only the stream protocol pipelines its copies",
+            )
+        costs: dict[str, Any] = {name: float(getattr(r, name)) for name in CONTINUOUS_SLOTS}
         out.append(
             replace(
                 r,
                 max_bytes=math.inf if last else int(mx),
-                latency_us=float(r.latency_us),
-                copy_bw_GBps=float(r.copy_bw_GBps),
                 segment_bytes=int(r.segment_bytes),
-                segment_us=float(r.segment_us),
+                fragment_bytes=int(r.fragment_bytes),
+                **costs,
             )
         )
     labels = [r.label for r in out]
@@ -235,7 +326,7 @@ def is_default_shape(regimes: tuple[Regime, ...]) -> bool:
     """Whether a table is mailbox, eager, rendezvous without per-regime costs (the reference
     model with some thresholds)."""
     return tuple(r.protocol for r in regimes) == ("mailbox", "eager", "rendezvous") and all(
-        r.latency_us == 0.0 and r.copy_bw_GBps == 0.0 and r.segment_us == 0.0 for r in regimes
+        getattr(r, name) == 0.0 for r in regimes for name in (*CONTINUOUS_SLOTS, "fragment_bytes")
     )
 
 
@@ -245,15 +336,32 @@ def slot_names(n_regimes: int) -> tuple[str, ...]:
 
 
 def parse_slot_name(name: str) -> tuple[int, str] | None:
-    """``(k, slot)`` of a name ``regime<k>_<slot>``, or None.
+    """``(k, slot)`` of a name ``regime<k>_<slot>``, or None; a former field name
+    (:data:`SLOT_ALIASES`) gives the field's current name.
 
     Examples
     --------
-    >>> parse_slot_name("regime2_latency_us"), parse_slot_name("link_bw_GBps")
-    ((2, 'latency_us'), None)
+    >>> parse_slot_name("regime2_recv_overhead_us"), parse_slot_name("link_bw_GBps")
+    ((2, 'recv_overhead_us'), None)
+    >>> parse_slot_name("regime1_latency_us")
+    (1, 'send_overhead_us')
     """
     m = _SLOT_NAME.match(name)
-    return (int(m.group(1)), m.group(2)) if m else None
+    if not m:
+        return None
+    return int(m.group(1)), SLOT_ALIASES.get(m.group(2), m.group(2))
+
+
+def canonical_name(name: str) -> str:
+    """``name`` with a former regime field name replaced by its current one.
+
+    Examples
+    --------
+    >>> canonical_name("regime1_latency_us"), canonical_name("link_bw_GBps")
+    ('regime1_send_overhead_us', 'link_bw_GBps')
+    """
+    parsed = parse_slot_name(name)
+    return name if parsed is None else f"regime{parsed[0]}_{parsed[1]}"
 
 
 def flatten(regimes: tuple[Regime, ...]) -> dict[str, float]:
@@ -295,7 +403,7 @@ def with_slots(regimes: tuple[Regime, ...], values: Mapping[str, object]) -> tup
                     name, value, f"a protocol name or code 0..{len(PROTOCOLS) - 1}"
                 )
             v = PROTOCOLS[int(value)]  # type: ignore[call-overload]
-        elif slot in ("max_bytes", "segment_bytes") and (
+        elif slot in ("max_bytes", "segment_bytes", "fragment_bytes") and (
             isinstance(value, bool) or not isinstance(value, int | float)
         ):
             raise ParameterError(name, value, "a whole number of bytes")
@@ -325,10 +433,11 @@ def regime_from_mapping(k: int, values: Mapping[str, object]) -> Regime:
         For an unknown field (named ``regime<k>_<field>``).
     """
     known = {f.name for f in fields(Regime)}
-    for key, value in values.items():
+    current = {SLOT_ALIASES.get(key, key): value for key, value in values.items()}
+    for key, value in current.items():
         if key not in known:
             raise ParameterError(f"regime{k}_{key}", value, f"one of the fields {sorted(known)}")
-    return Regime(**values)  # type: ignore[arg-type]
+    return Regime(**current)  # type: ignore[arg-type]
 
 
 def _whole(v: object) -> bool:

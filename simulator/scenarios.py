@@ -4,7 +4,8 @@ A scenario is written ``NAME: ITEM, ITEM, ...`` (or ``NAME=ITEM, ...``), each it
 
 * ``PARAM*=F``, ``PARAM/=F``, ``PARAM=V``: scale or set a simulator parameter in every
   parameter set (e.g. ``link_bw_GBps*=2``), or a regime slot as ``--param`` takes them
-  (``regime1_latency_us*=0.5``, ``regime0_max_bytes=256``); numbers are plain decimals
+  (``regime0_recv_overhead_us*=0.5``, ``regime0_max_bytes=256``; a former field name such
+  as ``regime1_latency_us`` is read as its current one); numbers are plain decimals
   (``1_0`` is refused, not read as 10) and the results must pass the parameters' range
   check (:mod:`mpiuq.simulator.parameter_limits`);
 * ``model=NAME``: another network model (``analytic``, ``packet``, ``compute-only``);
@@ -34,7 +35,13 @@ from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.networks import NETWORK_MODELS
 from mpiuq.simulator.parameter_limits import parse_decimal
 from mpiuq.simulator.parameters import SimParams, parameter_names
-from mpiuq.simulator.regimes import PROTOCOLS, SLOTS, parse_slot_name, with_slots
+from mpiuq.simulator.regimes import (
+    PROTOCOLS,
+    SLOTS,
+    canonical_name,
+    parse_slot_name,
+    with_slots,
+)
 from mpiuq.simulator.replay import ReplaySetup
 
 #: Setting names a scenario may change (besides parameters and collectives).
@@ -88,15 +95,16 @@ class Scenario:
         values: dict[str, float] = {}
         current = params.as_dict()
         for name, op, number in self.edits:
-            if name not in current:  # a slot of a regime the table does not have
+            key = canonical_name(name)  # regime<k>_latency_us: regime<k>_send_overhead_us
+            if key not in current:  # a slot of a regime the table does not have
                 raise ScenarioError(
                     self.text,
                     name,
                     f"a slot of one of the {len(params.regime_table())} regimes "
                     f"(regime0 .. regime{len(params.regime_table()) - 1})",
                 )
-            old = float(values.get(name, current[name]))
-            values[name] = old * number if op == "*" else old / number if op == "/" else number
+            old = float(values.get(key, current[key]))
+            values[key] = old * number if op == "*" else old / number if op == "/" else number
         scalars = {n: v for n, v in values.items() if parse_slot_name(n) is None}
         slots = {n: v for n, v in values.items() if parse_slot_name(n) is not None}
         try:

@@ -41,6 +41,7 @@ from mpiuq.surrogate.design_store import (
 from mpiuq.surrogate.errors import (
     DesignRunError,
     IncompleteDesignError,
+    SimulatorRunError,
     StoreError,
     StoreWriteError,
     SurrogateInputError,
@@ -213,6 +214,45 @@ class _Recorder:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class _Failure:
+    """What a chunk raised, as plain text (picklable whatever the exception was)."""
+
+    kind: str
+    message: str
+    simulator: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Guarded:
+    """``model`` whose exceptions come back as a :class:`_Failure` instead of propagating,
+    so that the other chunks keep running (``keep_going``)."""
+
+    model: Model
+
+    def __call__(self, x: np.ndarray) -> ArrayLike | _Failure:
+        try:
+            return self.model(x)
+        except Exception as exc:  # any model failure is reported after the other chunks
+            reason = " ".join(str(exc).split()) or "no message"
+            return _Failure(type(exc).__name__, reason, isinstance(exc, SimulatorRunError))
+
+
+def _failed_chunks_error(
+    failures: list[_Failure], n_chunks: int, n_saved: int, n_total: int, store: Path
+) -> DesignRunError:
+    shown = "; ".join(f"{f.kind}: {f.message}" for f in failures[:3])
+    more = f" (and {len(failures) - 3} more)" if len(failures) > 3 else ""
+    text = (
+        f"{len(failures)} of {n_chunks} model evaluations failed: {shown}{more}. The "
+        f"{n_saved} of {n_total} points that succeeded are saved in {store}: fix the model "
+        "and run again to evaluate only the missing ones"
+    )
+    if all(f.simulator for f in failures):
+        return SimulatorRunError(text)
+    return DesignRunError(text)
+
+
 def run_design(
     model: Model,
     design: ArrayLike,
@@ -221,6 +261,7 @@ def run_design(
     chunk_size: int = 128,
     output_names: Sequence[str] | None = None,
     model_id: str = "",
+    keep_going: bool = False,
 ) -> Iterator[DesignProgress]:
     """Evaluate ``model`` on every design point not yet done, yielding progress.
 
@@ -242,6 +283,9 @@ def run_design(
     model_id : str
         Identity of the model recorded in the fingerprint (default ``module.qualname`` of
         ``model``); change it when the model changes behaviour.
+    keep_going : bool
+        When a chunk fails, evaluate and save the other chunks, then raise (one failed
+        run never loses the others); by default the first failure stops the run.
 
     Yields
     ------
@@ -254,7 +298,10 @@ def run_design(
         ``path`` holds a run of another design, model identity or output names (the
         message says what differs).
     DesignRunError
-        The model returned outputs of the wrong shape or raised (chained).
+        The model returned outputs of the wrong shape or raised (chained; with
+        ``keep_going`` after the other chunks, naming every failure).
+    SimulatorRunError
+        With ``keep_going``: every failure was a :class:`SimulatorRunError`.
     StoreError
         ``path`` is not a readable design store.
     StoreWriteError
@@ -286,8 +333,10 @@ def run_design(
             drop_journal(store)  # left by a kill between consolidation and its removal
         yield progress()
         runner = executor if executor is not None else InProcessExecutor()
-        results = runner.map_unordered(model, [arr[idx] for idx in chunks])
+        fn: Callable[[np.ndarray], object] = _Guarded(model) if keep_going else model
+        results = runner.map_unordered(fn, [arr[idx] for idx in chunks])
         n_outputs = None if state.outputs is None else state.outputs.shape[1]
+        failures: list[_Failure] = []
         try:
             while True:
                 try:
@@ -299,7 +348,10 @@ def run_design(
                     raise DesignRunError(
                         f"model evaluation failed: {type(exc).__name__}: {reason}"
                     ) from exc
-                y = _chunk_outputs(chunks[k], result, n_outputs, store)
+                if isinstance(result, _Failure):
+                    failures.append(result)
+                    continue
+                y = _chunk_outputs(chunks[k], result, n_outputs, store)  # type: ignore[arg-type]
                 n_outputs = y.shape[1]
                 names = _resolve_names(state, output_names, n_outputs)
                 recorder.record(chunks[k], y, names)
@@ -309,6 +361,8 @@ def run_design(
                     recorder.finish()
                     consolidate(store, recorder.final_state())
                 yield progress()
+            if failures:
+                raise _failed_chunks_error(failures, len(chunks), n_done, n_total, store)
         finally:
             close = getattr(results, "close", None)
             if close is not None:

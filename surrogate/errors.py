@@ -73,3 +73,9 @@ class BudgetError(SurrogateInputError):
         self.resource = resource
         self.needed = needed
         self.limit = limit
+
+
+class SimulatorRunError(DesignRunError):
+    """A run of an external simulator failed: it raised, exited non-zero, timed out, or
+    returned outputs of the wrong shape, NaN or negative values; the message names the
+    parameter set(s) and what was expected."""

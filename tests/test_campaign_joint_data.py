@@ -147,7 +147,9 @@ def test_output_names_and_grouping_span_both_data_sets(data_dir: Path) -> None:
         ('model = "bibw"', "data[1].model", "a simulator benchmark"),
         ("nu = [2.0, 20.0]", "data[1].nu", "no value unless likelihood = 'student_t'"),
         ('label = "pp"', "data[1].label", "a label not used by another data table"),
-        ("window = 8", "data[1].window", "no value unless model = 'stream'"),
+        ("window = 8", "data[1].window", "no value unless model is one of \\['stream'"),
+        ('benchmark = "osu_bww"', "data[1].benchmark", "a known benchmark label, one of"),
+        ('benchmark = "osu_bibww"', "data[1].benchmark", "'osu_bibw', 'osu_bw'"),
         ("sizes = [0]", "data[1].sizes", "positive integers"),
     ],
 )
@@ -164,6 +166,39 @@ def test_bad_data_tables_name_key_value_and_what_is_allowed(
     with pytest.raises(CampaignError, match=match) as err:
         parse_campaign(raw, base_dir=tmp_path)
     assert err.value.key == key
+
+
+def test_benchmark_labels_map_explicitly_to_simulator_programs(tmp_path: Path) -> None:
+    """Known labels name their program (osu_bibw: the bidirectional stream, whose window
+    is a setting); an unknown label is accepted only with an explicit model."""
+    bibw = STREAM.replace('"stream_bw"', '"osu_bibw"') + "window = 16\n"
+    raw = read_toml_text(tmp_path, HEAD.format(name="ok") + PINGPONG + bibw + TAIL)
+    c = parse_campaign(raw, base_dir=tmp_path)
+    assert [(d.benchmark, d.model, d.window) for d in c.datasets][1] == (
+        "osu_bibw",
+        "bidirectional_stream",
+        16,
+    )
+    custom = STREAM.replace('"stream_bw"', '"my_bw"') + 'model = "stream"\n'
+    raw = read_toml_text(tmp_path, HEAD.format(name="ok") + PINGPONG + custom + TAIL)
+    assert parse_campaign(raw, base_dir=tmp_path).datasets[1].model == "stream"
+
+
+def test_discrepancy_terms_per_series_or_shared(tmp_path: Path, data_dir: Path) -> None:
+    """Several series: one spread per series and regime by default; with ``per_series =
+    false`` one per regime, shared by the series (what a held-out series inherits)."""
+    from mpiuq.calibration.campaign import discrepancy_for, observations_for
+
+    text = HEAD.format(name="d") + PINGPONG + STREAM + TAIL + "[discrepancy]\nmodel = 'regime'\n"
+    for shared in (False, True):
+        extra = "per_series = false\n" if shared else ""
+        (data_dir / "d.toml").write_text(text + extra)
+        c = parse_campaign(read_toml(data_dir / "d.toml"), base_dir=data_dir)
+        names = discrepancy_for(c, observations_for(c)).names
+        if shared:
+            assert names == ("sd_rel_small", "sd_rel_eager", "sd_rel_rendezvous")
+        else:
+            assert "sd_rel_pp_small" in names and "sd_rel_bw_rendezvous" in names
 
 
 def test_data_must_be_a_table_or_tables(tmp_path: Path) -> None:

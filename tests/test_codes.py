@@ -214,14 +214,22 @@ def test_parameter_slots_follow_simparams() -> None:
     fields_at = {
         codes.R_MAX_BYTES: "max_bytes",
         codes.R_PROTOCOL: "protocol",
-        codes.R_LATENCY: "latency_us",
+        codes.R_SEND_OVERHEAD: "send_overhead_us",
         codes.R_COPY_BW: "copy_bw_GBps",
         codes.R_SEGMENT_BYTES: "segment_bytes",
         codes.R_SEGMENT_US: "segment_us",
+        codes.R_RECV_OVERHEAD: "recv_overhead_us",
+        codes.R_UNEXPECTED: "unexpected_us",
+        codes.R_SEND_COMPLETE: "send_complete_us",
+        codes.R_FRAGMENT: "fragment_bytes",
+        codes.R_WIRE_LATENCY: "wire_latency_us",
+        codes.R_WIRE_PER_BYTE: "wire_ns_per_byte",
     }
     assert [fields_at[j] for j in range(codes.R_WIDTH)] == list(SLOTS)
     vector = list(SimParams().as_dict())
-    assert vector[codes.N_PARAMS + codes.R_WIDTH + codes.R_LATENCY] == "regime1_latency_us"
+    assert (
+        vector[codes.N_PARAMS + codes.R_WIDTH + codes.R_SEND_OVERHEAD] == "regime1_send_overhead_us"
+    )
     assert vector[codes.N_PARAMS + 2 * codes.R_WIDTH + codes.R_SEGMENT_US] == "regime2_segment_us"
 
 

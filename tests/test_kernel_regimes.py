@@ -52,11 +52,14 @@ def _frame(r: Regime, n: int) -> int:
 
 
 def test_mailbox_with_its_own_latency_and_copy_bandwidth() -> None:
-    r = Regime("mailbox", 1 << 30, latency_us=1.5, copy_bw_GBps=2.0)
+    r = Regime("mailbox", 1 << 30, send_overhead_us=1.5, copy_bw_GBps=2.0)
     p = SimParams(**BASE, regimes=(r, Regime("rendezvous")))
     got = simulate_benchmark("pingpong", SIZES, p).time_us
     want = [
-        p.post_header_delay_us + r.latency_us + _transfer_us(p, 64 + n) + n / (r.copy_bw_GBps * 1e3)
+        p.post_header_delay_us
+        + r.send_overhead_us
+        + _transfer_us(p, 64 + n)
+        + n / (r.copy_bw_GBps * 1e3)
         for n in SIZES
     ]
     np.testing.assert_allclose(got, want, rtol=1e-12)
@@ -64,12 +67,20 @@ def test_mailbox_with_its_own_latency_and_copy_bandwidth() -> None:
 
 def test_stream_half_round_trip_and_isend_time() -> None:
     r = Regime(
-        "stream", 1 << 30, latency_us=4.0, copy_bw_GBps=3.0, segment_bytes=1448, segment_us=0.7
+        "stream",
+        1 << 30,
+        send_overhead_us=4.0,
+        copy_bw_GBps=3.0,
+        segment_bytes=1448,
+        segment_us=0.7,
     )
     p = SimParams(**BASE, regimes=(r, Regime("rendezvous")))
     got = simulate_benchmark("pingpong", SIZES, p).time_us
     want = [
-        _side_us(p, r, n) + r.latency_us + _transfer_us(p, 64 + _frame(r, n)) + _side_us(p, r, n)
+        _side_us(p, r, n)
+        + r.send_overhead_us
+        + _transfer_us(p, 64 + _frame(r, n))
+        + _side_us(p, r, n)
         for n in SIZES
     ]
     np.testing.assert_allclose(got, want, rtol=1e-12)
@@ -79,18 +90,20 @@ def test_stream_half_round_trip_and_isend_time() -> None:
         2 * r.segment_us + (1 + SEGMENT_WIRE_BYTES) / 1.1e3 + 2 / 3.0e3, rel=1e-9
     )
     isend = simulate_benchmark("isend", SIZES, p).time_us
-    np.testing.assert_allclose(isend, [_side_us(p, r, n) + r.latency_us for n in SIZES], rtol=1e-12)
+    np.testing.assert_allclose(
+        isend, [_side_us(p, r, n) + r.send_overhead_us for n in SIZES], rtol=1e-12
+    )
 
 
 def test_stream_rendezvous_handshake_then_the_stream() -> None:
     eager = Regime("stream", 1000, copy_bw_GBps=3.0, segment_us=0.5)
-    rdv = Regime("stream_rendezvous", latency_us=1.0, copy_bw_GBps=3.0, segment_us=0.5)
+    rdv = Regime("stream_rendezvous", send_overhead_us=1.0, copy_bw_GBps=3.0, segment_us=0.5)
     p = SimParams(**BASE, regimes=(eager, rdv))
     sizes = (2000, 65536, 1 << 20)
     got = simulate_benchmark("pingpong", sizes, p).time_us
     d = p.post_header_delay_us
     want = [
-        d + rdv.latency_us
+        d + rdv.send_overhead_us
         + _transfer_us(p, 64)
         + d
         + _transfer_us(p, 64)
@@ -104,15 +117,18 @@ def test_stream_rendezvous_handshake_then_the_stream() -> None:
     send = simulate_benchmark("pingpong_send", sizes, p).time_us
     np.testing.assert_allclose(
         send,
-        [d + rdv.latency_us + 2 * _transfer_us(p, 64) + d + _side_us(p, rdv, n) for n in sizes],
+        [
+            d + rdv.send_overhead_us + 2 * _transfer_us(p, 64) + d + _side_us(p, rdv, n)
+            for n in sizes
+        ],
         rtol=1e-12,
     )
 
 
 def test_regime_costs_vanish_without_mpi_overheads() -> None:
     table = (
-        Regime("stream", 1000, latency_us=5.0, segment_us=2.0),
-        Regime("stream_rendezvous", latency_us=5.0, copy_bw_GBps=1.0, segment_us=2.0),
+        Regime("stream", 1000, send_overhead_us=5.0, segment_us=2.0),
+        Regime("stream_rendezvous", send_overhead_us=5.0, copy_bw_GBps=1.0, segment_us=2.0),
     )
     p = SimParams(**BASE, regimes=table)
     b = ProgramBuilder(n_ranks=2)

@@ -46,28 +46,28 @@ def test_default_table_is_the_two_threshold_model() -> None:
 def test_table_round_trips_through_the_vector_and_slots() -> None:
     table = (
         Regime("mailbox", 136, name="inline"),
-        Regime("eager", 12288, latency_us=0.4, copy_bw_GBps=6.0),
+        Regime("eager", 12288, send_overhead_us=0.4, copy_bw_GBps=6.0),
         Regime("stream_rendezvous", 262144, segment_us=0.0),
         Regime("rendezvous"),
     )
     p = SimParams(regimes=table)
     d = p.as_dict()
-    assert d["regime1_latency_us"] == 0.4 and d["regime3_max_bytes"] == math.inf
+    assert d["regime1_send_overhead_us"] == 0.4 and d["regime3_max_bytes"] == math.inf
     assert d["regime2_protocol"] == 4.0  # the protocol's code
     # the vector carries every number of the table; names are report labels only
     unnamed = tuple(replace(r, name="") for r in p.regimes)
     assert SimParams.from_mapping(d) == replace(p, regimes=unnamed)
-    q = SimParams.from_mapping({"regime1_latency_us": 0.7}, base=p)
-    assert q.regimes[1].latency_us == 0.7 and q.regimes[0].label == "inline"
+    q = SimParams.from_mapping({"regime1_send_overhead_us": 0.7}, base=p)
+    assert q.regimes[1].send_overhead_us == 0.7 and q.regimes[0].label == "inline"
     assert [q.protocol_of(s) for s in (100, 200, 20000, 300000)] == [
         "inline",
         "eager",
         "stream_rendezvous",
         "rendezvous",
     ]
-    m = params_matrix(p, ("regime1_latency_us", "link_bw_GBps"), [[0.1, 5.0], [0.2, 6.0]])
+    m = params_matrix(p, ("regime1_send_overhead_us", "link_bw_GBps"), [[0.1, 5.0], [0.2, 6.0]])
     names = list(d)
-    assert m[:, names.index("regime1_latency_us")].tolist() == [0.1, 0.2]
+    assert m[:, names.index("regime1_send_overhead_us")].tolist() == [0.1, 0.2]
     assert flatten(p.regimes)["regime0_max_bytes"] == 136.0
 
 
@@ -82,8 +82,8 @@ def test_table_round_trips_through_the_vector_and_slots() -> None:
         ((Regime("udp", 4096), Regime("rendezvous")), "regime0_protocol", "one of \\['mailbox'"),
         ((Regime("mailbox", 4096), Regime("eager", 8192)), "regime1_max_bytes", "no bound"),
         (
-            (Regime("mailbox", 4096, latency_us=-1.0), Regime("eager")),
-            "regime0_latency_us",
+            (Regime("mailbox", 4096, send_overhead_us=-1.0), Regime("eager")),
+            "regime0_send_overhead_us",
             r"in \[0, 1e\+06\]",
         ),
         (
@@ -103,7 +103,7 @@ def test_bad_tables_name_the_slot_value_and_what_is_allowed(
 
 def test_slots_of_missing_regimes_and_contradicting_thresholds_are_refused() -> None:
     with pytest.raises(ParameterError, match="a slot of one of the 3 regimes"):
-        SimParams.from_mapping({"regime4_latency_us": 0.1})
+        SimParams.from_mapping({"regime4_send_overhead_us": 0.1})
     p = SimParams(regimes=(Regime("mailbox", 150), Regime("eager", 17408), Regime("rendezvous")))
     with pytest.raises(ParameterError, match="the explicit regime table sets the thresholds"):
         SimParams.from_mapping({"small_max_bytes": 1024}, base=p)
@@ -139,7 +139,7 @@ def test_campaign_regimes_fixed_and_calibrated(tmp_path: Path) -> None:
 protocol = "stream"
 max_bytes = 65536
 segment_us = [0.05, 2.0]
-latency_us = 1.5
+send_overhead_us = 1.5
 [[simulator.regimes]]
 protocol = "stream_rendezvous"
 segment_us = [0.05, 2.0]
@@ -149,7 +149,7 @@ segment_us = [0.05, 2.0]
     assert c.parameters.lower[1:] == (0.05, 0.05)
     table = c.simulator.base_params().regime_table()
     assert [r.protocol for r in table] == ["stream", "stream_rendezvous"]
-    assert table[0].latency_us == 1.5 and table[0].segment_bytes == 1448
+    assert table[0].send_overhead_us == 1.5 and table[0].segment_bytes == 1448
 
 
 @pytest.mark.parametrize(
@@ -191,10 +191,10 @@ segment_us = [0.05, 2.0]
             "the regime's largest message size",
         ),
         (
-            '[[simulator.regimes]]\nprotocol = "mailbox"\nmax_bytes = 64\nlatency_us = [2.0, 1.0]\n'
+            '[[simulator.regimes]]\nprotocol = "mailbox"\nmax_bytes = 64\nsend_overhead_us = [2.0, 1.0]\n'
             '[[simulator.regimes]]\nprotocol = "rendezvous"\n',
             "link_bw_GBps = [1.0, 10.0]",
-            "simulator.regimes[0].latency_us",
+            "simulator.regimes[0].send_overhead_us",
             "0 <= low < high",
         ),
         (
@@ -222,14 +222,31 @@ def test_parameter_files_and_param_assignments_carry_the_regimes(tmp_path: Path)
     path = tmp_path / "c.toml"
     path.write_text(
         '[simulator]\n[[simulator.regimes]]\nprotocol = "mailbox"\nmax_bytes = 150\n'
-        '[[simulator.regimes]]\nprotocol = "eager"\nmax_bytes = 17408\nlatency_us = 0.25\n'
+        '[[simulator.regimes]]\nprotocol = "eager"\nmax_bytes = 17408\nsend_overhead_us = 0.25\n'
         '[[simulator.regimes]]\nprotocol = "rendezvous"\n'
     )
     values = dict(load_parameter_file(path).values)
     values.update(parse_assignments(["regime1_copy_bw_GBps=4", "regime2_protocol=rendezvous"]))
     p = SimParams.from_mapping(values)
     assert [r.protocol for r in p.regimes] == ["mailbox", "eager", "rendezvous"]
-    assert p.regimes[1].latency_us == 0.25 and p.regimes[1].copy_bw_GBps == 4.0
-    path.write_text(path.read_text().replace("latency_us = 0.25", "latency_us = [0.1, 0.5]"))
-    with pytest.raises(CampaignError, match="pass --param regime1_latency_us=VALUE"):
+    assert p.regimes[1].send_overhead_us == 0.25 and p.regimes[1].copy_bw_GBps == 4.0
+    path.write_text(
+        path.read_text().replace("send_overhead_us = 0.25", "send_overhead_us = [0.1, 0.5]")
+    )
+    with pytest.raises(CampaignError, match="pass --param regime1_send_overhead_us=VALUE"):
         load_parameter_file(path)
+
+
+def test_a_table_from_slots_names_a_second_regime_of_a_protocol_by_its_index() -> None:
+    """Slots (a posterior's draws, --param) carry no names: two eager regimes are
+    'eager' and 'eager_1' (by index), not a duplicate name."""
+    p = SimParams.from_mapping(
+        {
+            "regime0_protocol": 1,
+            "regime0_max_bytes": 5000,
+            "regime1_protocol": 1,
+            "regime1_max_bytes": 17408,
+            "regime2_protocol": 2,
+        }
+    )
+    assert [r.label for r in p.regime_table()] == ["eager", "eager_1", "rendezvous"]

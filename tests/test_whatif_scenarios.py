@@ -57,23 +57,46 @@ def test_an_edit_giving_an_invalid_parameter_is_refused_when_applied() -> None:
         s.apply_params(SimParams())
 
 
+def test_regime_costs_are_scaled_like_parameters() -> None:
+    """A stack halved in every receive overhead: ``regime<k>_<cost>`` edits the regime
+    table of every parameter set (the former name ``latency_us`` is read too)."""
+    from mpiuq.simulator.regimes import Regime
+
+    p = SimParams(
+        regimes=(
+            Regime("mailbox", 4096, recv_overhead_us=0.8, send_overhead_us=0.2),
+            Regime("rendezvous", recv_overhead_us=2.0),
+        )
+    )
+    s = parse_scenario(
+        "stack/2: post_header_delay_us*=0.5, regime0_recv_overhead_us*=0.5, "
+        "regime1_recv_overhead_us/=2, regime0_latency_us*=0.5"
+    )
+    q = s.apply_params(p)
+    assert [r.recv_overhead_us for r in q.regimes] == [0.4, 1.0]
+    assert q.regimes[0].send_overhead_us == 0.1
+    assert q.post_header_delay_us == p.post_header_delay_us / 2
+    with pytest.raises(ScenarioError, match=r"regime5_recv_overhead_us.*one of the 2 regimes"):
+        parse_scenario("x: regime5_recv_overhead_us*=2").apply_params(p)
+
+
 def test_regime_slots_are_edited_like_param_and_keep_the_table_names() -> None:
     from mpiuq.simulator.regimes import Regime
 
     table = (
         Regime("mailbox", 128, name="inline"),
-        Regime("mailbox", 8192, name="bcopy", latency_us=0.75),
+        Regime("mailbox", 8192, name="bcopy", send_overhead_us=0.75),
         Regime("rendezvous"),
     )
     s = parse_scenario("lat: regime1_latency_us*=2, regime0_max_bytes=256")
     p = s.apply_params(SimParams(regimes=table))
     assert [r.label for r in p.regimes] == ["inline", "bcopy", "rendezvous"]
-    assert p.regimes[1].latency_us == 1.5 and p.regimes[0].max_bytes == 256
+    assert p.regimes[1].send_overhead_us == 1.5 and p.regimes[0].max_bytes == 256
     assert (
         parse_scenario("z: regime1_latency_us=0")
         .apply_params(SimParams(regimes=table))
         .regimes[1]
-        .latency_us
+        .send_overhead_us
         == 0.0
     )
     with pytest.raises(ScenarioError, match=r"regime5_latency_us.*a slot of one of the 3 regimes"):

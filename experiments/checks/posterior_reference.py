@@ -388,8 +388,18 @@ def compare_case(case: str, path: Path, out: Path, work: Path) -> None:
             "ess_bulk": {n: float(e) for n, e in zip(names, d.ess_bulk, strict=True)},
         },
     }
+    run_info["below_ref_q05"] = below_reference_q05(path, out / "reference.npz", v.exact.draws)
     (out / "campaign.json").write_text(json.dumps(run_info, indent=1))
     print(f"{case}: campaign ran in {seconds:.0f} s ({run_info['path']} path)", flush=True)
+
+
+def below_reference_q05(path: Path, reference: Path, draws: np.ndarray) -> float:
+    """Fraction of ``draws`` whose simulator log-posterior lies below the 5% quantile of
+    the reference draws' (0.05 expected; more means too much mass in the tails)."""
+    log_post, _, _ = target_of(path)
+    ref = np.asarray(np.load(reference)["draws"], dtype=np.float64)
+    cut = float(np.quantile(log_post(ref), 0.05))
+    return float(np.mean(log_post(np.asarray(draws, dtype=np.float64)) < cut))
 
 
 def _load(out: Path, which: str) -> tuple[np.ndarray, list[str]]:
@@ -525,7 +535,14 @@ def write_table(results: Path) -> None:
         tail.append(
             f"- **{out.name}**: rule {'met' if c['passed'] else 'NOT met'}; joint energy "
             f"distance {c['energy']['statistic']:.4f}, permutation p = "
-            f"{c['energy']['permutation_p']:.3f} (1,000 draws each, standardised); campaign "
+            f"{c['energy']['permutation_p']:.3f} (1,000 draws each, standardised); "
+            + (
+                f"{c['campaign']['below_ref_q05']:.3f} of the campaign's draws below the "
+                "reference's 5% log-posterior quantile (0.05 expected); "
+                if "below_ref_q05" in c["campaign"]
+                else ""
+            )
+            + "campaign "
             f"{c['campaign']['seconds']} s on the {c['campaign']['path']} path, exact for the "
             f"simulator: {c['campaign']['exact_for_simulator']}; reference "
             f"{c['reference']['evaluations']} simulator runs" + (f"; {sym}" if sym else "")

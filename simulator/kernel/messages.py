@@ -44,9 +44,10 @@ def wake(r, t, state, hn, top_live, seq):  # type: ignore[no-untyped-def]
 
 
 @njit(inline="always", error_model="numpy")
-def matched(m, q, t, state, ep, hn, top_live, seq):  # type: ignore[no-untyped-def]
-    """Message ``m`` and receive ``q`` match at ``t``: the protocol's match step."""
-    get_at = on_match(m, q, t, state, ep)
+def matched(m, q, t, late, state, ep, hn, top_live, seq):  # type: ignore[no-untyped-def]
+    """Message ``m`` and receive ``q`` match at ``t``: the protocol's match step (``late``:
+    the receive was posted after the header arrived, an unexpected message)."""
+    get_at = on_match(m, q, t, late, state, ep)
     if get_at >= 0.0:
         hn, top_live = push(state.heap, hn, top_live, get_at, seq, m * N_EV + EV_GET_ISSUE)
         seq += 1
@@ -71,7 +72,7 @@ def header_arrived(m, t, prog, state, ep, hn, top_live, seq):  # type: ignore[no
         enqueue(queues.unexpected_head, queues.unexpected_tail, queues.next, dst, m)
     else:
         unlink(queues.posted_head, queues.posted_tail, queues.next, dst, prev, q)
-        hn, top_live, seq = matched(m, q, t, state, ep, hn, top_live, seq)
+        hn, top_live, seq = matched(m, q, t, False, state, ep, hn, top_live, seq)
         if state.requests.ready[q] <= t:
             hn, top_live, seq = wake(dst, t, state, hn, top_live, seq)
     return hn, top_live, seq

@@ -49,11 +49,14 @@ from mpiuq.simulator.kernel.matching import (
 from mpiuq.simulator.kernel.messages import matched
 from mpiuq.simulator.kernel.protocols import (
     header_bytes,
+    header_delay,
     protocol_of,
     select,
+    send_complete,
     send_cost,
     send_ready,
     send_refs,
+    send_tail,
 )
 from mpiuq.simulator.kernel.rows import keep_envelope, row_of, window_end
 from mpiuq.simulator.kernel.transfers import transfer_event
@@ -91,7 +94,8 @@ def op_compute(r, i, j, c, t, prog, state, compute_scale, hn, top_live, seq):  #
 @njit(inline="always", error_model="numpy")
 def op_isend(r, i, j, c, t, prog, net, state, rates, ep, hn, top_live, seq):  # type: ignore[no-untyped-def]
     """``ISEND`` (global row ``i``, buffer row ``j``): pay the protocol's CPU cost, then
-    the message leaves at ``TSend = t``."""
+    the message leaves at ``TSend = t``; the wait that consumes the send request later
+    pays the regime's send-completion cost."""
     ops = prog.ops
     ranks = state.ranks
     msgs = state.messages
@@ -119,6 +123,7 @@ def op_isend(r, i, j, c, t, prog, net, state, rates, ep, hn, top_live, seq):  # 
     dst = ops[j, COL_PEER]
     proto = msgs.proto[m]
     init_request(state.requests, m, i, t, send_ready(proto, t))
+    state.requests.copy_s[m] = send_complete(msgs.regime[m], ep)  # paid by the send's wait
     msgs.match[m] = -1
     msgs.data_at[m] = INF
     msgs.src[m] = r
@@ -128,8 +133,17 @@ def op_isend(r, i, j, c, t, prog, net, state, rates, ep, hn, top_live, seq):  # 
     msgs.nbytes[m] = nb_
     msgs.t_send[m] = t
     wire = header_bytes(proto, msgs.regime[m], nb_, ep)
-    te, tc = transfer_event(t, r, dst, wire, m, STAGE_HDR, net, state, rates, seq)
+    t_wire = t + header_delay(msgs.regime[m], nb_, ep)  # the regime's latency off the CPUs
+    te, tc = transfer_event(t_wire, r, dst, wire, m, STAGE_HDR, net, state, rates, seq)
     hn, top_live = push(state.heap, hn, top_live, te, seq, tc)
+    tail = send_tail(proto, msgs.regime[m], nb_, ep)
+    if tail > 0.0:
+        # the call goes on copying while the message leaves (pipelined copies): CPU time
+        # after the operation, like a compute step
+        ranks.acc[r, CAT_STACK] += tail
+        ranks.acc_call[c, CAT_STACK] += tail
+        go_on, hn, top_live, seq = advance(r, t + tail, state, hn, top_live, seq + 1)
+        return go_on, t + tail, hn, top_live, seq
     return True, t, hn, top_live, seq + 1
 
 
@@ -149,7 +163,7 @@ def op_irecv(r, i, j, t, prog, state, ep, hn, top_live, seq):  # type: ignore[no
         enqueue(queues.posted_head, queues.posted_tail, queues.next, r, q)
     else:
         unlink(queues.unexpected_head, queues.unexpected_tail, queues.next, r, prev, m)
-        hn, top_live, seq = matched(m, q, t, state, ep, hn, top_live, seq)
+        hn, top_live, seq = matched(m, q, t, True, state, ep, hn, top_live, seq)
     return hn, top_live, seq
 
 

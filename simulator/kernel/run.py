@@ -68,6 +68,7 @@ def endpoint_costs(params, zero_overhead):  # type: ignore[no-untyped-def]
         table,
         table.shape[0] // R_WIDTH,
         scale,
+        1.0 / (min(params[P_INJECTION_BW], params[P_LINK_BW]) * 1e9),
     )
 
 

@@ -58,7 +58,7 @@ class Requests(NamedTuple):
     stack1_end: F64
     stack2_start: F64  #: second MPI-stack interval
     stack2_end: F64
-    copy_s: F64  #: copy-out seconds charged at the wait
+    copy_s: F64  #: CPU seconds charged at the wait (copy-out, receive or send-completion overhead)
     post_s: F64  #: post time of receives
     op: I64  #: creating operation
 

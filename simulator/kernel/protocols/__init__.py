@@ -8,11 +8,16 @@ these dispatchers at the protocol's steps:
 step                   what a protocol decides
 =====================  ==========================================================
 :func:`send_cost`      CPU seconds of the sender before the message leaves
+:func:`send_tail`      CPU seconds of the sender's call after it started to leave
 :func:`send_refs`      references the protocol holds on the send's state slot
 :func:`send_ready`     whether the send request completes when the message leaves
+:func:`send_complete`  CPU seconds of the sender's wait completing the send request
 :func:`header_bytes`   bytes of the first transfer (header, or header + payload)
+:func:`header_delay`   extra latency of the first transfer (the regime's, off the CPUs)
 :func:`on_header`      work triggered by the header's arrival, before matching
-:func:`on_match`       what the matched receive waits for; when a get is posted
+:func:`on_match`       what the matched receive waits for and its CPU cost at
+                       completion (copy-out, receive overhead, the unexpected path
+                       of a late receive); when a get is posted
 :func:`on_get_arrive`  the get request (or go-ahead) reached the sender: when the
                        data leave
 :func:`data_bytes`     bytes of the data transfer
@@ -53,19 +58,27 @@ from mpiuq.simulator.kernel.protocols.rendezvous import (
 )
 from mpiuq.simulator.kernel.protocols.stream import (
     stream_match,
+    stream_overlap,
     stream_rendezvous_go,
     stream_rendezvous_match,
     stream_rendezvous_send_cost,
     stream_send_cost,
     stream_wire_bytes,
 )
-from mpiuq.simulator.kernel.protocols.table import protocol_of, regime_of
+from mpiuq.simulator.kernel.protocols.table import (
+    protocol_of,
+    recv_overhead_s,
+    regime_of,
+    send_complete_s,
+    wire_latency_s,
+)
 
 __all__ = [
     "HEADER_BYTES",
     "Endpoint",
     "data_bytes",
     "header_bytes",
+    "header_delay",
     "keeps_slot_after_match",
     "on_get_arrive",
     "on_header",
@@ -73,9 +86,11 @@ __all__ = [
     "protocol_of",
     "rendezvous_data",
     "select",
+    "send_complete",
     "send_cost",
     "send_ready",
     "send_refs",
+    "send_tail",
 ]
 
 #: Size of protocol headers, RDMA get requests and acknowledgements on the wire, bytes.
@@ -96,6 +111,7 @@ class Endpoint(NamedTuple):
     table: npt.NDArray[np.float64]  #: the regime slots (``R_WIDTH`` per regime, see .table)
     n_regimes: int  #: regimes in ``table``
     scale: float  #: 1, or 0 on a network without MPI overheads (per-regime costs vanish)
+    inv_wire: float  #: seconds per byte at the bottleneck bandwidth (pipelined copies' pace)
 
 
 @njit(inline="always", error_model="numpy")
@@ -137,6 +153,29 @@ def send_ready(proto, t):  # type: ignore[no-untyped-def]
 
 
 @njit(inline="always", error_model="numpy")
+def send_tail(proto, k, nbytes, ep):  # type: ignore[no-untyped-def]
+    """CPU seconds the sender still spends in its send call after the message started to
+    leave (the pipelined copy of a ``stream`` regime; 0 for every other protocol)."""
+    if proto == PROTO_STREAM:
+        return stream_overlap(nbytes, k, ep)
+    return 0.0
+
+
+@njit(inline="always", error_model="numpy")
+def send_complete(k, ep):  # type: ignore[no-untyped-def]
+    """CPU seconds the sender's wait spends completing a send request of regime ``k``
+    (charged like a receive's copy-out, when the wait consumes the request)."""
+    return send_complete_s(k, ep)
+
+
+@njit(inline="always", error_model="numpy")
+def header_delay(k, nbytes, ep):  # type: ignore[no-untyped-def]
+    """Seconds between a message of ``nbytes`` leaving its sender and its first transfer
+    starting: the regime's wire latency, fixed and per byte (0 by default)."""
+    return wire_latency_s(k, nbytes, ep)
+
+
+@njit(inline="always", error_model="numpy")
 def header_bytes(proto, k, nbytes, ep):  # type: ignore[no-untyped-def]
     """Bytes of a message's first transfer: the header, plus the payload for the mailbox
     (and its segments' framing for a stream)."""
@@ -167,14 +206,16 @@ def on_header(m, t, state, ep):  # type: ignore[no-untyped-def]
 
 
 @njit(inline="always", error_model="numpy")
-def on_match(m, q, t, state, ep):  # type: ignore[no-untyped-def]
+def on_match(m, q, t, late, state, ep):  # type: ignore[no-untyped-def]
     """Match message ``m`` with receive ``q`` (state slots) at ``t``, the later of
-    arrival and post.
+    arrival and post; ``late`` when the receive was posted after the header arrived.
 
     Sets what the receive waits for (eq. 2: the partner is ready at TSend; stack
-    intervals on its critical path; the copy-out) and records the match by program
-    request id. Returns when the receiver's progress engine has pinned and posted
-    the RDMA get (rendezvous), or -1.
+    intervals on its critical path; the CPU seconds its wait pays at completion: the
+    copy-out, the regime's receive overhead and, for a late receive, its
+    unexpected-message cost) and records the match by program request id. Returns
+    when the receiver's progress engine has pinned and posted the RDMA get
+    (rendezvous), or -1.
     """
     msgs = state.messages
     slot_rid = state.slots.rid
@@ -182,20 +223,21 @@ def on_match(m, q, t, state, ep):  # type: ignore[no-untyped-def]
     state.slots.matched[slot_rid[m]] = slot_rid[q]
     state.requests.sync[q] = msgs.t_send[m]
     p = msgs.proto[m]
+    get_at = -1.0
     if p == PROTO_SMALL:
         mailbox_match(m, q, t, state, ep)
-        return -1.0
-    if p == PROTO_EAGER:
+    elif p == PROTO_EAGER:
         eager_match(m, q, t, state, ep)
-        return -1.0
-    if p == PROTO_RDV:
-        return rendezvous_match(m, q, t, state, ep)
-    if p == PROTO_STREAM:
-        stream_match(m, q, t, state, ep)
-        return -1.0
-    if p == PROTO_DETACHED:
-        return detached_match(m, q, t, state, ep)
-    return stream_rendezvous_match(m, q, t, state, ep)
+    elif p == PROTO_RDV:
+        get_at = rendezvous_match(m, q, t, state, ep)
+    elif p == PROTO_STREAM:
+        stream_match(m, q, t, late, state, ep)
+    elif p == PROTO_DETACHED:
+        get_at = detached_match(m, q, t, state, ep)
+    else:
+        get_at = stream_rendezvous_match(m, q, t, state, ep)
+    state.requests.copy_s[q] += recv_overhead_s(msgs.regime[m], late, ep)
+    return get_at
 
 
 @njit(inline="always", error_model="numpy")

@@ -4,23 +4,25 @@ Below ``smpi/send-is-detached-thresh`` SMPI copies the payload into a buffer of 
 and returns: the send completes when posted. The message waits in the receiver's
 mailbox, and its payload moves in one transfer only once a receive matches it (SMPI's
 default ``smpi/async-small-thresh`` of 0: no eager transfer). Here the sender copies the
-payload at the regime's copy bandwidth and posts a header (plus the regime's latency);
-once matched, the receiver's progress engine posts a go-ahead (``post_header_delay``)
-that crosses back; on its arrival the payload leaves, and the receiver copies it out at
-its wait. With SimGrid-like settings (no endpoint costs, control messages free) the
-payload leaves at the match, as in SMPI.
+payload at the regime's copy bandwidth and posts a header (plus the regime's send
+overhead); once matched, the receiver's progress engine posts a go-ahead
+(``post_header_delay``) that crosses back; on its arrival the payload leaves, and the
+receiver copies it out at its wait. The other endpoint costs are the shared hooks'
+(send completion, receive overhead, unexpected-message cost, wire latency), as for
+every protocol. With SimGrid-like settings (no endpoint costs, control messages free)
+the payload leaves at the match, as in SMPI.
 """
 
 from __future__ import annotations
 
 from mpiuq.simulator._jit import njit
-from mpiuq.simulator.kernel.protocols.table import inv_copy, latency_s
+from mpiuq.simulator.kernel.protocols.table import inv_copy, send_overhead_s
 
 
 @njit(inline="always", error_model="numpy")
 def detached_send_cost(nbytes, k, ep):  # type: ignore[no-untyped-def]
     """CPU seconds of the sender: copy the payload aside, post the header."""
-    return nbytes * inv_copy(k, ep) + ep.d_hdr + latency_s(k, ep)
+    return nbytes * inv_copy(k, ep) + ep.d_hdr + send_overhead_s(k, ep)
 
 
 @njit(inline="always", error_model="numpy")

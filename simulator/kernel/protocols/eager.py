@@ -1,8 +1,8 @@
 """The eager-RDMA protocol (medium messages, Fig. 2 of the reference paper).
 
 The sender copies the payload into a pinned buffer at the regime's copy bandwidth (by
-default the memory bandwidth) and posts the header (plus the regime's latency); its
-send completes at once. When the header arrives, the receiver's
+default the memory bandwidth) and posts the header (plus the regime's send overhead);
+its send completes at once. When the header arrives, the receiver's
 progress engine posts an RDMA get (``post_rdma_delay``) whatever the state of
 matching; the data then flows sender -> receiver. A matched receive is complete
 once the data is in, and its wait copies the data out at the same bandwidth.
@@ -11,13 +11,13 @@ once the data is in, and its wait copies the data out at the same bandwidth.
 from __future__ import annotations
 
 from mpiuq.simulator._jit import njit
-from mpiuq.simulator.kernel.protocols.table import inv_copy, latency_s
+from mpiuq.simulator.kernel.protocols.table import inv_copy, send_overhead_s
 
 
 @njit(inline="always", error_model="numpy")
 def eager_send_cost(nbytes, k, ep):  # type: ignore[no-untyped-def]
     """CPU seconds of the sender: copy into the pinned buffer, post the header."""
-    return nbytes * inv_copy(k, ep) + ep.d_hdr + latency_s(k, ep)
+    return nbytes * inv_copy(k, ep) + ep.d_hdr + send_overhead_s(k, ep)
 
 
 @njit(inline="always", error_model="numpy")

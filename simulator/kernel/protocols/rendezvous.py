@@ -1,10 +1,13 @@
 """The rendezvous protocol (large messages, zero copy, Fig. 3 of the reference paper).
 
-The sender pins its buffer and posts the header (plus the regime's latency); once matched, the receiver's
-progress engine pins the receive buffer and posts an RDMA get; the data flows
-sender -> receiver straight into the user buffer, and the receiver's progress
-engine acknowledges it (``post_header_delay``). The send completes when the
-acknowledgement arrives; its sync boundary is the receive's post time (eq. 1).
+The sender pins its buffer and posts the header (plus the regime's send overhead): an
+``MPI_Isend`` costs that much (a registration cache makes the pinning terms small).
+Once matched, the receiver's progress engine pins the receive buffer and posts an RDMA
+get; the data flows sender -> receiver straight into the user buffer, and the receiver's
+progress engine acknowledges it (``post_header_delay``). The send completes when the
+acknowledgement arrives, after the data have left; its sync boundary is the receive's
+post time (eq. 1). The receive completes when the data are in (its wait then pays the
+regime's receive overhead: the FIN's processing).
 """
 
 from __future__ import annotations
@@ -12,15 +15,15 @@ from __future__ import annotations
 import numpy as np
 
 from mpiuq.simulator._jit import njit
-from mpiuq.simulator.kernel.protocols.table import latency_s
+from mpiuq.simulator.kernel.protocols.table import send_overhead_s
 
 
 @njit(inline="always", error_model="numpy")
 def rendezvous_send_cost(nbytes, k, ep):  # type: ignore[no-untyped-def]
     """CPU seconds of the sender: pin the buffer, post the header (plus regime ``k``'s
-    latency)."""
+    send overhead)."""
     pages = np.ceil(nbytes / ep.page)
-    return ep.pin_lat + pages * ep.pin_page + ep.d_hdr + latency_s(k, ep)
+    return ep.pin_lat + pages * ep.pin_page + ep.d_hdr + send_overhead_s(k, ep)
 
 
 @njit(inline="always", error_model="numpy")

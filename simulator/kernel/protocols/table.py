@@ -14,12 +14,18 @@ import numpy as np
 from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import (
     R_COPY_BW,
-    R_LATENCY,
+    R_FRAGMENT,
     R_MAX_BYTES,
     R_PROTOCOL,
+    R_RECV_OVERHEAD,
     R_SEGMENT_BYTES,
     R_SEGMENT_US,
+    R_SEND_COMPLETE,
+    R_SEND_OVERHEAD,
+    R_UNEXPECTED,
     R_WIDTH,
+    R_WIRE_LATENCY,
+    R_WIRE_PER_BYTE,
 )
 
 
@@ -40,9 +46,27 @@ def protocol_of(k, ep):  # type: ignore[no-untyped-def]
 
 
 @njit(inline="always", error_model="numpy")
-def latency_s(k, ep):  # type: ignore[no-untyped-def]
-    """Extra software latency of the sender per message in regime ``k``, s."""
-    return ep.table[k * R_WIDTH + R_LATENCY] * 1e-6 * ep.scale
+def send_overhead_s(k, ep):  # type: ignore[no-untyped-def]
+    """Sender CPU per message in regime ``k`` beyond the global post delay, s."""
+    return ep.table[k * R_WIDTH + R_SEND_OVERHEAD] * 1e-6 * ep.scale
+
+
+@njit(inline="always", error_model="numpy")
+def send_complete_s(k, ep):  # type: ignore[no-untyped-def]
+    """Sender CPU to complete a send request of regime ``k`` in its wait, s."""
+    return ep.table[k * R_WIDTH + R_SEND_COMPLETE] * 1e-6 * ep.scale
+
+
+@njit(inline="always", error_model="numpy")
+def recv_overhead_s(k, late, ep):  # type: ignore[no-untyped-def]
+    """Receiver CPU per message of regime ``k`` when its receive completes, s: matching
+    and completion, plus the unexpected-message path if the message arrived before the
+    receive was posted (``late``)."""
+    base = k * R_WIDTH
+    cost = ep.table[base + R_RECV_OVERHEAD]
+    if late:
+        cost += ep.table[base + R_UNEXPECTED]
+    return cost * 1e-6 * ep.scale
 
 
 @njit(inline="always", error_model="numpy")
@@ -65,3 +89,19 @@ def segments(nbytes, k, ep):  # type: ignore[no-untyped-def]
 def segment_s(k, ep):  # type: ignore[no-untyped-def]
     """Host cost per segment and side in regime ``k``, s."""
     return ep.table[k * R_WIDTH + R_SEGMENT_US] * 1e-6 * ep.scale
+
+
+@njit(inline="always", error_model="numpy")
+def fragment_of(k, ep):  # type: ignore[no-untyped-def]
+    """Fragment of regime ``k``'s pipelined copies, bytes (0: not pipelined)."""
+    return ep.table[k * R_WIDTH + R_FRAGMENT]
+
+
+@njit(inline="always", error_model="numpy")
+def wire_latency_s(k, nbytes, ep):  # type: ignore[no-untyped-def]
+    """Extra one-way latency of the first transfer of a message of ``nbytes`` in regime
+    ``k``, off every CPU, s (its fixed and per-byte parts)."""
+    base = k * R_WIDTH
+    return (
+        ep.table[base + R_WIRE_LATENCY] * 1e-6 + nbytes * ep.table[base + R_WIRE_PER_BYTE] * 1e-9
+    ) * ep.scale
