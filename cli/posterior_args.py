@@ -117,6 +117,11 @@ class ParameterSets:
     def label(self) -> str:
         """One line saying which calibration was used (for tables and figures)."""
         c = self.calibration
+        adjusted = f" ({c['adjusted']})" if c.get("adjusted") else ""
+        return self._source_label() + adjusted
+
+    def _source_label(self) -> str:
+        c = self.calibration
         if c.get("draws"):
             return (
                 f"{c['draws']} posterior draws of {c['campaign'] or c['source']} "

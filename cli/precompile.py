@@ -46,6 +46,10 @@ TINY_TI_TRACE = "\n".join(
 )
 
 
+#: A SimGrid fat-tree zone of 4 hosts (its routing loops compile with ``--like simgrid``).
+SIMGRID_ZONE = "sgfattree:down=2x2,up=1x2,parallel=1x1"
+
+
 @contextlib.contextmanager
 def _environment(**values: str) -> Iterator[None]:
     """Set environment variables inside the block (restored after)."""
@@ -77,6 +81,8 @@ def exercise(folder: Path) -> None:
         ["replay", str(trace), "--model", models, *quiet],  # parsed
         ["replay", str(trace), "--model", models, *quiet],  # from the program cache
         ["replay", str(trace), "--model", "analytic", *quiet],  # one model alone
+        # SimGrid's semantics: flow sharing, detached sends, a SimGrid zone's routes
+        ["replay", str(trace), "--like", "simgrid", "--topology", SIMGRID_ZONE, *quiet],
         ["replay", str(motif), "--model", models, *quiet],
         [
             "replay",

@@ -13,19 +13,22 @@ reference paper; with error bars for draws).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mpiuq.arguments import add_param_argument, bounded_number, output_folder
-from mpiuq.posterior_args import add_posterior_arguments, parameter_sets
+from mpiuq.posterior_args import ParameterSets, add_posterior_arguments, parameter_sets
 from mpiuq.progress import Progress, add_quiet_argument
 from mpiuq.result_output import emit
-from mpiuq.simulator.codes import NETWORK_MODELS
+from mpiuq.simulator.codes import FLOW_SHARING_NAMES, NETWORK_MODELS
 from mpiuq.simulator.collectives import ALGORITHM_SETS, algorithm_set
 from mpiuq.simulator.errors import SettingError
+from mpiuq.simulator.simgrid_like import LIKE_TARGETS
 from mpiuq.simulator.trace.ir import Trace
 
 if TYPE_CHECKING:  # the replay engine (numba) is imported when a replay runs
+    from mpiuq.simulator.platform import Platform
     from mpiuq.simulator.replay import ReplayResult, ReplaySetup
 
 
@@ -85,11 +88,44 @@ def model_threads(args: argparse.Namespace) -> int:
 
 def add_replay_options(p: argparse.ArgumentParser, models: str = "analytic,compute-only") -> None:
     """The options of how a trace is read and replayed (models, algorithms, topology...);
-    ``models`` is the default of ``--model``."""
+    ``models`` is the default of ``--model`` (``flow`` with ``--platform`` or ``--like``)."""
+    p.set_defaults(default_models=models)
     p.add_argument(
         "--model",
-        default=models,
-        help=f"comma-separated network models, of {', '.join(NETWORK_MODELS)} (default {models})",
+        default=None,
+        help=f"comma-separated network models, of {', '.join(NETWORK_MODELS)} (default {models}; "
+        "flow with --platform or --like simgrid)",
+    )
+    p.add_argument(
+        "--platform",
+        type=Path,
+        default=None,
+        metavar="FILE.xml",
+        help="SimGrid platform file of one <cluster> (flat with bb_bw/bb_lat, FAT_TREE, "
+        "DRAGONFLY, TORUS): the network of the flow model, and the hosts' speed",
+    )
+    p.add_argument(
+        "--hostfile",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="SMPI hostfile: rank r on its r-th host (NAME or NAME:N per line; default: the "
+        "platform's hosts sorted by name, as SimGrid)",
+    )
+    p.add_argument(
+        "--like",
+        choices=LIKE_TARGETS,
+        default=None,
+        help="replay with another simulator's semantics: simgrid = SimGrid 3.32's SMPI "
+        "(flow model with SMPI's sharing, detached sends below 64 KiB, free endpoints and "
+        "reductions, SimGrid's collective selector; see docs/simgrid.md)",
+    )
+    p.add_argument(
+        "--sharing",
+        choices=tuple(FLOW_SHARING_NAMES),
+        default=None,
+        help="flow model's sharing rules: maxmin (equal shares, default), cm02, lv08 or smpi "
+        "(SimGrid's models; --like simgrid sets smpi)",
     )
     p.add_argument(
         "--compute-scale",
@@ -128,7 +164,9 @@ def add_replay_options(p: argparse.ArgumentParser, models: str = "analytic,compu
         "--topology",
         default=None,
         help="topology spec, e.g. dragonfly:groups=9,switches=8 or just dragonfly "
-        "(sized for the trace); the packet model defaults to dragonfly",
+        "(sized for the trace); the packet model defaults to dragonfly; the flow model also "
+        "takes SimGrid-shaped zones: cluster:hosts=N,backbone=B, torus:dims=8x8x16, "
+        "sgfattree:down=..,up=.., sgdragonfly:groups=..,chassis=..,routers=..,nodes=..",
     )
     p.add_argument(
         "--placement",
@@ -137,7 +175,10 @@ def add_replay_options(p: argparse.ArgumentParser, models: str = "analytic,compu
         help="rank placement on the topology (linear)",
     )
     p.add_argument(
-        "--flop-rate", type=bounded_number(1.0, 1e18), default=1e9, help="TI traces: flop/s (1e9)"
+        "--flop-rate",
+        type=bounded_number(1.0, 1e18),
+        default=None,
+        help="TI traces: flop/s (default: the platform's host speed, else 1e9)",
     )
     p.add_argument(
         "--clock", choices=("auto", "wall", "cpu"), default="auto", help="DUMPI compute clock"
@@ -206,31 +247,96 @@ def format_table(result: ReplayResult) -> str:
 
 
 def replay_setup(args: argparse.Namespace) -> ReplaySetup:
-    """The :class:`ReplaySetup` of the replay options."""
+    """The :class:`ReplaySetup` of the replay options (``--like`` applied)."""
     from mpiuq.simulator.replay import ReplaySetup
+    from mpiuq.simulator.simgrid_like import like_setup
 
-    return ReplaySetup(
-        models=tuple(m.strip() for m in args.model.split(",") if m.strip()),
+    model = args.model
+    if model is None:
+        flow = args.platform is not None or args.like is not None
+        model = "flow" if flow else args.default_models
+    explicit = parse_algorithms(args.algorithm)
+    setup = ReplaySetup(
+        models=tuple(m.strip() for m in model.split(",") if m.strip()),
         compute_scale=args.compute_scale,
         reduce_rate_Bps=None if args.reduce_rate is None else args.reduce_rate * 1e9,
-        algorithms=tuple(
-            (algorithm_set(args.collectives) | dict(parse_algorithms(args.algorithm))).items()
-        ),
+        algorithms=tuple((algorithm_set(args.collectives) | dict(explicit)).items()),
         hops=args.hops,
         topology=args.topology,
         placement=args.placement,
+        sharing=args.sharing or "maxmin",
+        platform=None if args.platform is None else str(args.platform),
+        hostfile=None if args.hostfile is None else str(args.hostfile),
     )
+    setup = like_setup(args.like, setup, explicit)
+    if args.sharing is not None:  # an explicit choice wins over --like's
+        setup = dataclasses.replace(setup, sharing=args.sharing)
+    if args.reduce_rate is not None:
+        setup = dataclasses.replace(setup, reduce_rate_Bps=args.reduce_rate * 1e9)
+    return setup
 
 
-def check_topology(spec: str | None) -> None:
+def _platform(args: argparse.Namespace) -> Platform | None:
+    """The platform of ``--platform`` (read once per command), or None."""
+    if args.platform is None:
+        return None
+    cached = getattr(args, "_platform_read", None)
+    if cached is None:
+        from mpiuq.simulator.platform import read_platform
+
+        cached = read_platform(args.platform)
+        args._platform_read = cached
+    return cached  # type: ignore[no-any-return]
+
+
+def flop_rate(args: argparse.Namespace) -> float:
+    """``--flop-rate``, else the platform's host speed, else 1 Gflop/s."""
+    if args.flop_rate is not None:
+        return float(args.flop_rate)
+    platform = _platform(args)
+    return platform.speed_flops if platform is not None else 1e9
+
+
+def replay_parameters(args: argparse.Namespace) -> ParameterSets:
+    """The parameter sets of the replay: ``--params`` and ``--param``, with ``--like``'s
+    protocol regimes and the platform's network values (bandwidths, hop latency)."""
+    from mpiuq.simulator.simgrid_like import PLATFORM_PARAMS, like_params, platform_params
+
+    sets = parameter_sets(args)
+    platform = _platform(args)
+    given = [a.partition("=")[0].strip() for a in getattr(args, "param", None) or []]
+    fixed = [name for name in given if name in PLATFORM_PARAMS]
+    if platform is not None and fixed:  # the platform's values would silently replace them
+        raise SettingError(
+            f"--param {fixed[0]} is set by the platform {args.platform} (its bw and lat): "
+            f"edit the platform file, or compare with a what-if scenario '{fixed[0]}*=F'"
+        )
+    reference = platform.zone.reference if platform is not None else None
+    adjusted = tuple(platform_params(like_params(args.like, p), reference) for p in sets.sets)
+    notes = []
+    if platform is not None:
+        notes.append(f"network values of {Path(platform.file).name}")
+    if args.like is not None:
+        notes.append(f"protocols of --like {args.like}")
+    calibration = dict(sets.calibration)
+    if notes:
+        calibration["adjusted"] = ", ".join(notes)
+    return dataclasses.replace(sets, sets=adjusted, calibration=calibration)
+
+
+def check_topology(spec: str | None, platform: Path | None = None) -> None:
     """Build a topology given with its sizes (``dragonfly:groups=0`` is refused now, before
     the trace is read or the simulator loads); a bare name is checked, and sized to the
-    trace later."""
-    if spec is None:
+    trace later. Beside a ``platform``, nothing is checked: the replay's setup refuses
+    the pair (a platform is the network)."""
+    if spec is None or platform is not None:
         return
     from mpiuq.simulator.topologies.spec import make_topology, parse_topology_spec
+    from mpiuq.simulator.topologies.zone_spec import is_zone_spec, make_zone
 
-    if ":" in spec:
+    if is_zone_spec(spec):  # a SimGrid-shaped zone of the flow model (a bare cluster: 1 host)
+        make_zone(spec, n_ranks=1)
+    elif ":" in spec:
         make_topology(spec)
     else:
         parse_topology_spec(spec)
@@ -241,7 +347,7 @@ def read_replay_trace(args: argparse.Namespace) -> Trace:
     from mpiuq.replay_progress import read_with_progress
 
     return read_with_progress(
-        Progress.of(args), args.trace, flop_rate=args.flop_rate, clock=args.clock
+        Progress.of(args), args.trace, flop_rate=flop_rate(args), clock=args.clock
     )
 
 
@@ -249,7 +355,7 @@ def run(args: argparse.Namespace) -> int:
     """Handler of ``mpiuq replay``."""
     from mpiuq.simulator.trace.detect import detect_format
 
-    sets = parameter_sets(args)
+    sets = replay_parameters(args)
     if sets.is_draws:  # refused before numba loads
         streamed = [
             flag
@@ -266,7 +372,7 @@ def run(args: argparse.Namespace) -> int:
                 "one lowered program held in memory (use --estimate for one streamed replay)"
             )
     detect_format(args.trace)  # a missing or unknown trace is refused before the simulator loads
-    check_topology(args.topology)
+    check_topology(args.topology, args.platform)
     setup = replay_setup(args)
     if sets.is_draws:
         from mpiuq.replay_draws_cmd import run_draws
@@ -283,7 +389,7 @@ def run(args: argparse.Namespace) -> int:
         stream=args.stream,
         scratch=args.scratch,
         window_rows=None if args.window_rows is None else int(args.window_rows),
-        flop_rate=args.flop_rate,
+        flop_rate=flop_rate(args),
         clock=args.clock,
     )
 

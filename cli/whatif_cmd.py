@@ -19,8 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 from mpiuq.arguments import add_param_argument, output_folder
 from mpiuq.calibration_warnings import replay_warnings, warn
-from mpiuq.posterior_args import ParameterSets, add_posterior_arguments, parameter_sets
-from mpiuq.replay_cmd import add_replay_options, check_topology, read_replay_trace, replay_setup
+from mpiuq.posterior_args import ParameterSets, add_posterior_arguments
+from mpiuq.replay_cmd import (
+    add_replay_options,
+    check_topology,
+    read_replay_trace,
+    replay_parameters,
+    replay_setup,
+)
 from mpiuq.result_output import emit
 from mpiuq.simulator.errors import SettingError
 
@@ -185,14 +191,14 @@ def format_whatif_table(data: dict[str, Any], label: str) -> str:
 def run(args: argparse.Namespace) -> int:
     """Handler of ``mpiuq whatif``."""
     scenarios = parse_scenarios(args.scenario)
-    check_topology(args.topology)
+    check_topology(args.topology, args.platform)
     setup = replay_setup(args)
     if len(setup.models) != 1:
         raise SettingError(
             f"--model {args.model!r} names {len(setup.models)} models: expected one baseline "
             "model (a scenario 'NAME: model=OTHER' compares another)"
         )
-    sets = parameter_sets(args)
+    sets = replay_parameters(args)
     data, _ = run_scenarios(args, sets, setup, scenarios)
 
     def plot(path: Path) -> None:

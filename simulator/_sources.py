@@ -25,6 +25,7 @@ COMPILED_SOURCES: tuple[str, ...] = (
     "kernel/**/*.py",
     "networks/*.py",
     "topologies/routing.py",
+    "topologies/zone_rout*.py",
 )
 
 

@@ -82,6 +82,12 @@ EV_ACK = 6  #: acknowledgement reached the sender: the send request is complete
 EV_PKT = 7  #: packet network: inject the next packet of a flow (argument: flow)
 #: stream rendezvous: the sender has copied the payload into the socket (argument: message)
 EV_STREAM_OUT = 8
+#: flow network: a flow's latency is paid (it joins the sharing) or its last byte arrived
+#: (argument: message; valid only if its heap sequence is the flow's, see networks.flow)
+EV_FLOW = 9
+#: flow network: recompute the shares of the flows whose links changed at this time
+#: (one recomputation for all the flows that start or end at one instant)
+EV_SHARE = 10
 EVENT_NAMES: tuple[str, ...] = (
     "rank",
     "header",
@@ -92,6 +98,8 @@ EVENT_NAMES: tuple[str, ...] = (
     "ack",
     "packet",
     "stream_out",
+    "flow",
+    "share",
 )
 #: Bits of an event code holding its kind (room for every kind above).
 EV_BITS = max(1, (len(EVENT_NAMES) - 1).bit_length())
@@ -123,11 +131,13 @@ PROTO_RDV = PROTOCOLS.index("rendezvous")  #: zero-copy rendezvous with acknowle
 PROTO_STREAM = PROTOCOLS.index("stream")  #: TCP-like byte stream: copies and segments
 #: the stream after a handshake: header, the receiver's go-ahead, then the stream's data
 PROTO_STREAM_RDV = PROTOCOLS.index("stream_rendezvous")
+#: SMPI's detached send: completes when posted; the payload moves once the receive matches
+PROTO_DETACHED = PROTOCOLS.index("detached")
 
 # --- network models, by registry name --------------------------------------------------------
 
 #: Registry names of the network models, in code order.
-NETWORK_MODELS: tuple[str, ...] = ("analytic", "compute-only", "packet")
+NETWORK_MODELS: tuple[str, ...] = ("analytic", "compute-only", "packet", "flow")
 #: Names of the benchmark programs (:mod:`mpiuq.simulator.benchmarks`).
 BENCHMARKS: tuple[str, ...] = (
     "pingpong",
@@ -142,6 +152,26 @@ WINDOWED_BENCHMARKS: tuple[str, ...] = ("stream", "bidirectional_stream")
 NET_ANALYTIC = NETWORK_MODELS.index("analytic")
 NET_ZERO = NETWORK_MODELS.index("compute-only")
 NET_PACKET = NETWORK_MODELS.index("packet")
+NET_FLOW = NETWORK_MODELS.index("flow")
+#: Sharing rules of the flow network, by name (``networks.FlowSharing``: equal max-min
+#: shares, and SimGrid's CM02, LV08 and SMPI models).
+FLOW_SHARING_NAMES: tuple[str, ...] = ("maxmin", "cm02", "lv08", "smpi")
+#: Network models that run on a SimGrid platform file (its cluster is a flow network).
+PLATFORM_MODELS: tuple[str, ...] = ("flow", "compute-only")
+
+# --- flow network: the phases of a flow and how its routes are found -------------------------
+
+FLOW_LATENCY = 0  #: the flow pays its latency (it takes no bandwidth yet)
+FLOW_SHARING = 1  #: the flow shares the bandwidth of its links (max-min)
+#: Routing of a flow network, in code order: a topology's tables (minimal routing), or
+#: the route rules of a SimGrid cluster zone (flat with optional backbone, fat-tree,
+#: dragonfly, torus; :mod:`mpiuq.simulator.topologies.zones`).
+ZONE_KINDS: tuple[str, ...] = ("tables", "star", "fattree", "dragonfly", "torus")
+ZONE_TABLES = ZONE_KINDS.index("tables")
+ZONE_STAR = ZONE_KINDS.index("star")
+ZONE_FATTREE = ZONE_KINDS.index("fattree")
+ZONE_DRAGONFLY = ZONE_KINDS.index("dragonfly")
+ZONE_TORUS = ZONE_KINDS.index("torus")
 
 # --- routing of the packet network -----------------------------------------------------------
 

@@ -113,7 +113,8 @@ class LoweringOptions:
     ----------
     reduce_rate_Bps
         Rate at which reductions combine received data, bytes per second (the
-        replay uses the memory bandwidth ``memory_bw_GBps`` by default).
+        replay uses the memory bandwidth ``memory_bw_GBps`` by default); ``inf``: free
+        reductions (SimGrid's SMPI charges nothing for the reduction operator).
     compute_scale
         Factor applied to the trace's compute durations (the reference study used 0.1).
     algorithms
@@ -126,8 +127,10 @@ class LoweringOptions:
 
     def __post_init__(self) -> None:
         rate = self.reduce_rate_Bps
-        if not (np.isfinite(rate) and rate > 0):
-            raise SettingError(f"reduce_rate_Bps={rate!r} is invalid: expected a finite rate > 0")
+        if not (rate > 0 and not np.isnan(rate)):
+            raise SettingError(
+                f"reduce_rate_Bps={rate!r} is invalid: expected a rate > 0 (inf: free reductions)"
+            )
         scale = self.compute_scale
         if not (np.isfinite(scale) and scale >= 0):
             raise SettingError(f"compute_scale={scale!r} is invalid: expected a finite number >= 0")

@@ -12,7 +12,8 @@ version 1) in ``<cache>/<trace key>-<program key>.mpiuqprog``, with three more m
 ``cache.json``
     ``{"cache_version", "key", "trace_key", "compute_scale", "algorithms",
     "sources", "reduce_rate_Bps"}``: what the program key hashes, and the reduction
-    rate the combine steps' seconds were written with.
+    rate the combine steps' seconds were written with (``null``: free reductions, an
+    infinite rate, as ``--like simgrid`` sets).
 ``checksums.json``
     the size and content digest of every other member, sealed by its own digest
     (:mod:`mpiuq.simulator.checksums`): an entry is verified whole, on two threads, before
@@ -202,11 +203,15 @@ def load_cached_program(
                 p / "cache.json", name, f"is {doc.get(name)!r}, expected {value!r} (stale entry)"
             )
     written_rate = doc.get("reduce_rate_Bps")
-    if not isinstance(written_rate, float) or not (
+    if written_rate is None:  # free reductions (JSON has no infinity)
+        written_rate = math.inf
+    elif not isinstance(written_rate, float) or not (
         math.isfinite(written_rate) and written_rate > 0
     ):
         raise ProgramFileError(
-            p / "cache.json", "reduce_rate_Bps", f"is {written_rate!r}, expected a rate > 0"
+            p / "cache.json",
+            "reduce_rate_Bps",
+            f"is {written_rate!r}, expected a rate > 0 or null (free reductions)",
         )
     with ProgramFile.open(p) as pf:
         low = pf.to_lowered(mapped=True)
@@ -337,10 +342,11 @@ def save_cached_program(
         np.save(part / "trace_rank_ptr.npy", np.asarray(origin.rank_ptr, dtype="<i8"))
         np.save(part / "trace_call.npy", np.asarray(origin.call, dtype="<i2"))
         trace_key = trace_entry.name.removesuffix(".h5")
+        rate = float(options.reduce_rate_Bps)  # infinite: free reductions, stored as null
         doc = {
             "key": program_key(trace_key, options),
             **_key_fields(trace_key, options),
-            "reduce_rate_Bps": float(options.reduce_rate_Bps),
+            "reduce_rate_Bps": rate if math.isfinite(rate) else None,
         }
         (part / "cache.json").write_text(json.dumps(doc, indent=1, allow_nan=False) + "\n")
         write_manifest(part, [f.name for f in part.iterdir()])

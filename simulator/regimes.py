@@ -29,6 +29,12 @@ has a handler module in :mod:`mpiuq.simulator.kernel.protocols`):
     once matched the receiver posts an acknowledgement; on its arrival the sender copies
     the payload into the socket (its send completes), the data cross, the receiver copies
     them out.
+``detached``
+    SMPI's detached send (SimGrid, sizes below ``smpi/send-is-detached-thresh``): the
+    sender copies the payload into a buffer of its own (the regime's copy bandwidth) and
+    posts a header; its send completes at once. Once matched, the receiver's progress
+    engine answers with a go-ahead (``post_header_delay``), the payload crosses, and the
+    receiver copies it out. The payload moves only after the match, as in SimGrid.
 
 Per-regime costs, in the LogGP vocabulary (o_s, o_r: CPU overheads of the sender and
 the receiver; L, G: the wire's latency and per-byte gap, the network's parameters, to
@@ -90,7 +96,14 @@ from mpiuq.simulator.errors import ParameterError
 from mpiuq.simulator.parameter_limits import MAX_PROTOCOL_BYTES, REGIME_COST_RANGE, check_in_range
 
 #: Protocols a regime can use, in code order.
-PROTOCOLS: tuple[str, ...] = ("mailbox", "eager", "rendezvous", "stream", "stream_rendezvous")
+PROTOCOLS: tuple[str, ...] = (
+    "mailbox",
+    "eager",
+    "rendezvous",
+    "stream",
+    "stream_rendezvous",
+    "detached",
+)
 #: Default regime name of each protocol (``"small"`` for the mailbox, as in the paper).
 DEFAULT_NAMES: dict[str, str] = {
     "mailbox": "small",
@@ -98,6 +111,7 @@ DEFAULT_NAMES: dict[str, str] = {
     "rendezvous": "rendezvous",
     "stream": "stream",
     "stream_rendezvous": "stream_rendezvous",
+    "detached": "detached",
 }
 #: Protocols without pinning or RDMA (their regimes need ``segment_us``).
 STREAM_PROTOCOLS: tuple[str, ...] = ("stream", "stream_rendezvous")

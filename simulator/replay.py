@@ -6,12 +6,14 @@ the decomposition of every rank's time into compute, network, MPI stack and
 synchronisation (section 4.2 and Fig. 8 of the reference paper), summed over
 ranks, per rank and per MPI call kind.
 
-Network models are chosen by name (``analytic``, ``compute-only``, ``packet``);
-a topology spec (``"dragonfly:groups=9,switches=8"`` or just ``"dragonfly"``,
-sized for the trace) and a rank placement give the nodes of the ranks; without
-one, rank ``i`` runs on node ``i`` (one rank per node, as in the paper) and the
-analytic model sends every message over ``hops`` links. Any other model can be
-plugged in through ``network_factory``.
+Network models are chosen by name (``analytic``, ``compute-only``, ``packet``,
+``flow``); a topology spec (``"dragonfly:groups=9,switches=8"`` or just
+``"dragonfly"``, sized for the trace) and a rank placement give the nodes of the
+ranks; without one, rank ``i`` runs on node ``i`` (one rank per node, as in the
+paper) and the analytic and flow models send every message over ``hops`` links. A
+SimGrid platform file (one ``<cluster>``) and hostfile give the flow model its
+network and the ranks their hosts instead (:mod:`mpiuq.simulator.platform`). Any
+other model can be plugged in through ``network_factory``.
 
 Examples
 --------
@@ -27,6 +29,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -38,14 +41,38 @@ import numpy.typing as npt
 from mpiuq.simulator.engine import CATEGORIES, Decomposition, RunResult, simulate
 from mpiuq.simulator.errors import DeadlockError, SettingError, SimulatorError
 from mpiuq.simulator.link_report import LinkUsage, hottest_links
-from mpiuq.simulator.lowering import Lowered, LoweringOptions, lower_trace
-from mpiuq.simulator.networks import NETWORK_MODELS, NetworkModel, PacketNetwork, network_by_name
+from mpiuq.simulator.lowering import Lowered, lower_trace
+from mpiuq.simulator.networks import (
+    PacketNetwork,
+)
 from mpiuq.simulator.parameters import SimParams
 from mpiuq.simulator.program import Program
 from mpiuq.simulator.program_source import ProgramSource
+from mpiuq.simulator.replay_setup import (
+    FLOW_SHARINGS,
+    NetworkFactory,
+    ReplaySetup,
+    network_and_nodes,
+)
 from mpiuq.simulator.streaming import DEFAULT_WINDOW_ROWS, simulate_windowed
 from mpiuq.simulator.trace.ir import Trace
 from mpiuq.simulator.watch import one_at_a_time, run_concurrently
+
+__all__ = [
+    "FLOW_SHARINGS",
+    "ModelReplay",
+    "NetworkFactory",
+    "ReplayDeadlockError",
+    "ReplayProgress",
+    "ReplayResult",
+    "ReplaySetup",
+    "TraceOrigin",
+    "lower_for_replay",
+    "network_and_nodes",
+    "replay",
+    "replay_lowered",
+    "trace_and_settings",
+]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -75,59 +102,6 @@ class ReplayDeadlockError(SimulatorError, RuntimeError):
         super().__init__(
             f"replay with model {model!r} deadlocked at simulated time {time_s:.9g} s: "
             f"{len(blocked)} rank(s) blocked forever: {shown}{more}"
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class ReplaySetup:
-    """What to replay a trace with.
-
-    Parameters
-    ----------
-    models
-        Network model names (see :data:`mpiuq.simulator.networks.NETWORK_MODELS`).
-    compute_scale
-        Factor applied to the trace's compute durations (the reference study used 0.1).
-    reduce_rate_Bps
-        Rate of reduction operators, bytes per second; ``None``: the memory bandwidth
-        ``memory_bw_GBps`` of the parameters.
-    algorithms
-        ``(collective, algorithm)`` pairs overriding the defaults.
-    hops
-        Links per message of the analytic model when no topology is given.
-    topology
-        Topology spec for the models that use one (``packet`` needs one; without it
-        the packet model gets the reference paper's dragonfly sized for the trace).
-    placement
-        Rank placement on the topology's nodes: ``linear``, ``round-robin`` or ``random``.
-    """
-
-    models: tuple[str, ...] = ("analytic", "compute-only")
-    compute_scale: float = 1.0
-    reduce_rate_Bps: float | None = None
-    algorithms: tuple[tuple[str, str], ...] = ()
-    hops: int = 2
-    topology: str | None = None
-    placement: str = "linear"
-
-    def __post_init__(self) -> None:
-        if not self.models:
-            raise SettingError("models is empty: expected at least one network model name")
-        for m in self.models:
-            if m not in NETWORK_MODELS:
-                raise SettingError(
-                    f"network model {m!r} is unknown: expected one of {list(NETWORK_MODELS)}"
-                )
-        if len(set(self.models)) != len(self.models):
-            raise SettingError(f"models {list(self.models)} repeat a name")
-
-    def lowering_options(self, params: SimParams) -> LoweringOptions:
-        """Lowering options under ``params`` (reductions at memory bandwidth by default)."""
-        rate = self.reduce_rate_Bps
-        if rate is None:
-            rate = float(params.memory_bw_GBps) * 1e9
-        return LoweringOptions(
-            reduce_rate_Bps=rate, compute_scale=self.compute_scale, algorithms=self.algorithms
         )
 
 
@@ -253,36 +227,19 @@ def trace_and_settings(result: Any, reduce_rate_Bps: float | None) -> dict[str, 
         },
         "settings": {
             "compute_scale": setup.compute_scale,
-            "reduce_rate_Bps": reduce_rate_Bps,
+            # free reductions (inf, --like simgrid) as null: JSON has no infinity
+            "reduce_rate_Bps": None if reduce_rate_Bps == math.inf else reduce_rate_Bps,
+            "free_reductions": reduce_rate_Bps == math.inf,
             "hops": setup.hops,
             "topology": setup.topology,
             "placement": setup.placement,
+            "sharing": setup.sharing,
+            "free_endpoints": setup.free_endpoints,
+            "platform": setup.platform,
+            "hostfile": setup.hostfile,
             "algorithm_overrides": dict(setup.algorithms),
         },
     }
-
-
-NetworkFactory = Callable[[str], NetworkModel]
-
-
-def network_and_nodes(
-    setup: ReplaySetup, n_ranks: int
-) -> tuple[NetworkFactory, npt.NDArray[np.int64] | None]:
-    """Default network factory and rank placement of ``setup``."""
-    needs_topology = setup.topology is not None or "packet" in setup.models
-    if not needs_topology:
-        return (lambda name: network_by_name(name, hops=setup.hops)), None
-    from mpiuq.simulator.placement import place_ranks
-    from mpiuq.simulator.topologies import make_topology, topology_for_ranks
-
-    spec = setup.topology or "dragonfly"
-    topo = make_topology(spec) if ":" in spec else topology_for_ranks(spec, n_ranks)
-    nodes = place_ranks(n_ranks, topo, setup.placement)
-
-    def factory(name: str) -> NetworkModel:
-        return network_by_name(name, hops=setup.hops, topology=topo)
-
-    return factory, nodes
 
 
 @dataclass(frozen=True)
@@ -525,7 +482,7 @@ def replay_lowered(
 
 #: Models in the order :func:`replay_lowered` starts them when it runs several at once
 #: (the costliest first, so that the cheap ones fill the other threads); others last.
-COST_ORDER = ("packet", "analytic", "compute-only")
+COST_ORDER = ("packet", "flow", "analytic", "compute-only")
 
 
 def _cost_rank(name: str) -> int:

@@ -9,7 +9,8 @@ A scenario is written ``NAME: ITEM, ITEM, ...`` (or ``NAME=ITEM, ...``), each it
   (``1_0`` is refused, not read as 10) and the results must pass the parameters' range
   check (:mod:`mpiuq.simulator.parameter_limits`);
 * ``model=NAME``: another network model (``analytic``, ``packet``, ``compute-only``);
-* ``topology=SPEC``: another topology (``fattree:k=16,levels=3``: the commas of a spec
+* ``topology=SPEC``: another topology (``fattree:k=16,levels=3``, or a SimGrid-shaped
+  zone of the flow model such as ``cluster:hosts=64,backbone=3``: the commas of a spec
   belong to it up to the next item naming a parameter or setting);
 * ``placement=linear|round-robin|random``, ``hops=N``;
 * ``COLLECTIVE=ALGORITHM``: another collective algorithm (``allreduce=ring``).
@@ -230,9 +231,12 @@ def _setting(text: str, raw: str, key: str, value: str) -> str:
 
 def _check_topology(text: str, raw: str, spec: str) -> None:
     from mpiuq.simulator.topologies import make_topology, topology_for_ranks
+    from mpiuq.simulator.topologies.zone_spec import is_zone_spec, make_zone
 
     try:
-        if ":" in spec:
+        if is_zone_spec(spec):
+            make_zone(spec, 2)
+        elif ":" in spec:
             make_topology(spec)
         else:
             topology_for_ranks(spec, 2)

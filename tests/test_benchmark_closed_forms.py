@@ -39,6 +39,7 @@ sender, so the sender's posts set the pace):
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -355,3 +356,34 @@ def test_wire_latency_per_byte_adds_to_the_round_trip_only() -> None:
             base = simulate_benchmark(b, (n,), PARAMS).time_us[0]
             got = simulate_benchmark(b, (n,), p).time_us[0]
             assert got - base == pytest.approx(n * g * 1e-3 if b == "pingpong" else 0.0, abs=1e-9)
+
+
+def detached_closed_form_us(p: SimParams, benchmark: str, n: int) -> float:
+    """SMPI's detached send with LogGP's costs: the sender copies the payload aside and
+    posts the header (``MPI_Isend`` = c + d + o_s); once matched, the receiver's progress
+    engine posts a go-ahead (d) that crosses back, and the payload then crosses alone."""
+    r = regime_of(p, n)
+    d = p.post_header_delay_us
+    c = copy_us(p, r, n)
+    isend = c + d + r.send_overhead_us
+    after_match = d + wire_us(p, H) + wire_us(p, n)  # go-ahead out, go-ahead across, payload
+    times = {
+        "isend": isend,
+        "pingpong_send": isend + r.send_complete_us,
+        "pingpong": isend + wire_us(p, H) + after_match + c + r.recv_overhead_us,
+        "recv_arrived": after_match + c + r.recv_overhead_us + r.unexpected_us,
+    }
+    return times[benchmark]
+
+
+@pytest.mark.parametrize("benchmark", ["pingpong", "pingpong_send", "isend", "recv_arrived"])
+def test_detached_sends_pay_the_same_endpoint_costs(benchmark: str) -> None:
+    """The detached protocol (``--like simgrid``'s small sends) charges o_s in the send
+    call, o_c in the send's wait, o_r (and u when the message arrived first) in the
+    receive's wait, like the other protocols."""
+    detached = dataclasses.replace(REGIMES[0], protocol="detached", max_bytes=16384)
+    p = dataclasses.replace(PARAMS, regimes=(detached, REGIMES[2]))
+    sizes = (1, 1000, 16384)
+    got = simulate_benchmark(benchmark, sizes, p).time_us
+    want = [detached_closed_form_us(p, benchmark, n) for n in sizes]
+    np.testing.assert_allclose(got, want, rtol=1e-9)

@@ -189,7 +189,7 @@ def test_views_agree_with_the_codes() -> None:
     assert all(getattr(codes, n) == int(OpKind[n.removeprefix("TRACE_")]) for n in trace_kinds)
     protocols = (codes.PROTO_SMALL, codes.PROTO_EAGER, codes.PROTO_RDV)
     assert [PROTOCOL_NAMES[p] for p in protocols] == ["small", "eager", "rendezvous"]
-    every = (*protocols, codes.PROTO_STREAM, codes.PROTO_STREAM_RDV)
+    every = (*protocols, codes.PROTO_STREAM, codes.PROTO_STREAM_RDV, codes.PROTO_DETACHED)
     assert [PROTOCOLS[p] for p in every] == list(PROTOCOLS)
     topo = make_topology("crossbar:nodes=2")
     for model in (AnalyticNetwork(), ComputeOnly(), PacketNetwork(topo)):

@@ -185,9 +185,16 @@ def expected_knowledge(name: str, p: int, me: int, root: int) -> set[int]:
     raise AssertionError(name)
 
 
+def power_of_two_only(name: str, alg: str, p: int) -> bool:
+    """SimGrid's all-to-all ``pair`` refuses other sizes (tests/test_collectives_alltoall.py)."""
+    return (name, alg) == ("alltoall", "pair") and p & (p - 1) != 0
+
+
 @pytest.mark.parametrize(("name", "alg"), CASES)
 @pytest.mark.parametrize("p", SIZES)
 def test_every_rank_ends_with_the_contributions_it_should_have(name: str, alg: str, p: int) -> None:
+    if power_of_two_only(name, alg, p):
+        return
     root = (p - 1) // 2
     trace = one_collective_trace(name, list(range(p)), p, root_c=root)
     lowered = lower_trace(trace, LoweringOptions(algorithms=((name, alg),)))
@@ -202,6 +209,8 @@ def test_every_rank_ends_with_the_contributions_it_should_have(name: str, alg: s
 @pytest.mark.parametrize(("name", "alg"), CASES)
 def test_sub_communicator_uses_member_world_ranks_only(name: str, alg: str) -> None:
     members = [6, 1, 4, 2, 9]  # scrambled world ranks of a 5-rank communicator in a 10-rank world
+    if power_of_two_only(name, alg, len(members)):
+        members = members[:4]
     trace = one_collective_trace(name, members, 10, root_c=2)
     lowered = lower_trace(trace, LoweringOptions(algorithms=((name, alg),)))
     prog = lowered.program
@@ -211,7 +220,7 @@ def test_sub_communicator_uses_member_world_ranks_only(name: str, alg: str) -> N
         assert run.know[w] == {w}
     assert {s for s, _ in run.pairs} | {d for _, d in run.pairs} <= set(members)
     for me, w in enumerate(members):
-        want = {members[c] for c in expected_knowledge(name, 5, me, 2)}
+        want = {members[c] for c in expected_knowledge(name, len(members), me, 2)}
         assert want <= run.know[w], f"{name}/{alg}: world rank {w} lacks {want - run.know[w]}"
     msgs = (prog.kind == Op.ISEND) | (prog.kind == Op.IRECV)
     assert np.all(prog.comm[msgs] == COLL_COMM_BASE + 1)  # collective matching context

@@ -158,7 +158,7 @@ def test_batch_runs_a_stream_table_like_single_runs() -> None:
         (
             "regime1_protocol",
             9.0,
-            r"regime1_protocol=9(\.0)? is invalid: expected a protocol code 0\.\.4",
+            r"regime1_protocol=9(\.0)? is invalid: expected a protocol code 0\.\.5",
         ),
         ("regime0_max_bytes", 70000.0, r"regime1_max_bytes=.* at least the previous regime's"),
         (

@@ -15,6 +15,7 @@ leaves nothing behind; streamed replays neither read nor write the cache.
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 from pathlib import Path
@@ -200,6 +201,25 @@ def test_other_reduction_rate_rewrites_the_combine_steps(tmp_path: Path) -> None
     found = find_cached_program(entry, slow)
     assert found is not None
     assert_same_lowered(found.lowered, low_slow)
+
+
+def test_free_reductions_are_stored_as_null_and_reused_at_any_rate(tmp_path: Path) -> None:
+    """An infinite rate (free reductions, ``--like simgrid``) has no JSON number: it is
+    written as null, read back as infinite, and rewritten to and from finite rates."""
+    trace = reducing_trace()
+    entry = tmp_path / "k.h5"
+    free, slow = LoweringOptions(reduce_rate_Bps=math.inf), LoweringOptions(reduce_rate_Bps=3e9)
+    low_free = lower_trace(trace, free)
+    assert np.all(low_free.program.seconds[low_free.reduce_rows] == 0.0)
+    path = save_cached_program(entry, free, low_free, TraceOrigin.of(trace))
+    assert path is not None
+    assert json.loads((path / "cache.json").read_text())["reduce_rate_Bps"] is None
+    found = find_cached_program(entry, free)
+    assert found is not None
+    assert_same_lowered(found.lowered, low_free)
+    found = find_cached_program(entry, slow)
+    assert found is not None
+    assert_same_lowered(found.lowered, lower_trace(trace, slow))
 
 
 def test_combine_steps_rewritten_to_infinite_seconds_are_refused(tmp_path: Path) -> None:

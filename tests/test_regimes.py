@@ -168,7 +168,7 @@ segment_us = [0.05, 2.0]
             '[[simulator.regimes]]\nprotocol = "rendezvous"\n',
             "link_bw_GBps = [1.0, 10.0]",
             "simulator.regimes[0].protocol",
-            "one of \\['mailbox', 'eager', 'rendezvous', 'stream', 'stream_rendezvous'\\]",
+            "one of \\['mailbox', 'eager', 'rendezvous', 'stream', 'stream_rendezvous', 'detached'\\]",
         ),
         (
             '[[simulator.regimes]]\nprotocol = "stream"\n',

@@ -182,6 +182,21 @@ _WRAPPER = (
 )
 
 
+def copy_uncompressed(index: Path, work: Path) -> None:
+    """Copy a TI index and its per-rank files into ``work``, same relative layout, the
+    gzipped ones decompressed (SimGrid reads plain text only)."""
+    for line in index.read_text().split():
+        src = index.parent / line
+        dst = work / line
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if src.exists():
+            shutil.copyfile(src, dst)
+        else:
+            with gzip.open(src.with_name(src.name + ".gz"), "rb") as fi, open(dst, "wb") as fo:
+                shutil.copyfileobj(fi, fo)
+    shutil.copyfile(index, work / index.name)
+
+
 def simgrid(
     trace_dir: Path, timeout_s: float, cfg: tuple[str, ...] = ()
 ) -> dict[str, float] | None:
@@ -197,16 +212,7 @@ def simgrid(
     n_ranks = len(index.read_text().split())
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        for line in index.read_text().split():  # uncompressed copy, same relative layout
-            src = index.parent / line
-            dst = work / line
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            if src.exists():
-                shutil.copyfile(src, dst)
-            else:
-                with gzip.open(src.with_name(src.name + ".gz"), "rb") as fi, open(dst, "wb") as fo:
-                    shutil.copyfileobj(fi, fo)
-        shutil.copyfile(index, work / index.name)
+        copy_uncompressed(index, work)
         platform = platform_of(trace_dir)
         shutil.copyfile(platform, work / platform.name)
         hosts = work / "hostfile"

@@ -53,13 +53,18 @@ DEFAULT = ("ti_lulesh_512r", "ti_nas_mg_A_256r", "ti_nekbone_64r", "ti_comd_256r
 
 
 def mpiuq_run(
-    trace: Path, cache_dir: Path, env: dict[str, str], mpiuq: str | None = None
+    trace: Path,
+    cache_dir: Path,
+    env: dict[str, str],
+    mpiuq: str | None = None,
+    model: str = "analytic",
+    options: tuple[str, ...] = (),
 ) -> dict[str, float]:
-    """``mpiuq replay TRACE --model analytic -q`` in its own process: wall, CPU, peak RSS,
-    and the analytic model's events and event-loop seconds (``mpiuq``: the console script,
-    by default the one on the path)."""
+    """``mpiuq replay TRACE --model MODEL [OPTIONS] -q`` in its own process: wall, CPU, peak
+    RSS, and the model's simulated time, events and event-loop seconds (``mpiuq``: the
+    console script, by default the one on the path)."""
     mpiuq = mpiuq or shutil.which("mpiuq") or "mpiuq"
-    cmd = [mpiuq, "replay", str(trace), "--model", "analytic", "--quiet"]
+    cmd = [mpiuq, "replay", str(trace), "--model", model, *options, "--quiet"]
     wrapper = [sys.executable, "-c", _WRAPPER, *cmd]
     t0 = time.perf_counter()
     proc = subprocess.run(
@@ -73,7 +78,7 @@ def mpiuq_run(
     if proc.returncode != 0:
         raise RuntimeError(f"mpiuq replay failed ({proc.returncode}): {proc.stderr[-800:]}")
     usage = json.loads(proc.stdout.strip().splitlines()[-1])
-    sim = [ln for ln in proc.stdout.splitlines() if ln.startswith("analytic")]
+    sim = [ln for ln in proc.stdout.splitlines() if ln.startswith(model)]
     fields = sim[0].split() if sim else []
     return {
         "wall_s": wall,

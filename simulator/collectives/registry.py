@@ -14,12 +14,20 @@ whole selections that other MPI libraries or simulators make, chosen with
     ``basic_linear``: everyone reports to rank 0, which releases everyone), bcast =
     binomial tree with one blocking send per child, reduce / gather / scatter /
     all-gather(v) / all-to-all-v = linear (SimGrid's nonblocking versions waited for),
-    reduce-scatter = flat reduce to rank 0 then linear scatter-v. All-to-all (SimGrid
-    delegates to Open MPI's size-based decision) and scans keep the MPICH defaults.
+    reduce-scatter = flat reduce to rank 0 then linear scatter-v, all-to-all = Open MPI's
+    size-based decision as SimGrid ports it (``ompi``: basic linear, pair or Bruck, see
+    :mod:`.alltoall`). Scans keep the MPICH defaults.
 """
 
 from __future__ import annotations
 
+from mpiuq.simulator.collectives.alltoall import (
+    alltoall_basic_linear,
+    alltoall_bruck,
+    alltoall_ompi,
+    alltoall_pair,
+    alltoall_ring,
+)
 from mpiuq.simulator.collectives.barrier import (
     barrier_dissemination,
     barrier_linear,
@@ -114,7 +122,15 @@ ALGORITHMS: dict[str, dict[str, Algorithm]] = {
         "bruck": allgatherv_bruck,
         "linear": allgatherv_linear,
     },
-    "alltoall": {"pairwise": alltoall_pairwise, "linear": alltoall_linear},
+    "alltoall": {
+        "pairwise": alltoall_pairwise,
+        "linear": alltoall_linear,
+        "basic_linear": alltoall_basic_linear,
+        "pair": alltoall_pair,
+        "bruck": alltoall_bruck,
+        "ring": alltoall_ring,
+        "ompi": alltoall_ompi,
+    },
     "alltoallv": {"linear": alltoallv_linear, "pairwise": alltoallv_pairwise},
     "reduce_scatter": {
         "pairwise": reduce_scatter_pairwise,
@@ -143,6 +159,7 @@ ALGORITHM_SETS: dict[str, dict[str, str]] = {
         "scatterv": "linear",
         "allgather": "linear",
         "allgatherv": "linear",
+        "alltoall": "ompi",
         "alltoallv": "linear",
         "reduce_scatter": "flat_reduce_scatterv",
     },

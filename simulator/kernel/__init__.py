@@ -22,8 +22,9 @@ Python interpreter. Model (the reference paper, section 3.1 and Figs. 1-3):
 
 Modules: :mod:`.run` (entry points), :mod:`.loop` (the event loop), :mod:`.heap`,
 :mod:`.state` (the bundles), :mod:`.matching` (MPI matching, request slots),
-:mod:`.ranks`, :mod:`.messages`, :mod:`.transfers`, :mod:`.protocols` (mailbox,
-eager, rendezvous, stream; the regime table lookup). Integer codes come from :mod:`mpiuq.simulator.codes`.
+:mod:`.ranks`, :mod:`.messages`, :mod:`.transfers`, :mod:`.flows` (the flow network's
+events), :mod:`.protocols` (mailbox, eager, rendezvous, stream, detached; the regime
+table lookup). Integer codes come from :mod:`mpiuq.simulator.codes`.
 
 Extending it
 ------------
@@ -39,7 +40,9 @@ Extending it
 * **A network**: a module in :mod:`mpiuq.simulator.networks` with the frozen
   description and its compiled unit (start a transfer: arrival time, or a flow
   whose packets follow), a ``NET_*`` code, and one branch in
-  :func:`mpiuq.simulator.networks.transfer.start_transfer`.
+  :func:`mpiuq.simulator.networks.transfer.start_transfer`; a network whose transfers
+  interact over time (the flow network) starts them in :func:`.transfers.transfer_event`
+  and handles its own events (:mod:`.flows`).
 * **Batch replay**: :func:`.run_batch` takes any program and any network bundle
   (topology and packet network included) and reuses one state across parameter
   vectors.
@@ -102,7 +105,7 @@ def state_for(
         if isinstance(program, WindowArrays):
             raise TypeError("state_for: a windowed program needs wait_ptr")
         wait_ptr = wait_offsets(program.rank_ptr, program.ops)
-    n_links, n_flows, n_route = state_sizes(program, net)
+    n_links, n_flows, n_route, flow_entries = state_sizes(program, net)
     n_ranks = int(program.rank_ptr.shape[0]) - 1
     return new_state(  # type: ignore[no-any-return]
         n_ranks,
@@ -113,5 +116,6 @@ def state_for(
         int(n_links),
         int(n_flows),
         int(n_route),
+        int(flow_entries),
         wait_ptr,
     )

@@ -54,10 +54,10 @@ def sift_up(heap, n, t, seq, code):  # type: ignore[no-untyped-def]
 
 
 @njit(inline="always", error_model="numpy")
-def sift_down(heap, n, t, s, c):  # type: ignore[no-untyped-def]
-    """Place ``(t, s, c)`` at the root of a heap of ``n`` elements and restore order."""
+def sift_down_from(heap, n, i, t, s, c):  # type: ignore[no-untyped-def]
+    """Place ``(t, s, c)`` at position ``i`` of a heap of ``n`` elements whose subtrees
+    below ``i`` are in order, and restore the order of that subtree."""
     h_t, h_s, h_c = heap
-    i = 0
     while True:
         left = 2 * i + 1
         if left >= n:
@@ -76,6 +76,12 @@ def sift_down(heap, n, t, s, c):  # type: ignore[no-untyped-def]
     h_t[U(i)] = t
     h_s[U(i)] = s
     h_c[U(i)] = c
+
+
+@njit(inline="always", error_model="numpy")
+def sift_down(heap, n, t, s, c):  # type: ignore[no-untyped-def]
+    """Place ``(t, s, c)`` at the root of a heap of ``n`` elements and restore order."""
+    sift_down_from(heap, n, 0, t, s, c)
 
 
 @njit(inline="always", error_model="numpy")
@@ -113,3 +119,11 @@ def pop_root(heap, n):  # type: ignore[no-untyped-def]
     if n > 0:
         sift_down(heap, n, h_t[U(n)], h_s[U(n)], h_c[U(n)])
     return n
+
+
+@njit(nrt=False, error_model="numpy")
+def heapify(heap, n):  # type: ignore[no-untyped-def]
+    """Restore the order of the first ``n`` elements, in any order (Floyd: sift every
+    parent down, the last first)."""
+    for start in range(n // 2 - 1, -1, -1):
+        sift_down_from(heap, n, start, heap.t[U(start)], heap.seq[U(start)], heap.code[U(start)])

@@ -1,8 +1,8 @@
 """The event loop: pop the earliest event and hand it to its handler.
 
 Handlers live beside their concept -- ranks (:mod:`.ranks`), protocol events at the
-endpoints (:mod:`.messages`), transfers and packets (:mod:`.transfers`) -- and are
-inlined here, so the loop compiles to one function as fast as a hand-written one.
+endpoints (:mod:`.messages`), transfers and packets (:mod:`.transfers`), flows
+(:mod:`.flows`) -- and are inlined here, so the loop compiles to one function as fast as a hand-written one.
 """
 
 from __future__ import annotations
@@ -12,16 +12,19 @@ from mpiuq.simulator.codes import (
     EV_ACK_ISSUE,
     EV_BITS,
     EV_DATA,
+    EV_FLOW,
     EV_GET_ARRIVE,
     EV_GET_ISSUE,
     EV_HDR,
     EV_PKT,
     EV_RANK,
+    EV_SHARE,
     EV_STREAM_OUT,
     N_EV,
     STAGE_ACK,
     STAGE_GET,
 )
+from mpiuq.simulator.kernel.flows import flow_event, share_event
 from mpiuq.simulator.kernel.heap import pop_root, sift_up
 from mpiuq.simulator.kernel.messages import (
     ack_arrived,
@@ -125,6 +128,10 @@ def event_loop(prog, net, state, rates, ep, compute_scale, ctl, ctl_t):  # type:
             )
         elif ev == EV_PKT:
             hn, top_live, seq = packet_event(arg, t, net, state, rates, hn, top_live, seq)
+        elif ev == EV_FLOW:
+            hn, top_live, seq = flow_event(arg, t, state, hn, top_live, seq)
+        elif ev == EV_SHARE:
+            hn, top_live, seq = share_event(t, state, hn, seq)
         elif ev == EV_STREAM_OUT:
             hn, top_live, seq = stream_out(arg, t, net, state, rates, ep, hn, top_live, seq)
         else:  # EV_ACK

@@ -14,6 +14,7 @@ from mpiuq.simulator.codes import (
     EV_RANK,
     EV_STREAM_OUT,
     N_EV,
+    PROTO_DETACHED,
     PROTO_EAGER,
     PROTO_RDV,
     PROTO_STREAM_RDV,
@@ -92,8 +93,8 @@ def data_arrived(m, t, state, ep, hn, top_live, seq):  # type: ignore[no-untyped
     if q >= 0:
         state.requests.ready[q] = t
         hn, top_live, seq = wake(dst, t, state, hn, top_live, seq)
-    if msgs.proto[m] in (PROTO_EAGER, PROTO_STREAM_RDV):
-        release(state.slots, m)  # the data's (eager) or matching's (stream rendezvous)
+    if msgs.proto[m] in (PROTO_EAGER, PROTO_STREAM_RDV, PROTO_DETACHED):
+        release(state.slots, m)  # the data's (eager) or matching's (stream rendezvous, detached)
     return hn, top_live, seq
 
 

@@ -134,7 +134,7 @@ def op_isend(r, i, j, c, t, prog, net, state, rates, ep, hn, top_live, seq):  # 
     msgs.t_send[m] = t
     wire = header_bytes(proto, msgs.regime[m], nb_, ep)
     t_wire = t + header_delay(msgs.regime[m], nb_, ep)  # the regime's latency off the CPUs
-    te, tc = transfer_event(t_wire, r, dst, wire, m, STAGE_HDR, net, state, rates)
+    te, tc = transfer_event(t_wire, r, dst, wire, m, STAGE_HDR, net, state, rates, seq)
     hn, top_live = push(state.heap, hn, top_live, te, seq, tc)
     tail = send_tail(proto, msgs.regime[m], nb_, ep)
     if tail > 0.0:

@@ -20,6 +20,7 @@ from mpiuq.simulator.codes import (
     N_CATEGORIES,
     N_PARAMS,
     N_STAGES,
+    NET_FLOW,
     NET_PACKET,
     P_HOP_LATENCY,
     P_INJECTION_BW,
@@ -88,6 +89,13 @@ def _start(program, params, net, state):  # type: ignore[no-untyped-def]
     link_inv = state.network.link_inv
     link_class = net.tables.link_class
     state.ranks.pc[:] = program.rank_ptr[:-1]
+    if net.kind == NET_FLOW:  # capacities of the flow network's links, bytes per second
+        ft = net.flow
+        cap = state.network.flow.cap
+        for lk in range(cap.shape[0]):
+            inv = rates.inv_inj if ft.link_injection[lk] else rates.inv_link
+            cap[lk] = ft.link_bw[lk] / inv
+        return rates, ep
     for lk in range(link_inv.shape[0]):
         link_inv[lk] = rates.inv_inj if link_class[lk] == LINK_INJECTION else rates.inv_link
     return rates, ep
@@ -155,11 +163,16 @@ def window_outputs(state: State, ctl: npt.NDArray[np.int64]) -> tuple[Any, ...]:
 
 
 def state_sizes(program, net):  # type: ignore[no-untyped-def]
-    """``(n_links, n_flows, n_route)`` of the state of ``program`` on ``net``."""
+    """``(n_links, n_flows, n_route, flow_entries)`` of the state of ``program`` on ``net``
+    (packet flows, route buffer, link entries per flow of the flow network)."""
+    if net.kind == NET_FLOW:
+        n_route = net.flow.max_route
+        return net.flow.link_bw.shape[0], 0, n_route, 2 * n_route
     n_links = net.tables.link_class.shape[0]
     if net.kind != NET_PACKET:
-        return n_links, 0, 0
-    return n_links, N_STAGES * program.n_requests, route_capacity(net.tables.next_link.shape[0])
+        return n_links, 0, 0, 0
+    n_route = route_capacity(net.tables.next_link.shape[0])
+    return n_links, N_STAGES * program.n_requests, n_route, 0
 
 
 #: :func:`state_sizes` compiled, for :func:`run_batch`.
@@ -194,7 +207,7 @@ def run_sets(  # type: ignore[no-untyped-def]
     unfinished = np.zeros(n_sets, np.int64)
     events = np.zeros(n_sets, np.int64)
     wait_ptr = wait_offsets(program.rank_ptr, program.ops)
-    n_links, n_flows, n_route = state_sizes_compiled(program, net)
+    n_links, n_flows, n_route, flow_entries = state_sizes_compiled(program, net)
     state = new_state_compiled(
         n_ranks,
         program.n_requests,
@@ -204,6 +217,7 @@ def run_sets(  # type: ignore[no-untyped-def]
         n_links,
         n_flows,
         n_route,
+        flow_entries,
         wait_ptr,
     )
     seconds = program.seconds

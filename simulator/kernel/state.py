@@ -18,7 +18,7 @@ import numpy.typing as npt
 from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import COL_COUNT, COL_KIND, N_CATEGORIES, OP_WAITALL, SLOT_NONE
 from mpiuq.simulator.kernel.heap import Heap
-from mpiuq.simulator.networks.state import NetState
+from mpiuq.simulator.networks.state import FlowState, NetState
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
@@ -115,11 +115,24 @@ class State(NamedTuple):
     waits: Waits
 
 
-def new_state(n_ranks, n_requests, n_calls, n_marks, n_nodes, n_links, n_flows, n_route, wait_ptr):  # type: ignore[no-untyped-def]
+def new_state(  # type: ignore[no-untyped-def]
+    n_ranks,
+    n_requests,
+    n_calls,
+    n_marks,
+    n_nodes,
+    n_links,
+    n_flows,
+    n_route,
+    flow_entries,
+    wait_ptr,
+):
     """Fresh simulation state for ``run_program``.
 
-    ``n_route``: length of the route buffer of the packet network (``route_capacity``
-    of its topology); ``wait_ptr`` comes from :func:`wait_offsets`. Plain NumPy, so
+    ``n_route``: length of the route buffer of the packet or flow network
+    (``route_capacity`` of its topology, or the zone's longest route); ``flow_entries``:
+    link entries per flow of the flow network (0 for other networks); ``wait_ptr``
+    comes from :func:`wait_offsets`. Plain NumPy, so
     that callers allocate large state through NumPy (which asks the kernel for huge
     pages, cutting page-fault time for a million requests by about four);
     :func:`new_state_compiled` is the same function compiled for loops over
@@ -178,6 +191,58 @@ def new_state(n_ranks, n_requests, n_calls, n_marks, n_nodes, n_links, n_flows, 
         np.full(n_requests, -1, np.int32),
         np.zeros(2, np.int64),
     )
+    # at most one pending event per rank (its resume) and per message (the next step
+    # of its protocol, or its flow's event), so this capacity is never exceeded; the flow
+    # network's heap has as much room again for stale flow events (kernel.flows);
+    # untouched pages cost nothing
+    live = n_ranks + n_requests + 1
+    if flow_entries > 0:
+        live += 1  # the flow network's recomputation event
+    stale_room = live if flow_entries > 0 else 0
+    cap = live + stale_room
+    # the flow network: per message slot (one flow at a time) and per link; empty otherwise
+    n_fs = n_requests if flow_entries > 0 else 0
+    n_fl = n_links if flow_entries > 0 else 0
+    f64 = np.float64
+    ctr = np.zeros(6, np.int64)
+    ctr[3] = stale_room - 1
+    flow = FlowState(
+        np.full(n_fs, -1, np.int8),
+        np.zeros(n_fs, np.int8),
+        np.full(n_fs, -1, np.int64),
+        np.zeros(n_fs, f64),
+        np.zeros(n_fs, f64),
+        np.zeros(n_fs, f64),
+        np.zeros(n_fs, f64),
+        np.zeros(n_fs, f64),
+        np.zeros(n_fs, f64),
+        np.zeros(n_fs, f64),
+        np.zeros(n_fs, f64),
+        np.zeros(n_fs, f64),
+        np.zeros(n_fs, np.int32),
+        np.zeros((n_fs, flow_entries), np.int32),
+        np.zeros((n_fs, flow_entries), f64),
+        np.zeros(n_fs * flow_entries, np.int64),
+        np.zeros(n_fs * flow_entries, np.int64),
+        np.zeros(n_fs, np.int64),
+        np.zeros(n_fs, np.int64),
+        np.zeros(n_fs, np.int64),
+        np.zeros(n_fs, np.int64),
+        np.zeros(n_fs, np.int64),
+        np.zeros(n_fs, np.int64),
+        np.full(n_fl, -1, np.int64),
+        np.zeros(n_fl, f64),
+        np.zeros(n_fl, f64),
+        np.zeros(n_fl, f64),
+        np.zeros(n_fl, f64),
+        np.zeros(n_fl, np.int64),
+        np.zeros(n_fl, np.int64),
+        np.zeros(n_fl, np.int64),
+        np.zeros(n_fl, np.int64),
+        np.zeros(n_fl, np.int64),
+        np.zeros(n_fl, np.int8),
+        ctr,
+    )
     network = NetState(
         np.zeros(n_nodes, np.float64),
         np.zeros(n_nodes, np.float64),
@@ -186,10 +251,8 @@ def new_state(n_ranks, n_requests, n_calls, n_marks, n_nodes, n_links, n_flows, 
         np.zeros(n_links, np.float64),
         np.zeros(n_links, np.float64),
         np.zeros(n_route, np.int32),
+        flow,
     )
-    # at most one pending event per rank (its resume) and per message (the next step
-    # of its protocol), so this capacity is never exceeded; untouched pages cost nothing
-    cap = n_ranks + n_requests + 1
     heap = Heap(np.empty(cap, np.float64), np.empty(cap, np.int64), np.empty(cap, np.int64))
     largest = 0
     if n_ranks > 0:
@@ -239,6 +302,15 @@ def reset_state(state):  # type: ignore[no-untyped-def]
     network.link_bytes[:] = 0.0
     network.link_inv[:] = 0.0
     network.route[:] = 0
+    flow = network.flow
+    flow.phase[:] = -1
+    flow.seq[:] = -1
+    flow.head[:] = -1
+    flow.load[:] = 0.0
+    flow.c_pending[:] = 0
+    flow.ctr[2] = 0  # stale events (the epoch and round marks go on increasing)
+    flow.ctr[4] = 0  # pending links
+    flow.ctr[5] = 0  # recomputation scheduled
     state.waits.n_listed[:] = 0
 
 

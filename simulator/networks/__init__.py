@@ -12,6 +12,8 @@ Bandwidths and the per-hop latency come from
   reference paper) with injection and ejection port serialisation;
 * ``packet`` (:mod:`.packet`) -- congestion-aware packets on a topology (dragonfly,
   fat-tree, crossbar) with minimal or Valiant routing;
+* ``flow`` (:mod:`.flow`) -- flows sharing link bandwidth by max-min fairness, on a
+  topology, a SimGrid platform's cluster, or one switch (CM02, LV08 and SMPI rules);
 * ``compute-only`` (:mod:`.compute_only`) -- zero network time and zero MPI-stack
   overhead: the limit set by load balance alone.
 
@@ -30,10 +32,12 @@ from mpiuq.simulator.codes import NETWORK_MODELS, ROUTE_MINIMAL, ROUTINGS
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.networks.analytic import AnalyticNetwork
 from mpiuq.simulator.networks.compute_only import ComputeOnly
+from mpiuq.simulator.networks.flow import FlowNetwork, FlowSharing, flow_tables, no_flow_tables
 from mpiuq.simulator.networks.packet import PacketNetwork
 from mpiuq.simulator.networks.state import NetworkArrays
 from mpiuq.simulator.topologies.base import Topology
 from mpiuq.simulator.topologies.routing import no_tables
+from mpiuq.simulator.topologies.zone import Zone, crossbar_zone, zone_of_topology
 
 __all__ = [
     "NETWORK_MODELS",
@@ -41,6 +45,8 @@ __all__ = [
     "TWO_NODE_SWITCH",
     "AnalyticNetwork",
     "ComputeOnly",
+    "FlowNetwork",
+    "FlowSharing",
     "NetworkArrays",
     "NetworkModel",
     "PacketNetwork",
@@ -48,7 +54,7 @@ __all__ = [
     "network_by_name",
 ]
 
-NetworkModel = AnalyticNetwork | ComputeOnly | PacketNetwork
+NetworkModel = AnalyticNetwork | ComputeOnly | PacketNetwork | FlowNetwork
 
 #: The benchmark network: two nodes through one switch.
 TWO_NODE_SWITCH = AnalyticNetwork(hops=2)
@@ -57,8 +63,8 @@ TWO_NODE_SWITCH = AnalyticNetwork(hops=2)
 def network_by_name(
     name: str,
     hops: int = 2,
-    topology: Topology | None = None,
-    **packet_options: Any,
+    topology: Topology | Zone | None = None,
+    **options: Any,
 ) -> NetworkModel:
     """Build a network model from its registry name.
 
@@ -67,17 +73,31 @@ def network_by_name(
     name
         One of :data:`NETWORK_MODELS`.
     hops
-        Links per message of the analytic model without topology.
+        Links per message of the analytic and flow models without topology.
     topology
-        Topology of the packet model (required) or of the analytic model (optional).
-    packet_options
-        ``packet_bytes``, ``routing``, ``seed`` of :class:`PacketNetwork`.
+        Topology of the packet model (required) or of the analytic and flow models
+        (optional); a :class:`~mpiuq.simulator.topologies.zone.Zone` (a SimGrid
+        platform's cluster) only for the flow model.
+    options
+        ``packet_bytes``, ``routing``, ``seed`` of :class:`PacketNetwork`; ``sharing``
+        and ``zero_overhead`` of :class:`FlowNetwork` (ignored by the other models).
 
     Raises
     ------
     SettingError
-        If ``name`` is not one of :data:`NETWORK_MODELS`, or the packet model lacks a topology.
+        If ``name`` is not one of :data:`NETWORK_MODELS`, the packet model lacks a
+        topology, or a zone is given to a model other than the flow model.
     """
+    flow_options = {k: options.pop(k) for k in ("sharing", "zero_overhead") if k in options}
+    if name == "flow":
+        zone = zone_of_topology(topology) if isinstance(topology, Topology) else topology
+        return FlowNetwork(zone=zone, hops=hops, **flow_options)
+    if isinstance(topology, Zone):
+        raise SettingError(
+            f"network model {name!r} runs on mpiuq topologies: the {topology.name} of a "
+            "SimGrid platform is replayed with the flow model (--model flow)"
+        )
+    packet_options = options
     if name == "analytic":
         return AnalyticNetwork(hops=hops, topology=topology)
     if name == "compute-only":
@@ -121,8 +141,10 @@ def network_arrays(
         )
     if nodes.size and nodes.min() < 0:
         raise SettingError(f"node_of_rank holds node {int(nodes.min())}: expected nodes >= 0")
-    topology = network.topology if isinstance(network, AnalyticNetwork | PacketNetwork) else None
     n_nodes = int(nodes.max()) + 1 if nodes.size else 1
+    if isinstance(network, FlowNetwork):
+        return _flow_arrays(network, nodes, n_nodes)
+    topology = network.topology if isinstance(network, AnalyticNetwork | PacketNetwork) else None
     tables = no_tables()
     if topology is not None:
         if nodes.size and (nodes.min() < 0 or nodes.max() >= topology.n_nodes):
@@ -146,4 +168,29 @@ def network_arrays(
         route_seed=seed,
         packet_bytes=packet_bytes,
         tables=tables,
+        flow=no_flow_tables(),
+        control_free=False,
+    )
+
+
+def _flow_arrays(network: FlowNetwork, nodes: npt.NDArray[np.int64], n_nodes: int) -> NetworkArrays:
+    """:func:`network_arrays` of a flow network (its zone, or one switch for the nodes)."""
+    zone = network.zone if network.zone is not None else crossbar_zone(n_nodes, network.hops)
+    if nodes.size and nodes.max() >= zone.n_nodes:
+        raise SettingError(
+            f"node_of_rank uses nodes {int(nodes.min())}..{int(nodes.max())}: "
+            f"the {zone.name} has hosts 0..{zone.n_nodes - 1}"
+        )
+    return NetworkArrays(
+        kind=int(network.kind),
+        zero_overhead=bool(network.zero_overhead),
+        hops=int(network.hops),
+        node_of=nodes,
+        n_nodes=zone.n_nodes,
+        routing=ROUTE_MINIMAL,
+        route_seed=0,
+        packet_bytes=1.0,
+        tables=zone.routing_tables(),
+        flow=flow_tables(zone, network.sharing),
+        control_free=bool(network.sharing.control_free),
     )

@@ -20,6 +20,7 @@ Examples
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.topologies.base import Topology
@@ -47,6 +48,52 @@ TOPOLOGIES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 PAPER_SWITCHES, PAPER_NODES, PAPER_GLOBAL = 48, 4, 8
 
 
+def split_spec(
+    spec: str,
+    known: dict[str, tuple[tuple[str, ...], tuple[str, ...]]],
+    what: str,
+    value_of: Callable[[str, str, str], object],
+) -> tuple[str, dict[str, object]]:
+    """Split ``"name:key=value,..."`` into the name (one of ``known``: name -> (required
+    keys, allowed keys)) and its parameters, each converted by ``value_of(name, key,
+    text)`` (which raises :class:`SettingError` for a bad value).
+
+    Raises
+    ------
+    SettingError
+        Unknown name (called a ``what``), malformed item, unknown, repeated or missing key.
+    """
+    name, _, rest = spec.strip().partition(":")
+    name = name.strip().lower()
+    if name not in known:
+        raise SettingError(f"{what} {name!r} is unknown: expected one of {tuple(known)}")
+    required, allowed = known[name]
+    params: dict[str, object] = {}
+    for item in filter(None, (part.strip() for part in rest.split(","))):
+        key, eq, value = (s.strip() for s in item.partition("="))
+        if not eq:
+            raise SettingError(f"{name} parameter {item!r} is malformed: expected key=value")
+        if key not in allowed:
+            raise SettingError(f"{name} parameter {key!r} is unknown: expected one of {allowed}")
+        if key in params:
+            raise SettingError(f"{name} parameter {key!r} is given twice")
+        params[key] = value_of(name, key, value)
+    missing = [k for k in required if k not in params]
+    if missing:
+        hint = f": e.g. {_example(name)}" if known is TOPOLOGIES else ""
+        raise SettingError(f"{name} needs parameter(s) {missing}{hint}")
+    return name, params
+
+
+def _whole_number(name: str, key: str, text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise SettingError(
+            f"{name} parameter {key}={text!r} is invalid: expected a whole number"
+        ) from None
+
+
 def parse_topology_spec(spec: str) -> tuple[str, dict[str, int]]:
     """Split ``"name:key=value,..."`` into the name and integer parameters.
 
@@ -56,30 +103,8 @@ def parse_topology_spec(spec: str) -> tuple[str, dict[str, int]]:
         Unknown topology, malformed item, unknown, repeated or missing key, or a
         value that is not a whole number; the message names key, value and what is allowed.
     """
-    name, _, rest = spec.strip().partition(":")
-    name = name.strip().lower()
-    if name not in TOPOLOGIES:
-        raise SettingError(f"topology {name!r} is unknown: expected one of {tuple(TOPOLOGIES)}")
-    required, allowed = TOPOLOGIES[name]
-    params: dict[str, int] = {}
-    for item in filter(None, (part.strip() for part in rest.split(","))):
-        key, eq, value = (s.strip() for s in item.partition("="))
-        if not eq:
-            raise SettingError(f"{name} parameter {item!r} is malformed: expected key=value")
-        if key not in allowed:
-            raise SettingError(f"{name} parameter {key!r} is unknown: expected one of {allowed}")
-        if key in params:
-            raise SettingError(f"{name} parameter {key!r} is given twice")
-        try:
-            params[key] = int(value)
-        except ValueError:
-            raise SettingError(
-                f"{name} parameter {key}={value!r} is invalid: expected a whole number"
-            ) from None
-    missing = [k for k in required if k not in params]
-    if missing:
-        raise SettingError(f"{name} needs parameter(s) {missing}: e.g. {_example(name)}")
-    return name, params
+    name, params = split_spec(spec, TOPOLOGIES, "topology", _whole_number)
+    return name, {k: int(v) for k, v in params.items()}  # type: ignore[call-overload]
 
 
 def _example(name: str) -> str:

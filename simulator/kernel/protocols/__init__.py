@@ -25,8 +25,9 @@ step                   what a protocol decides
 
 plus the rendezvous-only steps (data arrival, acknowledgement) that the kernel
 calls from its RDMA events. Protocols: :mod:`.mailbox`, :mod:`.eager`,
-:mod:`.rendezvous` (the reference paper's) and :mod:`.stream` (TCP-like, without
-pinning or RDMA: ``stream`` and ``stream_rendezvous``). The default regime table
+:mod:`.rendezvous` (the reference paper's), :mod:`.stream` (TCP-like, without
+pinning or RDMA: ``stream`` and ``stream_rendezvous``) and :mod:`.detached` (SMPI's
+detached send). The default regime table
 (mailbox up to ``small_max_bytes``, eager up to ``eager_max_bytes``, rendezvous,
 no per-regime costs) gives the reference model bit for bit.
 """
@@ -40,12 +41,14 @@ import numpy.typing as npt
 
 from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import (
+    PROTO_DETACHED,
     PROTO_EAGER,
     PROTO_RDV,
     PROTO_SMALL,
     PROTO_STREAM,
     PROTO_STREAM_RDV,
 )
+from mpiuq.simulator.kernel.protocols.detached import detached_match, detached_send_cost
 from mpiuq.simulator.kernel.protocols.eager import eager_header, eager_match, eager_send_cost
 from mpiuq.simulator.kernel.protocols.mailbox import mailbox_match, mailbox_send_cost
 from mpiuq.simulator.kernel.protocols.rendezvous import (
@@ -128,6 +131,8 @@ def send_cost(proto, k, nbytes, ep):  # type: ignore[no-untyped-def]
         return rendezvous_send_cost(nbytes, k, ep)
     if proto == PROTO_STREAM:
         return stream_send_cost(nbytes, k, ep)
+    if proto == PROTO_DETACHED:
+        return detached_send_cost(nbytes, k, ep)
     return stream_rendezvous_send_cost(nbytes, k, ep)
 
 
@@ -135,7 +140,7 @@ def send_cost(proto, k, nbytes, ep):  # type: ignore[no-untyped-def]
 def send_refs(proto):  # type: ignore[no-untyped-def]
     """References on a send's slot: the wait's and matching's, plus the data's (eager)
     or the acknowledgement's (rendezvous); matching's is kept until the data arrive
-    (stream rendezvous)."""
+    (stream rendezvous, detached)."""
     return 3 if proto == PROTO_EAGER else 2
 
 
@@ -227,6 +232,8 @@ def on_match(m, q, t, late, state, ep):  # type: ignore[no-untyped-def]
         get_at = rendezvous_match(m, q, t, state, ep)
     elif p == PROTO_STREAM:
         stream_match(m, q, t, late, state, ep)
+    elif p == PROTO_DETACHED:
+        get_at = detached_match(m, q, t, state, ep)
     else:
         get_at = stream_rendezvous_match(m, q, t, state, ep)
     state.requests.copy_s[q] += recv_overhead_s(msgs.regime[m], late, ep)
@@ -245,5 +252,5 @@ def on_get_arrive(m, t, state, ep):  # type: ignore[no-untyped-def]
 @njit(inline="always", error_model="numpy")
 def keeps_slot_after_match(proto):  # type: ignore[no-untyped-def]
     """Whether matching keeps its reference on the send's slot (rendezvous: until the ack;
-    stream rendezvous: until the data arrive)."""
-    return proto in (PROTO_RDV, PROTO_STREAM_RDV)
+    stream rendezvous and detached: until the data arrive)."""
+    return proto in (PROTO_RDV, PROTO_STREAM_RDV, PROTO_DETACHED)

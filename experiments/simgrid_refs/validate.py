@@ -1,0 +1,168 @@
+"""Agreement of ``mpiuq replay --platform P --hostfile H --like simgrid`` with SimGrid 3.32.
+
+For every reference of ``references.json`` (recorded by ``record.py``: SimGrid's
+simulated time of an own program run online, or of a shared TI trace replayed by
+``smpirun -replay``), replays the same trace on the same platform and hostfile with
+mpiuq's command line (in this process: ``mpiuq replay TRACE --platform P --hostfile H
+--like simgrid --json --quiet``) and compares the simulated times. Limits (issue
+"Network fidelity under contention"): 2% on the contention-free ``flat`` cluster, 5% on
+the shared-backbone cluster, the fat-tree and the dragonfly.
+
+mpiuq replays the traces as recorded (the shared traces' originals, not SimGrid's
+``_replayable`` variants; the own programs' traces as SMPI wrote them). Where mpiuq's TI
+reader still refuses SMPI's any-tag code ``-444`` (its acceptance is another branch's
+work), the trace is replayed from a copy with ``-444`` written as ``-1``, the reader's
+own any-tag code, and the row says so.
+
+Writes the table to ``docs/validation/simgrid.md`` and prints it.
+
+Usage::
+
+    python experiments/simgrid_refs/validate.py [--only NAME,...] [--no-write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import math
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+DATA = ROOT.parent / "shared" / "data" / "traces"
+DOC = ROOT / "docs" / "validation" / "simgrid.md"
+LIMITS = {"flat": 0.02, "backbone": 0.05, "fattree": 0.05, "dragonfly": 0.05, "torus": 0.05}
+PLATFORM_NOTES = {
+    "flat": "contention-free cluster: private links 12.5 GB/s, 1 us, no backbone",
+    "backbone": "shared backbone: private links 12.5 GB/s, 1 us, backbone 40 GB/s",
+    "fattree": "SimGrid fat-tree 3;8,8,16;1,8,8;1,1,1 (links 12.5 GB/s, 1 us)",
+    "dragonfly": "SimGrid dragonfly 8,2;4,2;8,2;4 (links 12.5 GB/s, 1 us)",
+    "torus": "SimGrid torus 8,8,16 (links 12.5 GB/s, 1 us; beyond the issue's four)",
+}
+
+
+def trace_index(entry: dict[str, object]) -> Path:
+    """The TI index mpiuq replays for a reference."""
+    name = str(entry["trace"])
+    if entry["kind"] == "shared":
+        return DATA / name / f"{name.removeprefix('ti_')}.txt"
+    base = name.split("@")[0]
+    return HERE / "traces" / name / f"{base}.txt"
+
+
+def any_tag_copy(index: Path, folder: Path) -> Path | None:
+    """A copy of the trace with SMPI's any-tag ``-444`` as ``-1`` (None: no ``-444``)."""
+    found = False
+    for rel in index.read_text().split():
+        text = (index.parent / rel).read_text()
+        fixed = re.sub(r"(?<= )-444(?= )", "-1", text)
+        found |= fixed != text
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(fixed)
+    (folder / index.name).write_text(index.read_text())
+    return folder / index.name if found else None
+
+
+def mpiuq_replay(index: Path, platform: str) -> tuple[float, float]:
+    """mpiuq's simulated time of ``index`` on ``platform`` (and the wall seconds)."""
+    from mpiuq.main import main
+
+    argv = [
+        "replay", str(index),
+        "--platform", str(HERE / "platforms" / f"cluster_{platform}.xml"),
+        "--hostfile", str(HERE / "platforms" / "hostfile"),
+        "--like", "simgrid", "--json", "--quiet",
+    ]  # fmt: skip
+    out = io.StringIO()
+    t0 = time.perf_counter()
+    with contextlib.redirect_stdout(out):
+        code = main(argv)
+    wall = time.perf_counter() - t0
+    if code != 0:
+        raise RuntimeError(f"mpiuq {' '.join(argv)} exited {code}")
+    doc = json.loads(out.getvalue())
+    return float(doc["models"]["flow"]["simulated_time_s"]), wall
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--only", default=None, help="comma-separated trace names")
+    ap.add_argument("--no-write", action="store_true", help="print only")
+    args = ap.parse_args()
+    doc = json.loads((HERE / "references.json").read_text())
+    only = None if args.only is None else set(args.only.split(","))
+    rows = []
+    for entry in doc["runs"]:
+        if only is not None and entry["trace"] not in only:
+            continue
+        platform = str(entry["platform"])
+        ref = float(entry["simulated_s"])  # type: ignore[arg-type]
+        index = trace_index(entry)
+        note = ""
+        try:
+            try:
+                sim, wall = mpiuq_replay(index, platform)
+            except RuntimeError:
+                with tempfile.TemporaryDirectory() as tmp:
+                    copy = any_tag_copy(index, Path(tmp))
+                    if copy is None:
+                        raise
+                    sim, wall = mpiuq_replay(copy, platform)
+                    note = " (-444 read as -1)"
+            diff = sim / ref - 1.0
+            status = ("yes" if abs(diff) <= LIMITS[platform] else "**no**") + note
+        except Exception as exc:  # reported in the table
+            sim, wall, diff, status = math.nan, math.nan, math.nan, f"error: {exc}"
+        rows.append((entry, sim, wall, diff, status))
+        print(f"{entry['trace']:<28}{platform:<11}{ref:>12.6g}{sim:>12.6g}{diff:>+9.2%}  "
+              f"{status} ({wall:.1f} s)", flush=True)  # fmt: skip
+    within = sum(1 for r in rows if r[4].startswith("yes"))
+    summary = f"{within} of {len(rows)} replays within their limit"
+    print(summary)
+    if args.no_write or only is not None:
+        return
+    lines = [
+        "# Validation against SimGrid 3.32",
+        "",
+        "Generated by `python experiments/simgrid_refs/validate.py` from the SimGrid "
+        "references of `experiments/simgrid_refs/references.json` (recorded by "
+        f"`experiments/simgrid_refs/record.py` with {doc['simgrid']}; commands and "
+        "SimGrid's wall times are in the JSON). Every mpiuq figure is",
+        "",
+        "```",
+        "mpiuq replay TRACE --platform experiments/simgrid_refs/platforms/cluster_P.xml \\",
+        "    --hostfile experiments/simgrid_refs/platforms/hostfile --like simgrid",
+        "```",
+        "",
+        "Platforms (1024 hosts `node-0..node-1023`, 1 Gflop/s; rank r on `node-r`):",
+        "",
+        *(f"* `{p}`: {note} (limit {LIMITS[p]:.0%})" for p, note in PLATFORM_NOTES.items()),
+        "",
+        "Own traces (`experiments/simgrid_refs/programs/`) are compared with SimGrid's "
+        "online run of the program; the shared TI traces with `smpirun -replay` of their "
+        "SimGrid-replayable variant (mpiuq replays the traces as recorded).",
+        "",
+        f"**{summary}.**",
+        "",
+        "| trace | platform | SimGrid s | mpiuq s | difference | within limit | mpiuq wall s |",
+        "|---|---|---:|---:|---:|---|---:|",
+    ]
+    for entry, sim, wall, diff, status in rows:
+        lines.append(
+            f"| {entry['trace']} | {entry['platform']} | {float(entry['simulated_s']):.6g} | "
+            f"{sim:.6g} | {diff:+.2%} | {status} | {wall:.1f} |"
+        )
+    DOC.parent.mkdir(parents=True, exist_ok=True)
+    DOC.write_text("\n".join(lines) + "\n")
+    print(f"written {DOC.relative_to(ROOT)}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
