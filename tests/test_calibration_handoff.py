@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_parameter_file_reads_a_campaign_simulator_table() -> None:
-    f = load_parameter_file(ROOT / "experiments" / "stampede-ib-pingpong.toml")
+    f = load_parameter_file(ROOT / "experiments" / "stampede-ib.toml")
     assert f.benchmark == "pingpong"
     assert dict(f.values)["eager_max_bytes"] == 17408
 

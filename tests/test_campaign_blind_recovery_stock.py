@@ -1,6 +1,6 @@
 """Blind recovery with the stock campaign settings (issue 11): synthetic `mpiuq simulate
 --replicas` ping-pong data at two truths away from the defaults are calibrated with the
-ping-pong-only experiments/stampede-ib-pingpong.toml (only the data path changed); every
+ping-pong-only experiments/stampede-ib.toml (only the data path changed); every
 identified parameter and identified combination must contain its truth in the 90% HDI,
 and the run must pass every check (exit 0). The stock campaign samples the simulator's posterior directly (the
 batched simulator is cheap), so the surrogate's error at the posterior (1.4-2.4 data sd at
@@ -19,7 +19,7 @@ from mpiuq.calibration.calibrated import CalibratedParametersError, load_calibra
 from mpiuq.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
-STOCK = ROOT / "experiments" / "stampede-ib-pingpong.toml"
+STOCK = ROOT / "experiments" / "stampede-ib.toml"
 SIZES = (
     1,
     3,
@@ -81,7 +81,7 @@ def stock_run(
     args += ["--warmup-excess", "0.06"]
     assert main([*args, "--csv", str(d / "synthetic.csv")]) == 0
     text = STOCK.read_text()
-    text = text.replace('name = "stampede-ib-pingpong"', f'name = "blind-{request.param}"')
+    text = text.replace('name = "stampede-ib"', f'name = "blind-{request.param}"')
     text = text.replace(
         'path = "data/simgrid_stampede_ib_mvapich2/data.csv"', 'path = "synthetic.csv"'
     )

@@ -16,8 +16,8 @@ EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 
 
 def test_pingpong_campaign_loads_and_selects_six_sizes_per_protocol() -> None:
-    c = load_campaign(EXPERIMENTS / "stampede-ib-pingpong.toml")
-    assert c.name == "stampede-ib-pingpong"
+    c = load_campaign(EXPERIMENTS / "stampede-ib.toml")
+    assert c.name == "stampede-ib"
     assert set(c.parameters.names) == set(CONTINUOUS_PARAMETERS) - {"hop_latency_ns"}
     base = c.simulator.base_params()
     assert (base.small_max_bytes, base.eager_max_bytes) == (150, 17408)
@@ -32,8 +32,8 @@ def test_pingpong_campaign_loads_and_selects_six_sizes_per_protocol() -> None:
 
 
 def test_joint_campaign_fits_the_four_series_over_five_regimes() -> None:
-    c = load_campaign(EXPERIMENTS / "stampede-ib.toml")
-    assert c.name == "stampede-ib"
+    c = load_campaign(EXPERIMENTS / "stampede-ib-joint.toml")
+    assert c.name == "stampede-ib-joint"
     assert [(d.label, d.model) for d in c.datasets] == [
         ("pingpong", "pingpong"),
         ("send", "pingpong_send"),

@@ -31,7 +31,7 @@ fitted series >= 90% inside.
 Usage (from the repository root; one campaign file per run; results are small JSON and
 Markdown files)::
 
-    python experiments/checks/transfer_check.py experiments/stampede-ib.toml \\
+    python experiments/checks/transfer_check.py experiments/stampede-ib-joint.toml \\
         --out results/validation
 
 Run time: a few minutes per fold on one core (the simulator is called ~10^5 times).

@@ -10,7 +10,7 @@ trusted) can still be replayed at its point estimate.
 Usage (from the repository root)::
 
     mpiuq replay TRACE $(python experiments/replay/point_params.py \\
-        experiments/stampede-ib.toml results/validation/transfer_stampede-ib.json)
+        experiments/stampede-ib-joint.toml results/validation/transfer_stampede-ib.json)
 """
 
 from __future__ import annotations

@@ -79,7 +79,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--pingpong", type=Path, required=True, help="ping-pong-only result folder")
     ap.add_argument("--joint", type=Path, required=True, help="transfer_check JSON, joint fit")
-    ap.add_argument("--campaign", type=Path, default=Path("experiments/stampede-ib.toml"))
+    ap.add_argument("--campaign", type=Path, default=Path("experiments/stampede-ib-joint.toml"))
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args()
     joint = point_options(a.campaign, a.joint)
