@@ -107,6 +107,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(named_command(words) or "")
+    before = words[: next((i for i, w in enumerate(words) if not w.startswith("-")), len(words))]
+    top = {s for a in parser._actions for s in a.option_strings}
+    unknown = [w for w in before if w.split("=", 1)[0] not in top]
+    if unknown:  # an option typo before any command: blamed on mpiuq, with the closest
+        parser.error(unknown_words_message(parser, unknown))
     args, extras = parser.parse_known_args(words)
     if extras:  # blamed on the sub-command, with the closest option
         where = selected_parser(parser, args)

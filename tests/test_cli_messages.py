@@ -31,6 +31,8 @@ def _one_line(capsys: pytest.CaptureFixture[str]) -> str:
             "mpiuq campaign run: error: unknown option --wokers; did you mean --workers? "
             "(see 'mpiuq campaign run --help')",
         ),
+        (["--verion"], "mpiuq: error: unknown option --verion; did you mean --version?"),
+        (["--debg", "replay", "t"], "mpiuq: error: unknown option --debg; did you mean --debug?"),
         (
             ["replay", "t", "--draws", "4", "--esimate=median"],
             "mpiuq replay: error: unknown option --esimate; did you mean --estimate?",
