@@ -17,6 +17,9 @@ from mpiuq.calibration.campaign import CampaignProgress, run_campaign
 from mpiuq.calibration.config import load_campaign
 from mpiuq.main import main
 
+#: End-to-end runs: the whole suite's tier, not the fast one (pytest -m 'not slow').
+pytestmark = pytest.mark.slow
+
 TRUTH = {"post_header_delay_us": 0.8, "memory_bw_GBps": 6.0, "post_rdma_delay_us": 1.2}
 SIZES = (1, 256, 2048, 4000, 6000, 12000, 24000, 48000)  # small + eager only (eager_max 65536)
 

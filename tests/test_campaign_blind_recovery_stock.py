@@ -18,6 +18,9 @@ import pytest
 from mpiuq.calibration.calibrated import CalibratedParametersError, load_calibrated
 from mpiuq.main import main
 
+#: End-to-end runs: the whole suite's tier, not the fast one (pytest -m 'not slow').
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 STOCK = ROOT / "experiments" / "stampede-ib.toml"
 SIZES = (

@@ -14,6 +14,9 @@ from mpiuq.calibration.config import parse_campaign, read_toml
 from mpiuq.calibration.errors import CampaignError
 from mpiuq.main import main
 
+#: End-to-end runs: the whole suite's tier, not the fast one (pytest -m 'not slow').
+pytestmark = pytest.mark.slow
+
 TRUTH = {
     "post_header_delay_us": 0.8,
     "memory_bw_GBps": 6.0,

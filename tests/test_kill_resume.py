@@ -21,6 +21,9 @@ from mpiuq.surrogate import design_status, load_design_outputs, run_design
 from mpiuq.surrogate.design_store import CONSOLIDATE_PHASES, CREATE_PHASES, JOURNAL_PHASES
 from mpiuq.surrogate.store_journal import journal_path
 
+#: End-to-end runs: the whole suite's tier, not the fast one (pytest -m 'not slow').
+pytestmark = pytest.mark.slow
+
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 STAMPEDE_CSV = ROOT / "experiments" / "data" / "simgrid_stampede_ib_mvapich2" / "data.csv"

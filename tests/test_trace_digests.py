@@ -12,6 +12,9 @@ from shared_data import TRACES
 
 from mpiuq.simulator.trace import read_trace
 
+#: End-to-end runs: the whole suite's tier, not the fast one (pytest -m 'not slow').
+pytestmark = pytest.mark.slow
+
 DATA = TRACES
 EXPECTED = json.loads((Path(__file__).parent / "data" / "trace_digests.json").read_text())
 

@@ -8,6 +8,9 @@ from __future__ import annotations
 import pytest
 from trace_fuzzing import DATA, fuzz
 
+#: End-to-end runs: the whole suite's tier, not the fast one (pytest -m 'not slow').
+pytestmark = pytest.mark.slow
+
 CASES = {"ti": 300, "h5": 200, "dumpi": 250, "otf2": 250}
 
 
