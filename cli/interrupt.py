@@ -18,6 +18,7 @@ import contextlib
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -35,9 +36,26 @@ def remove_in_flight_files() -> None:
             path.unlink()
 
 
+#: Seconds after a compilation ends during which an interrupt waits: numba writes the
+#: loop's cache entry after its compile event (milliseconds), so a signal in that gap
+#: would lose a finished compile.
+SAVE_GRACE_S = 0.5
+
+
+def let_the_cache_write_finish() -> None:
+    """Wait out :data:`SAVE_GRACE_S` after the last compilation's end, if it ended that
+    recently (numba imported only if the command had imported it)."""
+    jit = sys.modules.get("mpiuq.simulator._jit")
+    if jit is not None:
+        wait = SAVE_GRACE_S - (time.monotonic() - jit.LAST_COMPILE_END[0])
+        if wait > 0:
+            time.sleep(wait)
+
+
 def stop_now(command: str) -> None:
     """Print ``mpiuq COMMAND: interrupted``, remove the files in flight and end the process
     with exit code 130 (no clean-up of the interpreter: the worker may be in a loop)."""
+    let_the_cache_write_finish()
     remove_in_flight_files()
     name = f"mpiuq {command}" if command else "mpiuq"
     with contextlib.suppress(OSError, ValueError):

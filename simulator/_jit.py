@@ -223,12 +223,18 @@ class _CompileListener(event.Listener):  # type: ignore[misc]  # numba is untype
     def on_end(self, ev: event.Event) -> None:
         self._local.depth = getattr(self._local, "depth", 1) - 1
         if self._local.depth == 0:
+            LAST_COMPILE_END[0] = time.monotonic()
             took = time.perf_counter() - getattr(self._local, "start", time.perf_counter())
             name = _loop_name(ev)
             if _is_loop(ev):
                 _record_compile_s(name, took)
             for callback in list(_compile_callbacks):
                 callback(name, took)
+
+
+#: ``time.monotonic()`` when the last outermost compilation ended (numba writes the loop's
+#: cache entry right after: an interrupt lets that write finish, :mod:`mpiuq.interrupt`).
+LAST_COMPILE_END = [float("-inf")]
 
 
 def _is_loop(ev: event.Event) -> bool:

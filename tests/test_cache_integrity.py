@@ -22,7 +22,7 @@ from mpiuq.simulator.trace.read import locate_trace, read_located
 #: Cases per file of a shared trace in the suite (every byte of files up to this size, then
 #: both ends and evenly spaced bytes); the exhaustive sweep is
 #: ``experiments/fuzz/fuzz_cache.py`` (results/fuzz_cache.txt), minutes per trace.
-SHARED_LIMIT = 512
+SHARED_LIMIT = 128
 #: The shared SimGrid TI traces (fixed names: test ids do not depend on the data's presence).
 SHARED_TI = (
     "ti_comd_256r",

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from mpiuq.interrupt import remove_in_flight_files
+from mpiuq.interrupt import SAVE_GRACE_S, let_the_cache_write_finish, remove_in_flight_files
 from mpiuq.surrogate.atomic_write import IN_FLIGHT, replace_atomically
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,6 +64,23 @@ def test_a_worker_inside_a_long_call_is_interrupted_at_once() -> None:
     assert code == 130
     assert err == "mpiuq replay: interrupted\n"
     assert took < _limit_s()
+
+
+def test_an_interrupt_right_after_a_compile_lets_its_cache_write_finish(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """numba writes a loop's cache entry after its compile event: an interrupt within
+    SAVE_GRACE_S of a compile's end waits out the rest, one long after it does not wait."""
+    from mpiuq.simulator import _jit
+
+    waits: list[float] = []
+    monkeypatch.setattr(time, "sleep", waits.append)
+    monkeypatch.setattr(_jit, "LAST_COMPILE_END", [time.monotonic()])
+    let_the_cache_write_finish()
+    assert len(waits) == 1 and 0 < waits[0] <= SAVE_GRACE_S
+    monkeypatch.setattr(_jit, "LAST_COMPILE_END", [time.monotonic() - 10 * SAVE_GRACE_S])
+    let_the_cache_write_finish()
+    assert len(waits) == 1
 
 
 def test_the_command_is_named_before_it_is_parsed() -> None:
