@@ -296,11 +296,17 @@ def test_regime_names_round_trip_through_the_hand_off(tmp_path: Path) -> None:
     ["stampede-ib", "tcp-taurus", "tcp-taurus-stream", "openmpi-ucx-ib", "openmpi-ucx-ib-regimes"],
 )
 def test_every_committed_result_loads(name: str) -> None:
+    """Each estimate is the summary's, and the parameter set carries it."""
     folder = ROOT / "results" / name
-    for estimate in ("median", "mean"):
-        p = load_calibrated(folder, estimate).params()
-        assert isinstance(p, SimParams)
     doc = json.loads((folder / "summary.json").read_text())
+    for estimate in ("median", "mean"):
+        c = load_calibrated(folder, estimate)
+        assert dict(c.calibrated) == {n: v[estimate] for n, v in doc["parameters"].items()}
+        p = c.params()
+        assert isinstance(p, SimParams)
+        plain = {n: v for n, v in c.values().items() if hasattr(p, n)}  # not regime slots
+        assert {n: getattr(p, n) for n in plain} == plain
+        assert set(dict(c.calibrated)) & set(plain)
     assert [r.label for r in p.regime_table()] == [r["name"] for r in doc["regimes"]]
 
 

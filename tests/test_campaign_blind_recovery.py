@@ -205,7 +205,7 @@ def test_show_refuses_a_summary_without_checks(
 
 
 def test_failed_checks_are_loud_and_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
-    from mpiuq.campaign_cmd import _warn
+    from mpiuq.commands.campaign import _warn
 
     def summary(passed: bool, severity: str) -> dict[str, object]:
         check = {"passed": passed, "severity": severity, "message": "inside at 9 of 18 sizes"}

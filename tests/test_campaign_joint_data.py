@@ -8,83 +8,38 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from synthetic_machine import (
+    PINGPONG_DATA,
+    TRUTH,
+    campaign_head,
+    sampling_tables,
+    simulate_csv,
+    stream_data,
+)
 
 from mpiuq.calibration.campaign import run_campaign
 from mpiuq.calibration.config import parse_campaign, read_toml
 from mpiuq.calibration.errors import CampaignError
-from mpiuq.main import main
 
 #: End-to-end runs: the whole suite's tier, not the fast one (pytest -m 'not slow').
 pytestmark = pytest.mark.slow
 
-TRUTH = {
-    "post_header_delay_us": 0.8,
-    "memory_bw_GBps": 6.0,
-    "link_bw_GBps": 5.0,
-    "rdma_pin_latency_us": 3.0,
-}
-FIXED = {"small_max_bytes": 1024, "eager_max_bytes": 16384}
 PINGPONG_SIZES = (1, 64, 512, 1024, 2048, 8192, 16384, 32768, 131072, 524288)
 STREAM_SIZES = (64, 1024, 4096, 16384, 65536, 262144, 1048576)
+PINGPONG = PINGPONG_DATA
+STREAM = stream_data("bw")
+TAIL = sampling_tables(16)
 
-HEAD = """
-name = "{name}"
-seed = 3
-[simulator.fixed]
-small_max_bytes = 1024
-eager_max_bytes = 16384
-[parameters]
-post_header_delay_us = [0.2, 2.0]
-memory_bw_GBps = [2.0, 12.0]
-link_bw_GBps = [2.0, 10.0]
-rdma_pin_latency_us = [0.5, 8.0]
-"""
-PINGPONG = """
-[[data]]
-label = "pp"
-path = "pp.csv"
-benchmark = "pingpong_half_rtt"
-sizes_per_protocol = 3
-"""
-STREAM = """
-[[data]]
-label = "bw"
-path = "bw.csv"
-benchmark = "stream_bw"
-observable = "throughput_MBps"
-likelihood = "lognormal"
-sizes_per_protocol = 3
-"""
-TAIL = """
-[surrogate]
-level = 3
-order = 3
-[calibration]
-walkers = 16
-steps = 300
-burn = 200
-max_steps = 4000
-[refinement]
-rounds = 1
-level = 3
-[exact]
-draws = 800
-proposal_draws = 1600
-move_steps = 10
-"""
+
+def _head(name: str) -> str:
+    return campaign_head(name, seed=3)
 
 
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("joint")
-    params = [a for k, v in (TRUTH | FIXED).items() for a in ("--param", f"{k}={v}")]
-    for bench, sizes, csv, seed in (
-        ("pingpong", PINGPONG_SIZES, "pp.csv", "1"),
-        ("stream", STREAM_SIZES, "bw.csv", "2"),
-    ):
-        args = ["simulate", "--benchmark", bench, "--sizes", ",".join(map(str, sizes)), *params]
-        args += ["--replicas", "30", "--noise-cv", "0.03", "--seed", seed, "--csv", str(d / csv)]
-        assert main(args) == 0
+    simulate_csv(d, "pingpong", PINGPONG_SIZES, "pp.csv", 1)
+    simulate_csv(d, "stream", STREAM_SIZES, "bw.csv", 2)
     return d
 
 
@@ -98,7 +53,7 @@ fixed = { regime1_max_bytes = 8192 }
 def _posterior(
     d: Path, name: str, tables: str, extra: str = ""
 ) -> tuple[tuple[str, ...], np.ndarray, tuple[dict[str, object], ...]]:
-    text = HEAD.format(name=name) + tables + TAIL + extra
+    text = _head(name) + tables + TAIL + extra
     (d / f"{name}.toml").write_text(text)
     c = parse_campaign(read_toml(d / f"{name}.toml"), base_dir=d)
     r = run_campaign(c, d / name)
@@ -129,7 +84,7 @@ def test_joint_posterior_is_tighter_than_either_data_set_and_recovers_the_truth(
 
 
 def test_output_names_and_grouping_span_both_data_sets(data_dir: Path) -> None:
-    (data_dir / "names.toml").write_text(HEAD.format(name="names") + PINGPONG + STREAM + TAIL)
+    (data_dir / "names.toml").write_text(_head("names") + PINGPONG + STREAM + TAIL)
     c = parse_campaign(read_toml(data_dir / "names.toml"), base_dir=data_dir)
     assert [d.model for d in c.datasets] == ["pingpong", "stream"]
     assert [d.likelihood for d in c.datasets] == ["gaussian", "lognormal"]
@@ -165,7 +120,7 @@ def test_bad_data_tables_name_key_value_and_what_is_allowed(
     if name == "sizes":
         lines = [ln for ln in lines if not ln.startswith("sizes_per_protocol")]
     bad = "\n" + "\n".join([*lines, table]) + "\n"
-    raw = read_toml_text(tmp_path, HEAD.format(name="bad") + PINGPONG + bad + TAIL)
+    raw = read_toml_text(tmp_path, _head("bad") + PINGPONG + bad + TAIL)
     with pytest.raises(CampaignError, match=match) as err:
         parse_campaign(raw, base_dir=tmp_path)
     assert err.value.key == key
@@ -175,7 +130,7 @@ def test_benchmark_labels_map_explicitly_to_simulator_programs(tmp_path: Path) -
     """Known labels name their program (osu_bibw: the bidirectional stream, whose window
     is a setting); an unknown label is accepted only with an explicit model."""
     bibw = STREAM.replace('"stream_bw"', '"osu_bibw"') + "window = 16\n"
-    raw = read_toml_text(tmp_path, HEAD.format(name="ok") + PINGPONG + bibw + TAIL)
+    raw = read_toml_text(tmp_path, _head("ok") + PINGPONG + bibw + TAIL)
     c = parse_campaign(raw, base_dir=tmp_path)
     assert [(d.benchmark, d.model, d.window) for d in c.datasets][1] == (
         "osu_bibw",
@@ -183,7 +138,7 @@ def test_benchmark_labels_map_explicitly_to_simulator_programs(tmp_path: Path) -
         16,
     )
     custom = STREAM.replace('"stream_bw"', '"my_bw"') + 'model = "stream"\n'
-    raw = read_toml_text(tmp_path, HEAD.format(name="ok") + PINGPONG + custom + TAIL)
+    raw = read_toml_text(tmp_path, _head("ok") + PINGPONG + custom + TAIL)
     assert parse_campaign(raw, base_dir=tmp_path).datasets[1].model == "stream"
 
 
@@ -192,7 +147,7 @@ def test_discrepancy_terms_per_series_or_shared(tmp_path: Path, data_dir: Path) 
     false`` one per regime, shared by the series (what a held-out series inherits)."""
     from mpiuq.calibration.campaign import discrepancy_for, observations_for
 
-    text = HEAD.format(name="d") + PINGPONG + STREAM + TAIL + "[discrepancy]\nmodel = 'regime'\n"
+    text = _head("d") + PINGPONG + STREAM + TAIL + "[discrepancy]\nmodel = 'regime'\n"
     for shared in (False, True):
         extra = "per_series = false\n" if shared else ""
         (data_dir / "d.toml").write_text(text + extra)
@@ -205,7 +160,7 @@ def test_discrepancy_terms_per_series_or_shared(tmp_path: Path, data_dir: Path) 
 
 
 def test_data_must_be_a_table_or_tables(tmp_path: Path) -> None:
-    head = HEAD.format(name="bad").replace("seed = 3\n", 'seed = 3\ndata = "pp.csv"\n')
+    head = _head("bad").replace("seed = 3\n", 'seed = 3\ndata = "pp.csv"\n')
     raw = read_toml_text(tmp_path, head + TAIL)
     with pytest.raises(CampaignError, match=r"a \[data\] table or one or more \[\[data\]\] tables"):
         parse_campaign(raw, base_dir=tmp_path)
@@ -245,7 +200,7 @@ def read_toml_text(folder: Path, text: str) -> dict[str, object]:
 def test_bad_variants_name_key_value_and_what_is_allowed(
     tmp_path: Path, variants: str, key: str, match: str
 ) -> None:
-    raw = read_toml_text(tmp_path, HEAD.format(name="bad") + PINGPONG + TAIL + variants)
+    raw = read_toml_text(tmp_path, _head("bad") + PINGPONG + TAIL + variants)
     with pytest.raises(CampaignError, match=match) as err:
         parse_campaign(raw, base_dir=tmp_path)
     assert err.value.key == key

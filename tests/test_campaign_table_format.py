@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mpiuq.campaign_cmd import format_table
+from mpiuq.commands.campaign import format_table
 
 SUMMARY = Path(__file__).resolve().parents[1] / "results" / "tcp-taurus" / "summary.json"
 

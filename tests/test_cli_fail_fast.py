@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from mpiuq.exit_codes import EXIT_BAD_INPUT
 from mpiuq.main import main
-from mpiuq.result_output import results_folder
+from mpiuq.reports.result_output import results_folder
+from mpiuq.runtime.exit_codes import EXIT_BAD_INPUT
 
 ROOT = Path(__file__).resolve().parents[1]
 CAMPAIGN = ROOT / "experiments" / "stampede-ib.toml"

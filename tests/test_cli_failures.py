@@ -14,16 +14,16 @@ from pathlib import Path
 import pytest
 from shared_data import committed_copy
 
-from mpiuq import campaign_cmd
 from mpiuq.calibration.errors import CampaignError, DataError, SamplerError
-from mpiuq.exit_codes import (
+from mpiuq.commands import campaign as campaign_cmd
+from mpiuq.main import main
+from mpiuq.runtime.exit_codes import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     describe,
     exit_code,
 )
-from mpiuq.main import main
 from mpiuq.simulator.errors import DeadlockError, ParameterError
 from mpiuq.surrogate.errors import (
     BudgetError,

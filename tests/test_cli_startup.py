@@ -19,7 +19,7 @@ import pytest
 
 from mpiuq import __version__
 from mpiuq.main import COMMANDS, build_parser, main, named_command
-from mpiuq.progress import Progress
+from mpiuq.runtime.progress import Progress
 
 #: Modules whose import costs a tenth of a second or more, none needed to parse arguments.
 HEAVY = ("numba", "scipy", "h5py", "matplotlib", "chaospy", "dask", "mpiuq.simulator.engine")

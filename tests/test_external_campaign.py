@@ -216,7 +216,7 @@ def test_the_direct_sampler_must_fit_the_budget(user_folder: Path, tmp_path: Pat
 @pytest.mark.slow
 def test_no_handoff_to_replay_but_a_report_with_the_runs(runs: dict[str, Path]) -> None:
     from mpiuq.calibration.calibrated import CalibratedParametersError, load_calibrated
-    from mpiuq.report_cmd import report_html
+    from mpiuq.commands.report import report_html
 
     s = json.loads((runs["callable"] / "summary.json").read_text())
     assert "handoff" not in s  # its parameters are not mpiuq's

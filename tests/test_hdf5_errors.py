@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mpiuq.exit_codes import EXIT_FAILED, describe, exit_code
+from mpiuq.runtime.exit_codes import EXIT_FAILED, describe, exit_code
 from mpiuq.surrogate import hdf5_errors, storage
 from mpiuq.surrogate.box import ParameterBox
 from mpiuq.surrogate.hdf5_errors import hdf5_reason, naming_hdf5_errors

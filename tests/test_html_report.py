@@ -22,9 +22,9 @@ from PIL import Image
 from shared_data import ROOT
 from test_cli_startup import _loaded_after
 
-from mpiuq.campaign_report import CHECK_MEANINGS, check_meaning
-from mpiuq.html_report import figure, page
 from mpiuq.main import main
+from mpiuq.reports.campaign import CHECK_MEANINGS, check_meaning
+from mpiuq.reports.html import figure, page
 
 STAMPEDE = ROOT / "results" / "stampede-ib"
 WHATIF = ROOT / "results" / "whatif" / "ti_lulesh_512r"

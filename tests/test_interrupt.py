@@ -1,7 +1,7 @@
 """Ctrl-C ends a command within a second at any moment: one line, exit 130, nothing lost.
 
 The console script runs the command in a worker thread and waits for it in the main
-thread (:mod:`mpiuq.interrupt`), so SIGINT is handled even while the worker is inside
+thread (:mod:`mpiuq.runtime.interrupt`), so SIGINT is handled even while the worker is inside
 a numba compilation or a compiled loop, neither of which checks signals.
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from mpiuq.interrupt import SAVE_GRACE_S, let_the_cache_write_finish, remove_in_flight_files
+from mpiuq.runtime.interrupt import SAVE_GRACE_S, let_the_cache_write_finish, remove_in_flight_files
 from mpiuq.surrogate.atomic_write import IN_FLIGHT, replace_atomically
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,7 +57,7 @@ def test_a_worker_inside_a_long_call_is_interrupted_at_once() -> None:
     # the worker holds no signal check for 60 s (as in a compilation or a compiled loop)
     script = (
         "import time\n"
-        "from mpiuq.interrupt import run_interruptibly\n"
+        "from mpiuq.runtime.interrupt import run_interruptibly\n"
         "run_interruptibly(lambda: time.sleep(60) or 0, lambda: 'replay')\n"
     )
     code, took, err = _interrupt([sys.executable, "-c", script], 1.0)
@@ -93,7 +93,7 @@ def test_the_command_is_named_before_it_is_parsed() -> None:
 
 
 def test_the_worker_s_result_and_errors_reach_the_caller() -> None:
-    from mpiuq.interrupt import run_interruptibly
+    from mpiuq.runtime.interrupt import run_interruptibly
 
     assert run_interruptibly(lambda: 3, lambda: "x") == 3
     with pytest.raises(SystemExit):

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from mpiuq import campaign_plots
-from mpiuq.campaign_plots import PAIRS_PRINT_WIDTH_IN, PAIRS_WIDTH_PX, pair_fonts, pair_plot
+from mpiuq.plots import campaign as campaign_plots
+from mpiuq.plots.campaign import PAIRS_PRINT_WIDTH_IN, PAIRS_WIDTH_PX, pair_fonts, pair_plot
 from mpiuq.simulator.parameters import CONTINUOUS_PARAMETERS
 
 #: The simulator's parameters, then longer names such as regime slots and other models'.

@@ -25,9 +25,9 @@ import numpy as np
 import pytest
 from shared_data import TRACES, needs_traces
 
-from mpiuq import replay_progress
 from mpiuq.main import main
-from mpiuq.progress import Progress
+from mpiuq.runtime import replay_progress
+from mpiuq.runtime.progress import Progress
 from mpiuq.simulator import program_cache
 from mpiuq.simulator.checksums import MANIFEST, write_manifest
 from mpiuq.simulator.collectives import algorithm_set

@@ -216,8 +216,8 @@ def test_bad_campaign_regimes_name_key_value_and_what_is_allowed(
 
 
 def test_parameter_files_and_param_assignments_carry_the_regimes(tmp_path: Path) -> None:
-    from mpiuq.arguments import parse_assignments
     from mpiuq.calibration.config import load_parameter_file
+    from mpiuq.commands.arguments import parse_assignments
 
     path = tmp_path / "c.toml"
     path.write_text(

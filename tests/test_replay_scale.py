@@ -190,7 +190,7 @@ def test_cli_threads_default_to_the_usable_cores() -> None:
     import argparse
     import os
 
-    from mpiuq.replay_cmd import model_threads
+    from mpiuq.commands.replay import model_threads
 
     assert model_threads(argparse.Namespace(threads=3)) == 3
     assert model_threads(argparse.Namespace(threads=None)) == len(os.sched_getaffinity(0))

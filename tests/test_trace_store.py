@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from shared_data import TRACES, needs_traces
 
-from mpiuq import replay_progress
-from mpiuq.progress import Progress
+from mpiuq.runtime import replay_progress
+from mpiuq.runtime.progress import Progress
 from mpiuq.simulator.parameters import SimParams
 from mpiuq.simulator.replay import ReplaySetup, replay
 from mpiuq.simulator.trace import read_trace

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from shared_data import TRACES, needs_traces
+from shared_data import SHARED_TI_TRACES, TRACES, needs_traces
 
 from mpiuq.simulator.trace import ANY_SOURCE, ANY_TAG, OpKind, TraceFormatError, read_ti
 
@@ -316,18 +316,19 @@ _BIG = {
     "ti_nekbone_64r",
     "ti_comd_256r",
 }
-_TI_SETS = (
-    sorted(
+
+
+@needs_data
+def test_the_fixed_list_names_every_shared_ti_trace() -> None:
+    on_disk = {
         p.name for p in DATA.glob("*ti_*") if p.is_dir() and p.name != "ti_simgrid_replay_examples"
-    )
-    if DATA.is_dir()
-    else []
-)
+    }
+    assert on_disk == set(SHARED_TI_TRACES)
 
 
 @needs_data
 @pytest.mark.parametrize(
-    "name", [pytest.param(n, marks=pytest.mark.slow) if n in _BIG else n for n in _TI_SETS]
+    "name", [pytest.param(n, marks=pytest.mark.slow) if n in _BIG else n for n in SHARED_TI_TRACES]
 )
 def test_real_ti_trace_matches_readme_counts(name: str) -> None:
     d = DATA / name

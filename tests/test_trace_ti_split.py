@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from shared_data import TRACES, needs_traces
+from shared_data import SHARED_TI_TRACES, TRACES, needs_traces
 from trace_checks import assert_same_trace
 
 from mpiuq.simulator.trace import TraceFormatError, read_ti, split_parse
@@ -169,16 +169,16 @@ def test_errors_are_the_serial_parse_s(
     assert info.value.file == str(tmp_path / named) and info.value.record == 2
 
 
-def _multi_file_ti_traces() -> list[Path]:
-    """The shared TI trace folders (each read as a folder: its index, or its rank files)."""
-    return sorted(TRACES.glob("*ti_*")) if TRACES.is_dir() else []
+#: The shared TI trace folders (each read as a folder: its index, or its rank files).
+_MULTI_FILE_TI_TRACES = sorted([*SHARED_TI_TRACES, "ti_simgrid_replay_examples"])
 
 
 @needs_traces
-@pytest.mark.parametrize("index", _multi_file_ti_traces(), ids=lambda p: p.name)
+@pytest.mark.parametrize("name", _MULTI_FILE_TI_TRACES)
 def test_every_shared_ti_trace_split_equals_serial(
-    index: Path, monkeypatch: pytest.MonkeyPatch
+    name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    index = TRACES / name
     serial, _ = _read(index, monkeypatch, split=False)
     split, _ = _read(index, monkeypatch, split=True)
     assert_same_trace(serial, split)

@@ -17,20 +17,21 @@ import json
 from pathlib import Path
 
 import pytest
+from synthetic_machine import (
+    PINGPONG_DATA,
+    TRUTH,
+    campaign_head,
+    sampling_tables,
+    simulate_csv,
+    stream_data,
+)
 
 from mpiuq.main import main
 
 #: End-to-end runs: the whole suite's tier, not the fast one (pytest -m 'not slow').
 pytestmark = pytest.mark.slow
 
-TRUTH = {
-    "post_header_delay_us": 0.8,
-    "memory_bw_GBps": 6.0,
-    "link_bw_GBps": 5.0,
-    "rdma_pin_latency_us": 3.0,
-}
 OTHER_MACHINE = TRUTH | {"link_bw_GBps": 2.5}
-FIXED = {"small_max_bytes": 1024, "eager_max_bytes": 16384}
 PINGPONG_SIZES = (
     1,
     16,
@@ -49,49 +50,7 @@ PINGPONG_SIZES = (
     524288,
 )
 STREAM_SIZES = (64, 256, 1024, 4096, 16384, 65536, 262144, 1048576)
-
-TOP = """
-name = "{name}"
-seed = 7
-[simulator.fixed]
-small_max_bytes = 1024
-eager_max_bytes = 16384
-[parameters]
-post_header_delay_us = [0.2, 2.0]
-memory_bw_GBps = [2.0, 12.0]
-link_bw_GBps = [2.0, 10.0]
-rdma_pin_latency_us = [0.5, 8.0]
-[[data]]
-label = "pp"
-path = "pp.csv"
-benchmark = "pingpong_half_rtt"
-sizes_per_protocol = 3
-"""
-STREAM = """
-[[data]]
-label = "{stream}"
-path = "{stream}.csv"
-benchmark = "stream_bw"
-observable = "throughput_MBps"
-likelihood = "lognormal"
-sizes_per_protocol = 3
-"""
-TAIL = """
-[surrogate]
-level = 3
-order = 3
-[calibration]
-walkers = 24
-steps = 300
-burn = 200
-max_steps = 4000
-[refinement]
-rounds = 1
-level = 3
-[exact]
-draws = 800
-proposal_draws = 1600
-move_steps = 10
+DISCREPANCY = """
 [discrepancy]
 model = "regime"
 sd_rel = 0.2
@@ -100,25 +59,16 @@ compare = false
 
 
 def _campaign(name: str, stream: str | None) -> str:
-    tables = STREAM.format(stream=stream) if stream is not None else ""
-    return TOP.format(name=name) + tables + TAIL
-
-
-def _simulate(
-    d: Path, bench: str, sizes: tuple[int, ...], truth: dict[str, float], name: str, seed: int
-) -> None:
-    params = [a for k, v in (truth | FIXED).items() for a in ("--param", f"{k}={v}")]
-    args = ["simulate", "--benchmark", bench, "--sizes", ",".join(map(str, sizes)), *params]
-    args += ["--replicas", "30", "--noise-cv", "0.03", "--seed", str(seed), "--csv", str(d / name)]
-    assert main(args) == 0
+    tables = stream_data(stream) if stream is not None else ""
+    return campaign_head(name, seed=7) + PINGPONG_DATA + tables + sampling_tables(24) + DISCREPANCY
 
 
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("validation")
-    _simulate(d, "pingpong", PINGPONG_SIZES, TRUTH, "pp.csv", 1)
-    _simulate(d, "stream", STREAM_SIZES, TRUTH, "bw.csv", 2)
-    _simulate(d, "stream", STREAM_SIZES, OTHER_MACHINE, "other.csv", 3)
+    simulate_csv(d, "pingpong", PINGPONG_SIZES, "pp.csv", 1)
+    simulate_csv(d, "stream", STREAM_SIZES, "bw.csv", 2)
+    simulate_csv(d, "stream", STREAM_SIZES, "other.csv", 3, OTHER_MACHINE)
     return d
 
 

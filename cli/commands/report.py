@@ -82,7 +82,7 @@ def result_file(path: Path) -> Path:
 def write_folder_report(source: Path, out: Path | None = None) -> Path:
     """Write the report of the results in ``source`` (a folder or its result file) to
     ``out`` (default: ``report.html`` beside the result file); returns the path written."""
-    from mpiuq.html_report import write_report
+    from mpiuq.reports.html import write_report
 
     file = result_file(source)
     target = out if out is not None else file.parent / REPORT_NAME
@@ -93,11 +93,11 @@ def report_html(file: Path) -> str:
     """The HTML report of one result file (see :data:`RESULT_FILES`)."""
     if file.name == "summary.json":
         from mpiuq.calibration.artefacts import read_summary
-        from mpiuq.campaign_report import campaign_report
+        from mpiuq.reports.campaign import campaign_report
 
         path, summary = read_summary(file)
         return campaign_report(path.parent, summary)
-    from mpiuq.replay_report import replay_report, whatif_report
+    from mpiuq.reports.replay import replay_report, whatif_report
 
     data = _read_json(file)
     make = whatif_report if file.name == "whatif.json" else replay_report

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from mpiuq.calibration.propagation import PART_KEYS, decomposition_summary, draw_summary
-from mpiuq.calibration_warnings import replay_warnings, warn
-from mpiuq.posterior_args import ParameterSets
-from mpiuq.result_output import emit
+from mpiuq.commands.calibration_warnings import replay_warnings, warn
+from mpiuq.commands.posterior_args import ParameterSets
+from mpiuq.reports.result_output import emit
 from mpiuq.simulator.parameters import parameter_names
 from mpiuq.simulator.replay import ReplaySetup, trace_and_settings
 from mpiuq.simulator.replay_draws import DrawsReplay, replay_draws
@@ -50,7 +50,7 @@ def run_replays(
 ) -> tuple[DrawsReplay, float, list[str]]:
     """Replay the draws of ``sets`` through the executor of the options (the trace lowered
     once); the wall time, and the warnings of the calibration's scope
-    (:func:`mpiuq.calibration_warnings.replay_warnings`)."""
+    (:func:`mpiuq.commands.calibration_warnings.replay_warnings`)."""
     from dataclasses import replace
 
     from mpiuq.simulator.lowering import lower_trace
@@ -142,7 +142,7 @@ def run_draws(
     warn(warnings)
 
     def plot(path: Path) -> None:
-        from mpiuq.replay_plots import plot_decomposition_draws
+        from mpiuq.plots.replay import plot_decomposition_draws
 
         plot_decomposition_draws(data, path, sets.label())
 

@@ -4,7 +4,7 @@ A report is one HTML file a person opens in any browser, prints or mails: figure
 inline (``data:image/png;base64``), styles are in the page, and nothing needs
 JavaScript or the network. Every piece of text that comes from a result file is
 escaped with :func:`html.escape`. The campaign, replay and what-if reports
-(:mod:`mpiuq.campaign_report`, :mod:`mpiuq.replay_report`) assemble their pages from
+(:mod:`mpiuq.reports.campaign`, :mod:`mpiuq.reports.replay`) assemble their pages from
 these pieces; :func:`write_report` stores one atomically.
 """
 

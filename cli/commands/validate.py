@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mpiuq.arguments import output_folder
-from mpiuq.progress import add_quiet_argument
-from mpiuq.result_output import results_folder
+from mpiuq.commands.arguments import output_folder
+from mpiuq.reports.result_output import results_folder
+from mpiuq.runtime.progress import add_quiet_argument
 from mpiuq.surrogate.json_text import json_text
 
 #: Files of the leave-one-series-out folder besides the folds.
@@ -29,7 +29,7 @@ TABLE_JSON, TABLE_TEXT, FIGURE = "loso.json", "loso.txt", "loso.png"
 
 @dataclass(frozen=True)
 class CampaignIO:
-    """What ``campaign run`` does with a campaign, given by :mod:`mpiuq.campaign_cmd` (which
+    """What ``campaign run`` does with a campaign, given by :mod:`mpiuq.commands.campaign` (which
     registers this action, so this module does not import it back)."""
 
     run_into_folder: Callable[..., dict[str, Any]]
@@ -120,9 +120,9 @@ def _run_folds(
 ) -> int:
     from mpiuq.calibration.artefacts import hold_results_folder
     from mpiuq.calibration.loso import shared_design
-    from mpiuq.progress import Progress
+    from mpiuq.reports.validation_text import loso_table
+    from mpiuq.runtime.progress import Progress
     from mpiuq.surrogate.executors import make_executor
-    from mpiuq.validation_text import loso_table
 
     workers = args.workers if args.workers is not None else campaign.executor.workers
     scheduler = args.scheduler if args.scheduler is not None else campaign.executor.scheduler
@@ -195,7 +195,7 @@ def _row(label: str, summary: dict[str, Any]) -> dict[str, Any]:
 
 
 def _figure(summaries: list[tuple[str, dict[str, Any]]], path: Path, name: str) -> None:
-    from mpiuq.validation_plots import plot_validation
+    from mpiuq.plots.validation import plot_validation
 
     groups = []
     for label, s in summaries:

@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mpiuq.arguments import parse_assignments, seed_argument
 from mpiuq.calibration.calibrated import (
     ESTIMATES,
     PosteriorDraws,
     load_calibrated,
     load_posterior_draws,
 )
+from mpiuq.commands.arguments import parse_assignments, seed_argument
 from mpiuq.simulator.errors import ParameterError
 from mpiuq.simulator.parameters import SimParams
 

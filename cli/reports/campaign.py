@@ -4,8 +4,8 @@ Sections: the verdict and every check with what it means in plain words; the par
 table with identifiability; the figures; the posterior predictive (in-sample) and the
 held-out validation (out-of-sample, when the campaign holds series out); the hand-off to
 replay and what-if (which file they read, its SHA-256; for an external simulator, its runs
-per stage instead); and the run's details. Reads
-nothing but the results folder; imports neither matplotlib nor numba.
+per stage instead); and the run's details (these two in :mod:`mpiuq.reports.campaign_run`).
+Reads nothing but the results folder; imports neither matplotlib nor numba.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from mpiuq.html_report import (
+from mpiuq.reports.campaign_run import handoff_section, run_section
+from mpiuq.reports.html import (
     badge,
     esc,
     figure,
     generic,
-    key_values,
     note,
     number,
     page,
@@ -137,8 +137,6 @@ FIGURE_CAPTIONS: dict[str, str] = {
 
 #: Keys under which a summary may hold held-out validation (first present wins).
 VALIDATION_KEYS = ("validation", "held_out", "holdout")
-#: Keys under which a summary may hold a hand-off record.
-HANDOFF_KEYS = ("handoff", "hand_off")
 
 
 def check_meaning(name: str) -> str:
@@ -159,8 +157,8 @@ def campaign_report(folder: Path, summary: Mapping[str, Any]) -> str:
         ("figures", "Figures", _figures(folder, summary)),
         ("predictive", "Posterior predictive (in-sample)", _predictive(summary)),
         ("validation", "Held-out validation (out-of-sample)", _validation(summary)),
-        ("handoff", "Hand-off to replay and what-if", _handoff(folder, summary)),
-        ("run", "Run details", _run(folder, summary)),
+        ("handoff", "Hand-off to replay and what-if", handoff_section(folder, summary)),
+        ("run", "Run details", run_section(folder, summary)),
     ]
     subtitle = (
         f"campaign {summary.get('name', '?')}, seed {summary.get('seed', '?')}, observable "
@@ -434,7 +432,7 @@ def _validation(s: Mapping[str, Any]) -> str:
 
 def _validation_table(v: Mapping[str, Any]) -> str:
     """A ``[validation]`` campaign's scores (:mod:`mpiuq.calibration.validation_report`)."""
-    from mpiuq.html_report import badge, esc
+    from mpiuq.reports.html import badge, esc
 
     ins = v["in_sample"]
     rows = [
@@ -472,209 +470,4 @@ def _validation_table(v: Mapping[str, Any]) -> str:
         ],
         rows,
         numeric=(2, 3, 4, 5),
-    )
-
-
-def _handoff(folder: Path, s: Mapping[str, Any]) -> str:
-    from mpiuq.calibration.artefacts import SUMMARY_FILE, file_sha256
-    from mpiuq.calibration.calibrated import posterior_path
-    from mpiuq.calibration.handoff import external_simulator
-
-    external = external_simulator(s)
-    if external is not None:
-        return _external_runs(s) + note(
-            f"This campaign calibrated the external simulator <code>{esc(external)}</code>: "
-            "its parameters are that simulator's, so there is no hand-off to mpiuq's replay "
-            "and what-if. Run the external simulator with the posterior draws of "
-            f"<code>{esc(posterior_path(folder))}</code> or the medians above."
-        )
-    run = s.get("run")
-    recorded = run.get("files", {}) if isinstance(run, Mapping) else {}
-    draws = posterior_path(folder)
-    rows: list[tuple[str, str]] = []
-    if draws.is_file():
-        digest = file_sha256(draws)
-        want = recorded.get(draws.name) if isinstance(recorded, Mapping) else None
-        if want is None:
-            state = badge("info", "not recorded by the run")
-        elif want == digest:
-            state = badge("ok", "as the run wrote it")
-        else:
-            state = badge("failed", "changed since the run")
-        rows.append(("posterior draws (default)", f"<code>{esc(draws)}</code> {state}"))
-        rows.append(("its SHA-256", f"<code>{digest}</code>"))
-    else:
-        rows.append(
-            (
-                "posterior draws (default)",
-                badge("warning", "none")
-                + esc(" no posterior.nc or posterior_draws.nc: only --estimate works"),
-            )
-        )
-    summary = folder / SUMMARY_FILE
-    rows.append(("point estimates (--estimate)", f"<code>{esc(summary)}</code>"))
-    rows.append(("its SHA-256", f"<code>{file_sha256(summary)}</code>"))
-    out = [
-        key_values(rows),
-        note(
-            f"<code>mpiuq replay TRACE --params {esc(folder)}</code> and <code>mpiuq whatif "
-            f"TRACE --params {esc(folder)} --scenario ...</code> read the posterior draws "
-            "above (64 by default); with <code>--estimate median</code> they read the "
-            "summary's medians instead."
-        ),
-    ]
-    for key in HANDOFF_KEYS:
-        if isinstance(s.get(key), Mapping):
-            out.append("<h3>Hand-off record</h3>" + generic(s[key]))
-    return "\n".join(out)
-
-
-def _run(folder: Path, s: Mapping[str, Any]) -> str:
-    from mpiuq.calibration.artefacts import SUMMARY_FILE, result_file_states
-
-    record = s.get("run")
-    run: Mapping[str, Any] = record if isinstance(record, Mapping) else {}
-    out = [
-        key_values(
-            [
-                ("campaign file", f'<code class="path">{esc(s.get("campaign_file"))}</code>'),
-                ("seed", esc(s.get("seed"))),
-                ("mpiuq version", esc(run.get("mpiuq_version", "not recorded"))),
-                ("run fingerprint", f"<code>{esc(run.get('fingerprint', 'not recorded'))}</code>"),
-            ]
-        ),
-        "<h3>Data</h3>",
-        table(
-            [
-                "label",
-                "file",
-                "benchmark",
-                "simulator",
-                "observable",
-                "sizes",
-                "reduced by",
-                "likelihood",
-            ],
-            (
-                [
-                    esc(d.get("label")),
-                    f'<code class="path">{esc(d.get("path"))}</code>',
-                    esc(d.get("benchmark")),
-                    esc(d.get("model")),
-                    esc(d.get("observable")),
-                    number(d.get("n_sizes")),
-                    esc(d.get("summary")),
-                    esc(d.get("likelihood")),
-                ]
-                for d in s.get("data_sets", [])
-            ),
-            (5,),
-        ),
-    ]
-    diag = s.get("diagnostics", {})
-    rows = [
-        [
-            f"<code>{esc(name)}</code>",
-            number(d.get("rhat"), 4),
-            number(d.get("ess_bulk"), 4),
-            number(d.get("ess_tail"), 4),
-            number(d.get("acceptance"), 2),
-            number(d.get("steps")),
-        ]
-        for name, d in diag.items()
-        if isinstance(d, Mapping)
-    ]
-    if rows:
-        out += [
-            "<h3>Sampler diagnostics (grouped stage)</h3>",
-            table(
-                ["parameter", "R-hat", "ESS bulk", "ESS tail", "acceptance", "steps"],
-                rows,
-                (1, 2, 3, 4, 5),
-            ),
-        ]
-    sur = s.get("surrogate", {})
-    at = sur.get("at_posterior", {})
-    ex = s.get("exact", {})
-    imp = ex.get("importance", {})
-    out += [
-        "<h3>Surrogate and exact posterior</h3>",
-        key_values(
-            [
-                (
-                    "surrogate",
-                    esc(
-                        f"level {sur.get('level')}, order {sur.get('order')}, "
-                        f"{sur.get('n_train')} training runs, {sur.get('n_terms')} terms"
-                    ),
-                ),
-                (
-                    "error at the posterior",
-                    esc(
-                        f"worst RMS {number(at.get('worst_rmse_data_sd'), 3)} data sd "
-                        f"({at.get('checked_by')}, {at.get('n_draws')} draws)"
-                    ),
-                ),
-                (
-                    "exact posterior",
-                    esc(
-                        f"{ex.get('n_draws')} draws from the {ex.get('source')}"
-                        + (
-                            f"; importance k-hat {number(imp.get('pareto_khat'), 2)}, ESS "
-                            f"{number(imp.get('ess'), 4)} of {imp.get('n_proposal')}"
-                            if imp
-                            else ""
-                        )
-                    ),
-                ),
-            ]
-        ),
-    ]
-    timings = s.get("timings_s", {})
-    if timings:
-        out += [
-            "<h3>Timings</h3>",
-            note(esc(", ".join(f"{k} {number(v, 3)} s" for k, v in timings.items()))),
-        ]
-    states = result_file_states(folder / SUMMARY_FILE, dict(s))
-    if states:
-        labels = {
-            "ok": ("ok", "as written"),
-            "not kept": ("info", "not kept (large working file)"),
-            "changed": ("failed", "changed since the run"),
-            "missing": ("failed", "missing"),
-            "invalid name": ("failed", "not a file name"),
-        }
-        out += [
-            "<h3>Files the run wrote</h3>",
-            table(
-                ["file", "state"],
-                (
-                    [f"<code>{esc(n)}</code>", badge(*labels.get(st, ("info", st)))]
-                    for n, st in states
-                ),
-            ),
-        ]
-    return "\n".join(out)
-
-
-def _external_runs(s: Mapping[str, Any]) -> str:
-    """An external simulator's runs per stage against its budget (``simulator_runs``)."""
-    record = s.get("simulator_runs")
-    runs: Mapping[str, Any] = record if isinstance(record, Mapping) else {}
-    stages = runs.get("stages")
-    rows = [
-        [esc(stage), number(n)]
-        for stage, n in (stages.items() if isinstance(stages, Mapping) else ())
-    ]
-    rows.append(["total", number(runs.get("total"))])
-    budget = runs.get("budget")
-    return (
-        "<h3>Simulator runs</h3>"
-        + table(["stage", "runs"], rows, (1,))
-        + note(
-            f"Budget: {esc('none' if budget is None else budget)} runs; "
-            f"{esc(runs.get('from_checkpoints', 0))} of them came from checkpoints of an "
-            "earlier run."
-        )
     )

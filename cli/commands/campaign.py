@@ -4,7 +4,7 @@
     design -> simulation -> surrogate -> Sobol -> groups -> MCMC -> diagnostics ->
     plots -> ``summary.json``; resumable (the design run continues from ``design.h5``).
 ``mpiuq campaign validate CAMPAIGN.toml --leave-one-series-out [--out DIR]``
-    one fit per data series without it, scoring it (:mod:`mpiuq.validate_cmd`).
+    one fit per data series without it, scoring it (:mod:`mpiuq.commands.validate`).
 ``mpiuq campaign show mpiuq-results/NAME``
     Print the Table-1-like parameter table, identified combinations, model comparison and
     checks again from ``summary.json``.
@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mpiuq.calibration.units import unit_of
-from mpiuq.progress import Progress
-from mpiuq.result_output import results_folder
-from mpiuq.validate_cmd import add_run_options, add_validate_parser
-from mpiuq.validation_text import validation_lines
+from mpiuq.commands.validate import add_run_options, add_validate_parser
+from mpiuq.reports.result_output import results_folder
+from mpiuq.reports.validation_text import validation_lines
+from mpiuq.runtime.progress import Progress
 
 if TYPE_CHECKING:
     from mpiuq.calibration.config import Campaign
@@ -102,11 +102,11 @@ def _run_holding(args: argparse.Namespace, campaign: Campaign, out: Path) -> int
     )
     try:
         from mpiuq.calibration.artefacts import SUMMARY_FILE
-        from mpiuq.report_cmd import write_folder_report
+        from mpiuq.commands.report import write_folder_report
 
         print(f"report: {write_folder_report(out / SUMMARY_FILE)}")
     except OSError as exc:  # the results are complete without it
-        from mpiuq.exit_codes import describe
+        from mpiuq.runtime.exit_codes import describe
 
         print(f"WARNING: report not written: {describe(exc)}", file=sys.stderr)
     return _warn(summary, running=True)
@@ -169,7 +169,7 @@ def run_into_folder(
     summary = summary_dict(result)
     summary["timings_s"]["result_files"] = round(time.perf_counter() - t0, 3)
     if not args.no_plots:
-        from mpiuq.campaign_plots import write_figures
+        from mpiuq.plots.campaign import write_figures
 
         t0 = time.perf_counter()
         figures = write_figures(result, out)
@@ -183,9 +183,9 @@ def run_into_folder(
 
 
 def validate(args: argparse.Namespace) -> int:
-    """Execute ``mpiuq campaign validate`` (:mod:`mpiuq.validate_cmd`)."""
-    from mpiuq.validate_cmd import CampaignIO
-    from mpiuq.validate_cmd import validate as run_validation
+    """Execute ``mpiuq campaign validate`` (:mod:`mpiuq.commands.validate`)."""
+    from mpiuq.commands.validate import CampaignIO
+    from mpiuq.commands.validate import validate as run_validation
 
     return run_validation(args, CampaignIO(run_into_folder, format_table, _warn, _ProgressBars))
 
@@ -193,7 +193,7 @@ def validate(args: argparse.Namespace) -> int:
 def report(args: argparse.Namespace) -> int:
     """Execute ``mpiuq campaign report`` (default ``FOLDER/report.html``)."""
     from mpiuq.calibration.artefacts import summary_file
-    from mpiuq.report_cmd import write_folder_report
+    from mpiuq.commands.report import write_folder_report
 
     print(f"wrote {write_folder_report(summary_file(args.folder), args.out)}")
     return 0

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from mpiuq.exit_codes import EXIT_INTERRUPTED
+from mpiuq.runtime.exit_codes import EXIT_INTERRUPTED
 
 #: Seconds between two checks of the worker by the waiting main thread.
 POLL_S = 0.1

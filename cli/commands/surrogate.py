@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from mpiuq.arguments import seed_argument
-from mpiuq.progress import add_quiet_argument
+from mpiuq.commands.arguments import seed_argument
+from mpiuq.runtime.progress import add_quiet_argument
 from mpiuq.surrogate import (
     DesignProgress,
     ParameterBox,

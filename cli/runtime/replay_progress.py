@@ -1,7 +1,7 @@
 """Progress lines of reading and replaying a trace (``mpiuq replay``, ``mpiuq trace info``).
 
 Wraps :func:`~mpiuq.simulator.trace.read_trace` and
-:func:`~mpiuq.simulator.replay.replay` with :class:`~mpiuq.progress.Progress`: a line per
+:func:`~mpiuq.simulator.replay.replay` with :class:`~mpiuq.runtime.progress.Progress`: a line per
 stage with its figures (operations, events and events/s per model), a running
 percentage while a model runs, and a line per loop compiled (one missing from numba's cache).
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mpiuq.progress import Progress
+from mpiuq.runtime.progress import Progress
 from mpiuq.simulator.parameters import SimParams
 from mpiuq.simulator.trace import read_trace
 from mpiuq.simulator.trace.ir import Trace
@@ -120,12 +120,8 @@ def replay_file_with_progress(
     report = replay_reporter(progress)
     options = setup.lowering_options(params)
     trace: Trace | None = None
-    h5_file: Path | None = None
     where = locate_trace(path, **read_options)  # the cache key, computed once
-    if stream != "off":  # the trace's HDF5 file, if it has one already (no trace read)
-        h5_file = where.h5_file_of_size(0 if stream == "on" else _stream_entry_bytes())
-        if h5_file is not None and stream == "auto" and not _large(h5_file, path):
-            h5_file = None
+    h5_file = _existing_h5_file(path, where, stream)
     if h5_file is None and stream != "on":  # in memory: the program cache
         with progress.watching_compilation():
             cached = _cached_program(progress, path, where, options, stream)
@@ -140,17 +136,7 @@ def replay_file_with_progress(
                     threads=threads,
                 )
     if h5_file is None:
-        # a parsed trace's cache entry is written later: while it is lowered, unless this
-        # replay streams from it (then now)
-        trace = read_with_progress(progress, path, where, store=False)
-        if stream == "on" or (stream == "auto" and _streams(trace.n_ops)):
-            h5_file = store_trace(trace, where)
-            if h5_file is None and stream == "on":
-                raise SettingError(
-                    f"stream='on' needs the trace {path} in an HDF5 file, and its cache "
-                    "entry could not be written (read-only cache?): expected a writable "
-                    "MPIUQ_CACHE_DIR"
-                )
+        trace, h5_file = _read_for_replay(progress, path, where, stream)
     with progress.watching_compilation():
         if h5_file is not None or trace is None:
             del trace  # streamed from the file, in blocks
@@ -181,6 +167,40 @@ def replay_file_with_progress(
             trace_stored.result()
             stored.result()
         return result
+
+
+def _existing_h5_file(path: Path, where: TraceLocation, stream: str) -> Path | None:
+    """The HDF5 file to stream the trace from, if it has one already (no trace read):
+    never with ``stream="off"``; with ``"auto"`` only a file large enough to stream."""
+    if stream == "off":
+        return None
+    h5_file = where.h5_file_of_size(0 if stream == "on" else _stream_entry_bytes())
+    if h5_file is not None and stream == "auto" and not _large(h5_file, path):
+        return None
+    return h5_file
+
+
+def _read_for_replay(
+    progress: Progress, path: Path, where: TraceLocation, stream: str
+) -> tuple[Trace, Path | None]:
+    """The trace read (with a progress line), and the HDF5 file to stream it from when
+    this replay streams (its cache entry, written now), else ``None``.
+
+    A parsed trace's cache entry is otherwise written later, while it is lowered.
+    """
+    from mpiuq.simulator.errors import SettingError
+
+    trace = read_with_progress(progress, path, where, store=False)
+    h5_file: Path | None = None
+    if stream == "on" or (stream == "auto" and _streams(trace.n_ops)):
+        h5_file = store_trace(trace, where)
+        if h5_file is None and stream == "on":
+            raise SettingError(
+                f"stream='on' needs the trace {path} in an HDF5 file, and its cache "
+                "entry could not be written (read-only cache?): expected a writable "
+                "MPIUQ_CACHE_DIR"
+            )
+    return trace, h5_file
 
 
 @dataclass(frozen=True)

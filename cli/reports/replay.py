@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from mpiuq.html_report import esc, figure, generic, interval, key_values, note, number, page, table
+from mpiuq.reports.html import esc, figure, generic, interval, key_values, note, number, page, table
 
 #: The parts of the time, in the order of the tables: (JSON key, column title).
 PARTS: tuple[tuple[str, str], ...] = (

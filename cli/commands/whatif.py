@@ -17,17 +17,17 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mpiuq.arguments import add_param_argument, output_folder
-from mpiuq.calibration_warnings import replay_warnings, warn
-from mpiuq.posterior_args import ParameterSets, add_posterior_arguments
-from mpiuq.replay_cmd import (
+from mpiuq.commands.arguments import add_param_argument, output_folder
+from mpiuq.commands.calibration_warnings import replay_warnings, warn
+from mpiuq.commands.posterior_args import ParameterSets, add_posterior_arguments
+from mpiuq.commands.replay import (
     add_replay_options,
     check_topology,
     read_replay_trace,
     replay_parameters,
     replay_setup,
 )
-from mpiuq.result_output import emit
+from mpiuq.reports.result_output import emit
 from mpiuq.simulator.errors import SettingError
 
 if TYPE_CHECKING:  # the replay engine (numba) and SciPy are imported when a study runs
@@ -99,7 +99,7 @@ def run_scenarios(
 ) -> tuple[dict[str, Any], DrawsReplay]:
     """Replay the baseline and every scenario under the same draws; the JSON and baseline."""
     from mpiuq.calibration.propagation import decomposition_summary, paired_speedup
-    from mpiuq.replay_draws_cmd import draws_executor, quiet_large_graphs
+    from mpiuq.commands.replay_draws import draws_executor, quiet_large_graphs
     from mpiuq.simulator.lowering import lower_trace
     from mpiuq.simulator.replay import trace_and_settings
     from mpiuq.simulator.replay_draws import replay_draws
@@ -157,7 +157,7 @@ def run_scenarios(
 def format_whatif_table(data: dict[str, Any], label: str) -> str:
     """Readable table: per scenario the speed-up, its probabilities and what moved."""
     from mpiuq.calibration.propagation import PART_KEYS
-    from mpiuq.replay_draws_cmd import PART_LABELS, interval
+    from mpiuq.commands.replay_draws import PART_LABELS, interval
 
     t = data["trace"]
     base = data["baseline"]
@@ -202,7 +202,7 @@ def run(args: argparse.Namespace) -> int:
     data, _ = run_scenarios(args, sets, setup, scenarios)
 
     def plot(path: Path) -> None:
-        from mpiuq.whatif_plots import plot_whatif
+        from mpiuq.plots.whatif import plot_whatif
 
         plot_whatif(data, path, sets.label())
 

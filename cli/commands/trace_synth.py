@@ -7,9 +7,9 @@ import math
 import time
 from pathlib import Path
 
-from mpiuq.arguments import seed_argument
 from mpiuq.calibration.limits import MAX_MESSAGE_BYTES
-from mpiuq.progress import Progress, add_quiet_argument
+from mpiuq.commands.arguments import seed_argument
+from mpiuq.runtime.progress import Progress, add_quiet_argument
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.motifs import DEFAULT_BYTES, MOTIFS, MotifSpec, synthesize
 from mpiuq.surrogate.budget import check_memory

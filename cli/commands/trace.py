@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from mpiuq.progress import Progress, add_quiet_argument
+from mpiuq.commands.trace_synth import add_synth_parser
+from mpiuq.runtime.progress import Progress, add_quiet_argument
 from mpiuq.simulator.trace.ir import TraceSummary
 from mpiuq.surrogate.json_text import json_text
-from mpiuq.trace_synth_cmd import add_synth_parser
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -72,7 +72,7 @@ def run_info(args: argparse.Namespace) -> int:
     from mpiuq.simulator.trace.detect import detect_format
 
     detect_format(args.trace)  # a missing or unknown trace is refused before the readers load
-    from mpiuq.replay_progress import read_with_progress
+    from mpiuq.runtime.replay_progress import read_with_progress
 
     trace = read_with_progress(
         Progress.of(args),

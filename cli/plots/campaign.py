@@ -7,7 +7,7 @@ without discrepancy too),
 ``marginals.png`` (Fig. 7: final and grouped marginal posteriors, zoomed on the posterior),
 ``pairs.png`` (pair plot of the final posterior with 50%/90% contours and the identified
 combinations' level sets), ``discrepancy.png`` (the discrepancy terms' posterior), and
-``validation.png`` with a ``[validation]`` table (:mod:`mpiuq.validation_plots`).
+``validation.png`` with a ``[validation]`` table (:mod:`mpiuq.plots.validation`).
 """
 
 from __future__ import annotations
@@ -45,9 +45,9 @@ def write_figures(result: CampaignResult, out: Path) -> list[Path]:
 
 
 def _validation(r: CampaignResult, v: ValidationResult, path: Path) -> Path:
-    """Held-out and unselected data against the predictive (:mod:`mpiuq.validation_plots`)."""
+    """Held-out and unselected data against the predictive (:mod:`mpiuq.plots.validation`)."""
     from mpiuq.calibration.validation_report import validation_dict
-    from mpiuq.validation_plots import plot_validation
+    from mpiuq.plots.validation import plot_validation
 
     obs, pred = r.observations, r.main.predictive
     fitted = {
@@ -313,6 +313,33 @@ def pair_fonts(k: int) -> dict[str, float]:
     return {"ticks": labels - 0.5, "labels": labels, "title": labels + 2.5}
 
 
+def _marginal_panel(
+    ax: Axes,
+    x: np.ndarray,
+    name: str,
+    value_range: tuple[float, float],
+    fonts: dict[str, float],
+    *,
+    last: bool,
+) -> None:
+    """A pair plot's diagonal panel: the histogram of one parameter's draws ``x``, its
+    median (solid) and 90% HDI (dashed), titled with them and the parameter's unit
+    (right-aligned for the ``last`` panel, left-aligned otherwise)."""
+    from mpiuq.calibration.summaries import hdi
+
+    ax.hist(x, bins=40, range=value_range, color="tab:blue", alpha=0.7)
+    med, (lo, hi) = float(np.median(x)), hdi(x)
+    ax.axvline(med, color="k", lw=1.0)
+    for edge in (lo, hi):
+        ax.axvline(edge, color="k", lw=0.8, ls="--")
+    ax.set_title(
+        f"{name}\n{med:.3g} [{lo:.3g}, {hi:.3g}] {UNITS.get(name, '')}",
+        fontsize=fonts["labels"],
+        loc="right" if last else "left",
+    )
+    ax.set_yticks([])
+
+
 def pair_plot(
     draws: np.ndarray,
     names: list[str],
@@ -346,8 +373,6 @@ def pair_plot(
     """
     from matplotlib.ticker import MaxNLocator
 
-    from mpiuq.calibration.summaries import hdi
-
     k = len(names)
     pt = pair_fonts(k)
     scale = pt["labels"] / 7.0
@@ -370,21 +395,8 @@ def pair_plot(
             if b > a:
                 ax.axis("off")
                 continue
-            if a == b:
-                x = draws[:, a]
-                ax.hist(x, bins=40, range=ranges[a], color="tab:blue", alpha=0.7)
-                med, (lo, hi) = float(np.median(x)), hdi(x)
-                ax.axvline(med, color="k", lw=1.0)
-                for edge in (lo, hi):
-                    ax.axvline(edge, color="k", lw=0.8, ls="--")
-                unit = UNITS.get(names[a], "")
-                last = a == k - 1  # nothing to its right: the title extends to the left
-                ax.set_title(
-                    f"{names[a]}\n{med:.3g} [{lo:.3g}, {hi:.3g}] {unit}",
-                    fontsize=pt["labels"],
-                    loc="right" if last else "left",
-                )
-                ax.set_yticks([])
+            if a == b:  # the last has nothing to its right: its title extends to the left
+                _marginal_panel(ax, draws[:, a], names[a], ranges[a], pt, last=a == k - 1)
             else:
                 _contours(ax, draws[:, b], draws[:, a], ranges[b], ranges[a])
                 for kind, first, second, level, (c_lo, c_hi) in combinations:

@@ -10,7 +10,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from mpiuq.replay_plots import PARTS, save_figure
+from mpiuq.plots.replay import PARTS, save_figure
 
 
 def plot_whatif(data: dict[str, Any], path: Path, calibration: str) -> None:

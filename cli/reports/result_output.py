@@ -1,7 +1,7 @@
 """How the replay commands hand their result over: a JSON file and a figure, then a table.
 
 ``--out DIR`` writes ``DIR/<json_name>``, the figure and ``DIR/report.html`` (the
-self-contained HTML report of :mod:`mpiuq.report_cmd`); ``--json`` prints the JSON
+self-contained HTML report of :mod:`mpiuq.commands.report`); ``--json`` prints the JSON
 instead of the table. Commands that write a folder by default write it under
 :func:`results_folder` (never into the repository's committed ``results/``).
 """
@@ -81,7 +81,7 @@ def emit(
     text = result_json(data, str(args.out / json_name) if args.out is not None else "JSON output")
     report = None
     if args.out is not None:
-        from mpiuq.report_cmd import write_folder_report
+        from mpiuq.commands.report import write_folder_report
 
         args.out.mkdir(parents=True, exist_ok=True)
         write_json(args.out / json_name, None, text=text)  # atomic: a full disk keeps the old

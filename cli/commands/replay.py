@@ -17,10 +17,10 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mpiuq.arguments import add_param_argument, bounded_number, output_folder
-from mpiuq.posterior_args import ParameterSets, add_posterior_arguments, parameter_sets
-from mpiuq.progress import Progress, add_quiet_argument
-from mpiuq.result_output import emit
+from mpiuq.commands.arguments import add_param_argument, bounded_number, output_folder
+from mpiuq.commands.posterior_args import ParameterSets, add_posterior_arguments, parameter_sets
+from mpiuq.reports.result_output import emit
+from mpiuq.runtime.progress import Progress, add_quiet_argument
 from mpiuq.simulator.codes import FLOW_SHARING_NAMES, NETWORK_MODELS
 from mpiuq.simulator.collectives import ALGORITHM_SETS, algorithm_set
 from mpiuq.simulator.errors import SettingError
@@ -344,7 +344,7 @@ def check_topology(spec: str | None, platform: Path | None = None) -> None:
 
 def read_replay_trace(args: argparse.Namespace) -> Trace:
     """The trace of ``args.trace`` with the reader options (and a progress line)."""
-    from mpiuq.replay_progress import read_with_progress
+    from mpiuq.runtime.replay_progress import read_with_progress
 
     return read_with_progress(
         Progress.of(args), args.trace, flop_rate=flop_rate(args), clock=args.clock
@@ -375,10 +375,10 @@ def run(args: argparse.Namespace) -> int:
     check_topology(args.topology, args.platform)
     setup = replay_setup(args)
     if sets.is_draws:
-        from mpiuq.replay_draws_cmd import run_draws
+        from mpiuq.commands.replay_draws import run_draws
 
         return run_draws(args, read_replay_trace(args), setup, sets)
-    from mpiuq.replay_progress import replay_file_with_progress
+    from mpiuq.runtime.replay_progress import replay_file_with_progress
 
     result = replay_file_with_progress(
         Progress.of(args),
@@ -394,7 +394,7 @@ def run(args: argparse.Namespace) -> int:
     )
 
     def plot(path: Path) -> None:
-        from mpiuq.replay_plots import plot_decomposition
+        from mpiuq.plots.replay import plot_decomposition
 
         plot_decomposition(result, path, sets.label())
 
