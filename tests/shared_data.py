@@ -21,7 +21,7 @@ STAMPEDE_DIR = ROOT / "experiments" / "data" / "simgrid_stampede_ib_mvapich2"
 
 #: The shared SimGrid time-independent traces, each a folder (its index or rank files;
 #: ``ti_simgrid_replay_examples`` aside: loose example files). A fixed list, so that test
-#: ids are the same with and without ``../shared``; ``tests/test_trace_ti.py`` checks it
+#: ids are the same with and without ``../shared``; ``tests/integration/test_trace_ti.py`` checks it
 #: names every such folder there is.
 SHARED_TI_TRACES = (
     "gen_ti_lulesh_27r",
