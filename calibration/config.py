@@ -37,6 +37,12 @@ from typing import Any
 from mpiuq.calibration.dimensions import default_walkers, discrepancy_dimension, noise_dimension
 from mpiuq.calibration.errors import CampaignError
 from mpiuq.calibration.external_spec import ExternalSpec, parse_external
+from mpiuq.calibration.families.family import LikelihoodFamily
+from mpiuq.calibration.families.registry import (
+    likelihood_family,
+    likelihood_names,
+    shape_parameters,
+)
 from mpiuq.calibration.limits import MAX_MESSAGE_BYTES, check_parameter_value
 from mpiuq.calibration.validation_spec import ValidationSpec, parse_validation
 from mpiuq.simulator.codes import BENCHMARKS, WINDOWED_BENCHMARKS
@@ -201,15 +207,17 @@ class DataSpec:
     window
         Messages per window of the ``stream`` benchmark.
     likelihood
-        Error model of the per-size summaries: ``"gaussian"``, ``"student_t"`` or
-        ``"lognormal"`` (:mod:`~mpiuq.calibration.noise`).
+        Error model of the per-size summaries, a registered likelihood family
+        (:mod:`~mpiuq.calibration.families.registry`): ``"gaussian"``, ``"student_t"``,
+        ``"lognormal"`` built in.
     summary
         Replica summary: ``"mean"`` (sd with ddof=1), ``"median"`` (sd = 1.4826 MAD) or
         ``"trimmed_mean"`` (winsorized sd / (1 - 2 trim)).
     trim
         Fraction trimmed from each end by ``"trimmed_mean"``.
     nu
-        Uniform prior ``(low, high)`` of the Student-t degrees of freedom.
+        Uniform prior ``(low, high)`` of the Student-t degrees of freedom (the shape
+        parameter of the table's family, if it has one).
     """
 
     path: Path
@@ -1127,12 +1135,16 @@ SERIES_MODELS: dict[str, str] = {
     "recv_arrived": "recv_arrived",
     "recv_arrived_mean": "recv_arrived",
 }
-#: Likelihoods of a data table (:mod:`~mpiuq.calibration.noise`).
-LIKELIHOODS: tuple[str, ...] = ("gaussian", "student_t", "lognormal")
 #: Replica summaries of a data table (:mod:`~mpiuq.calibration.observations`).
 SUMMARIES: tuple[str, ...] = ("mean", "median", "trimmed_mean")
-#: Keys of a data table that :func:`_parse_data_model` reads (the others: :func:`_parse_data`).
-_DATA_MODEL_KEYS = ("label", "model", "window", "likelihood", "summary", "trim", "nu")
+#: Keys of a data table that :func:`_parse_data_model` reads (the others: :func:`_parse_data`),
+#: with the shape-parameter keys of the registered likelihood families (``nu``).
+_DATA_MODEL_KEYS = ("label", "model", "window", "likelihood", "summary", "trim")
+
+
+def data_model_keys() -> tuple[str, ...]:
+    """:data:`_DATA_MODEL_KEYS` and the registered families' shape keys (``nu``)."""
+    return _DATA_MODEL_KEYS + tuple(dict.fromkeys(s.name for s, _ in shape_parameters()))
 
 
 def _parse_datasets(
@@ -1152,7 +1164,8 @@ def _parse_datasets(
 
         tables = external_tables(tables, simulator.external)
     for prefix, table in tables:
-        core = {k: v for k, v in table.items() if k not in _DATA_MODEL_KEYS}
+        model_keys = data_model_keys()
+        core = {k: v for k, v in table.items() if k not in model_keys}
         try:
             spec = _parse_data(core, base_dir)
         except CampaignError as exc:
@@ -1203,24 +1216,13 @@ def _parse_data_model(
         )
     window = _int(t, "window", prefix, minimum=1, default=simulator.window)
     likelihood = t.get("likelihood", "gaussian")
-    if likelihood not in LIKELIHOODS:
-        raise CampaignError(f"{prefix}likelihood", likelihood, f"one of {list(LIKELIHOODS)}")
+    if not isinstance(likelihood, str) or likelihood not in likelihood_names():
+        raise CampaignError(f"{prefix}likelihood", likelihood, f"one of {list(likelihood_names())}")
     summary = t.get("summary", "mean")
     if summary not in SUMMARIES:
         raise CampaignError(f"{prefix}summary", summary, f"one of {list(SUMMARIES)}")
     trim = _float(t, "trim", prefix, 0.2, lo=0.0, hi=0.45)
-    nu_raw = t.get("nu", [1.0, 30.0])
-    if (
-        not isinstance(nu_raw, list)
-        or len(nu_raw) != 2
-        or not all(_is_number(v) for v in nu_raw)
-        or not 0.5 <= float(nu_raw[0]) < float(nu_raw[1]) <= 1000.0
-    ):
-        raise CampaignError(
-            f"{prefix}nu", nu_raw, "[low, high] degrees of freedom with 0.5 <= low < high <= 1000"
-        )
-    if "nu" in t and likelihood != "student_t":
-        raise CampaignError(f"{prefix}nu", nu_raw, "no value unless likelihood = 'student_t'")
+    nu = _parse_shape_prior(t, prefix, likelihood_family(likelihood))
     if "window" in t and model not in WINDOWED_BENCHMARKS:
         raise CampaignError(
             f"{prefix}window",
@@ -1235,8 +1237,43 @@ def _parse_data_model(
         likelihood=likelihood,
         summary=summary,
         trim=trim,
-        nu=(float(nu_raw[0]), float(nu_raw[1])),
+        nu=nu,
     )
+
+
+#: Prior of a data table's shape parameter when its family has none (unused).
+_NO_SHAPE_PRIOR = (1.0, 30.0)
+
+
+def _parse_shape_prior(
+    t: Mapping[str, Any], prefix: str, family: LikelihoodFamily
+) -> tuple[float, float]:
+    """The prior ``[low, high]`` of the family's shape parameter (Student-t's ``nu``); a
+    shape key of another family is refused."""
+    for shape, owner in shape_parameters():
+        if shape.name not in t and shape is not family.shape:
+            continue
+        raw = t.get(shape.name, list(shape.default))
+        if (
+            not isinstance(raw, list)
+            or len(raw) != 2
+            or not all(_is_number(v) for v in raw)
+            or not shape.lowest <= float(raw[0]) < float(raw[1]) <= shape.highest
+        ):
+            raise CampaignError(
+                f"{prefix}{shape.name}",
+                raw,
+                f"[low, high] {shape.meaning} with {shape.lowest:g} <= low < high <= "
+                f"{shape.highest:g}",
+            )
+        if shape.name in t and (family.shape is None or family.shape.name != shape.name):
+            raise CampaignError(
+                f"{prefix}{shape.name}", raw, f"no value unless likelihood = {owner!r}"
+            )
+    if family.shape is None:
+        return _NO_SHAPE_PRIOR
+    raw = t.get(family.shape.name, list(family.shape.default))
+    return (float(raw[0]), float(raw[1]))
 
 
 def _parse_variants(

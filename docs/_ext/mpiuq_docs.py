@@ -276,7 +276,7 @@ def campaign_key_tables() -> dict[str, dict[str, _Key]]:
     with _recording(config) as tables:
         campaign = config.parse_campaign(_PROBE_CAMPAIGN, Path("."))
     # the keys of a data table that the second reader takes (label, model, likelihood...)
-    for name in config._DATA_MODEL_KEYS:
+    for name in config.data_model_keys():
         tables["data"].setdefault(name, _Key(allowed_in="data"))
     defaults = {
         "data": campaign.datasets[0],
@@ -327,13 +327,14 @@ _SECTION_CLASSES = {
     "variants[k]": "VariantSpec",
 }
 
-#: The validator's tuples of allowed values, by key (the values come from the code).
+#: The validator's tuples of allowed values, by key (the values come from the code; a
+#: function is a registry's list of names, called when the page is built).
 _CHOICES = {
     ("simulator", "benchmark"): "mpiuq.simulator.codes.BENCHMARKS",
     ("simulator.regimes[k]", "protocol"): "mpiuq.simulator.regimes.PROTOCOLS",
     ("data", "observable"): "OBSERVABLES",
     ("data", "model"): "mpiuq.simulator.codes.BENCHMARKS",
-    ("data", "likelihood"): "LIKELIHOODS",
+    ("data", "likelihood"): "mpiuq.calibration.families.registry.likelihood_names",
     ("data", "summary"): "SUMMARIES",
     ("calibration", "grouping"): "GROUPINGS",
     ("calibration", "nominal_source"): "NOMINAL_SOURCES",
@@ -381,7 +382,9 @@ def _campaign_lines() -> list[str]:
             accepts = k.kind + (f" {k.bounds}" if k.bounds else "")
             choice = _CHOICES.get((section, name))
             if choice:
-                accepts = "one of " + ", ".join(_literal(c) for c in _resolve(choice))
+                values = _resolve(choice)
+                values = values() if callable(values) else values
+                accepts = "one of " + ", ".join(_literal(c) for c in values)
             meaning = docs.get(name, "")
             lines += [
                 f"   * - ``{name}``",
