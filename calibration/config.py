@@ -44,6 +44,7 @@ from mpiuq.calibration.families.registry import (
     shape_parameters,
 )
 from mpiuq.calibration.limits import MAX_MESSAGE_BYTES, check_parameter_value
+from mpiuq.calibration.moves import move_names
 from mpiuq.calibration.validation_spec import ValidationSpec, parse_validation
 from mpiuq.simulator.codes import BENCHMARKS, WINDOWED_BENCHMARKS
 from mpiuq.simulator.errors import ParameterError
@@ -1354,8 +1355,8 @@ def _parse_calibration(t: Mapping[str, Any], parameters: ParameterSpec) -> Calib
             "calibration.nominal_source", nominal_source, f"one of {list(NOMINAL_SOURCES)}"
         )
     moves = t.get("moves", d.moves)
-    if moves not in ("stretch", "de"):
-        raise CampaignError("calibration.moves", moves, "one of ['stretch', 'de']")
+    if not isinstance(moves, str) or moves not in move_names():
+        raise CampaignError("calibration.moves", moves, f"one of {list(move_names())}")
     walkers = _int(
         t, "walkers", p, minimum=2 * parameters.dim, default=max(d.walkers, 2 * parameters.dim)
     )

@@ -338,6 +338,7 @@ _CHOICES = {
     ("data", "summary"): "SUMMARIES",
     ("calibration", "grouping"): "GROUPINGS",
     ("calibration", "nominal_source"): "NOMINAL_SOURCES",
+    ("calibration", "moves"): "mpiuq.calibration.moves.move_names",
     ("posterior", "sampler"): "POSTERIOR_SAMPLERS",
 }
 
