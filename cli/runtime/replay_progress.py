@@ -192,7 +192,9 @@ def _read_for_replay(
 
     trace = read_with_progress(progress, path, where, store=False)
     h5_file: Path | None = None
-    if stream == "on" or (stream == "auto" and _streams(trace.n_ops)):
+    if stream == "on" or (
+        stream == "auto" and _streams(trace.n_ops, int(trace.vcounts.shape[0]))
+    ):
         h5_file = store_trace(trace, where)
         if h5_file is None and stream == "on":
             raise SettingError(
@@ -234,32 +236,34 @@ def _cached_program(
     return _Cached(found.lowered, origin, load_s)
 
 
-def _streams(n_trace_ops: int) -> bool:
+def _streams(n_trace_ops: int, n_vcounts: int = 0) -> bool:
     from mpiuq.simulator.stream_default import stream_by_default
 
-    return stream_by_default(n_trace_ops)
+    return stream_by_default(n_trace_ops, n_vcounts)
 
 
 def _stream_entry_bytes() -> int:
-    """Size below which a cache entry holds too few operations to stream by default (72 B
-    per operation, see :func:`_large`): such an entry is not verified for streaming."""
+    """Size below which a cache entry holds too few operations and count-list entries to
+    stream by default (at least 8 B each, see :func:`_large`): such an entry is not
+    verified for streaming."""
     from mpiuq.simulator.stream_default import STREAM_MIN_OPS
 
-    return 72 * STREAM_MIN_OPS
+    return 8 * STREAM_MIN_OPS
 
 
 def _large(h5_path: Path, trace_path: Path) -> bool:
     """Whether the trace file holds enough operations to stream by default.
 
     A cache entry (``h5_path`` is not ``trace_path``) is stored uncompressed, at least
-    72 B per operation, so a smaller one is answered from its size, without h5py.
+    72 B per operation and 8 B per count-list entry, so a smaller one is answered from
+    its size, without h5py.
     """
     if h5_path != trace_path and h5_path.stat().st_size < _stream_entry_bytes():
         return False
     from mpiuq.simulator.trace.h5_reader import open_trace_h5
 
     with open_trace_h5(h5_path) as head:
-        return _streams(head.n_ops)
+        return _streams(head.n_ops, int(head.datasets["vcounts"].shape[0]))
 
 
 def _streamed(

@@ -109,6 +109,53 @@ def test_mixed_trace_block_lowering_is_byte_identical(tmp_path: Path) -> None:
     assert lower_trace(load_trace_h5(tmp_path / "t.h5")).nonblocking_collectives == 5
 
 
+def _dense_alltoallv(p: int) -> Trace:
+    """Every rank calls one all-to-all-v with distinct non-zero counts to every partner."""
+    b = TraceBuilder("test", "<hand>", p)
+    call = b.call_id("MPI_Alltoallv")
+
+    def count(src: int, dst: int) -> int:
+        return 0 if src == dst else 8 * (1 + (src * 31 + dst * 17) % 97)
+
+    for r in range(p):
+        send = [count(r, j) for j in range(p)]
+        recv = [count(j, r) for j in range(p)]
+        b.add_compute(r, 1e-6)
+        b.add_vcollective(
+            r, OpKind.ALLTOALLV, call, send + recv, bytes_send=sum(send), bytes_recv=sum(recv)
+        )
+    return b.build()
+
+
+def test_wide_collectives_cut_the_blocks_by_their_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One all-to-all-v operation per rank lowers to ~2 p rows: the default blocks are cut
+    by those rows, not by the trace's 2 operations per rank, and lower to the same program."""
+    from mpiuq.simulator import lowering_blocks
+
+    save_trace(_dense_alltoallv(12), tmp_path / "t.h5")
+    ref = lower_trace(load_trace_h5(tmp_path / "t.h5"))
+    whole = lower_trace_blocks(tmp_path / "t.h5", None, tmp_path / "a.mpiuqprog")
+    assert whole.n_blocks == 1
+    monkeypatch.setattr(lowering_blocks, "WIDE_BLOCK_ROWS", 50)  # 2 ranks of 24 counts
+    cut = lower_trace_blocks(tmp_path / "t.h5", None, tmp_path / "b.mpiuqprog")
+    assert (cut.n_blocks, cut.ranks_per_block) == (6, 2)
+    with ProgramFile.open(cut.path) as pf:
+        assert_identical(ref, pf.to_lowered())
+
+
+def test_templates_let_go_between_blocks_lower_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Templates kept from block to block (sub-communicators) are dropped past the budget."""
+    from mpiuq.simulator import lowering_blocks
+
+    monkeypatch.setattr(lowering_blocks, "TEMPLATE_CACHE_BYTES", 0)
+    save_trace(_mixed_trace(), tmp_path / "t.h5")
+    check_blocks(tmp_path / "t.h5", tmp_path)
+
+
 def test_ranks_without_operations_make_empty_blocks(tmp_path: Path) -> None:
     b = TraceBuilder("test", "<hand>", 4)
     send, recv = b.call_id("MPI_Send"), b.call_id("MPI_Recv")

@@ -90,6 +90,7 @@ def test_auto_streams_large_traces_only(
     assert calls == [halo_file]
     assert stream_default.stream_by_default(10_000)
     assert not stream_default.stream_by_default(9_999)
+    assert stream_default.stream_by_default(9_000, n_vcounts=1_000)  # count lists count
 
 
 @needs_traces
