@@ -36,8 +36,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -80,14 +82,23 @@ def platform_file(name: str) -> Path:
 
 
 def run(cmd: list[str], cwd: Path, timeout: float) -> tuple[str, float]:
+    """Run ``cmd`` in its own process group; on timeout the whole group is killed
+    (``smpirun`` is a shell script: killing it alone would leave SimGrid running)."""
     t0 = time.perf_counter()
-    proc = subprocess.run(
-        cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False
-    )
+    with subprocess.Popen(
+        cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    ) as proc:  # fmt: skip
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr[-800:]}")
-    return proc.stdout + proc.stderr, wall
+        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}): {err[-800:]}")
+    return out + err, wall
 
 
 def store_trace(tmp: Path, index_name: str, dest: Path) -> None:
