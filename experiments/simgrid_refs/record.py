@@ -19,7 +19,9 @@ hosts in ``platforms/hostfile`` order:
   ``gen_ti_*``, and each program of ``ti_simgrid_replay_examples``): replayed with
   ``smpirun -np N -platform P -hostfile H -replay INDEX smpireplaymain`` on a copy SimGrid
   3.32 reads (``shared_inputs.py``: the SimGrid-replayable variant, decompressed; older
-  dialects written in the current one). Reference: the printed ``Simulation time``.
+  dialects written in the current one). Reference: the printed ``Simulated time``
+  (``--cfg=smpi/display-timing:yes``; references recorded without it used the
+  replayer's ``Simulation time``, printed to 1 us only).
 
 Results go to ``references.json`` (merged: a run already there is kept unless
 ``--force``); every entry has the exact command line and SimGrid's wall time.
@@ -34,8 +36,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -78,14 +82,23 @@ def platform_file(name: str) -> Path:
 
 
 def run(cmd: list[str], cwd: Path, timeout: float) -> tuple[str, float]:
+    """Run ``cmd`` in its own process group; on timeout the whole group is killed
+    (``smpirun`` is a shell script: killing it alone would leave SimGrid running)."""
     t0 = time.perf_counter()
-    proc = subprocess.run(
-        cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False
-    )
+    with subprocess.Popen(
+        cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    ) as proc:  # fmt: skip
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr[-800:]}")
-    return proc.stdout + proc.stderr, wall
+        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}): {err[-800:]}")
+    return out + err, wall
 
 
 def store_trace(tmp: Path, index_name: str, dest: Path) -> None:
@@ -147,12 +160,15 @@ def record_shared(name: str, platform: str, timeout: float) -> dict[str, object]
         ranks = len(index.read_text().split())
         cmd = [
             "smpirun", "-np", str(ranks), "-platform", str(platform_file(platform)),
-            "-hostfile", str(HERE / "platforms" / "hostfile"), "-replay", index.name, replayer,
+            "-hostfile", str(HERE / "platforms" / "hostfile"), "--cfg=smpi/display-timing:yes",
+            "-replay", index.name, replayer,
         ]  # fmt: skip
         out, wall = run(cmd, tmp, timeout)
-    m = REPLAY_TIME.findall(out)
+    # "Simulated time" (6 significant digits) where printed, else the replayer's
+    # "Simulation time" (6 decimals: a resolution of 1 us, too coarse for tiny traces)
+    m = SIM_TIME.findall(out) or REPLAY_TIME.findall(out)
     if not m:
-        raise RuntimeError(f"no 'Simulation time' in SimGrid's replay of {name} on {platform}")
+        raise RuntimeError(f"no simulated time in SimGrid's replay of {name} on {platform}")
     shown = [str(c).replace(str(ROOT) + "/", "") for c in cmd]
     return {
         "kind": "shared",

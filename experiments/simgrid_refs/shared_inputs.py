@@ -6,7 +6,8 @@ with an index SimGrid reads directly (their ``_replayable`` variant where there 
 The others need a faithful copy in SimGrid 3.32's dialect, written here into a scratch
 folder; mpiuq always reads the trace as stored:
 
-* ``gen_ti_lulesh_<N>r``: SMPI 3.32 traces with an index ``ti<N>`` (used as is).
+* ``gen_ti_lulesh_<N>r``: SMPI 3.32 traces with an index ``ti<N>``; their ``waitall``
+  lines rewritten as the shared ``_replayable`` variants' are (:func:`_replayable`).
 * ``ti_simgrid_replay_multiple_32r``: SMPI's 2014 dialect, per-rank files
   ``ti_trace<r>.txt``; SimGrid 3.32 only knows the lower-case action names
   (``allReduce`` -> ``allreduce``), the arguments are unchanged.
@@ -97,6 +98,53 @@ def _write_ranks(ranks: dict[int, list[str]], work: Path, name: str) -> Path:
     return work / f"{name}.txt"
 
 
+def _request_key(w: list[str]) -> tuple[int, int, int] | None:
+    """``(src, dst, tag)`` of an isend, irecv or wait line, as SimGrid keys requests."""
+    if w[1] == "isend":
+        return int(w[0]), int(w[2]), int(w[3])
+    if w[1] == "irecv":
+        return int(w[2]), int(w[0]), int(w[3])
+    if w[1] == "wait":
+        return int(w[2]), int(w[3]), int(w[4])
+    return None
+
+
+def _replayable(lines: list[list[str]]) -> list[str]:
+    """One rank's SMPI lines with the ``waitall`` lines SimGrid 3.32 cannot replay
+    rewritten (as the shared ``_replayable`` variants are; see their README): SMPI
+    records ``waitall <n>`` for the requests one MPI_Waitall covered, SimGrid's replayer
+    completes every pending request of the rank; where a later ``wait`` names a request
+    still pending at the ``waitall`` (before its key is posted again), the ``waitall``
+    becomes one ``wait src dst tag`` per other pending request."""
+    events: dict[tuple[int, int, int], list[tuple[int, bool]]] = defaultdict(list)
+    for i, w in enumerate(lines):
+        key = _request_key(w)
+        if key is not None:
+            events[key].append((i, w[1] == "wait"))
+
+    def waited_later(key: tuple[int, int, int], i: int) -> bool:
+        later = [is_wait for j, is_wait in events[key] if j > i]
+        return bool(later) and later[0]
+
+    out: list[str] = []
+    pending: list[tuple[int, int, int]] = []
+    for i, w in enumerate(lines):
+        key = _request_key(w)
+        if w[1] in ("isend", "irecv"):
+            pending.append(key)  # type: ignore[arg-type]
+        elif w[1] == "wait" and key in pending:
+            pending.remove(key)
+        elif w[1] == "waitall":
+            kept = [k for k in pending if waited_later(k, i)]
+            if kept:
+                out += [f"{w[0]} wait {k[0]} {k[1]} {k[2]}" for k in pending if k not in kept]
+                pending = kept
+                continue
+            pending = []
+        out.append(" ".join(w))
+    return out
+
+
 def _msg_to_smpi(folder: Path, work: Path) -> Path:
     """The 2010 MSG-dialect trace of ``folder`` (``simgrid<r>.txt``) in SMPI 3.32's."""
     per_rank: dict[int, list[list[str]]] = {}
@@ -143,7 +191,13 @@ def simgrid_input(name: str, work: Path) -> Path:
         return _copy_index(variant if variant.is_file() else trace_dir / f"{base}.txt", work)
     if name.startswith("gen_ti_"):
         index = next(p for p in (DATA / name).iterdir() if re.fullmatch(r"ti\d+", p.name))
-        return _copy_index(index, work)
+        ranks = {}
+        for rel in index.read_text().split():
+            lines = [
+                w for w in (x.split() for x in (index.parent / rel).read_text().splitlines()) if w
+            ]
+            ranks[int(lines[0][0])] = _replayable(lines)
+        return _write_ranks(ranks, work, name)
     if name == "ti_simgrid_replay_multiple_32r":
         ranks = {}
         for path in (DATA / name).glob("ti_trace*.txt"):

@@ -99,6 +99,19 @@ def reduce_scatter_flat_reduce_scatterv(me: int, p: int, root: int, sizes: CollS
     return red + scatterv_linear(me, p, 0, CollSizes(vc[me], vc))
 
 
+def reduce_scatter_simgrid(me: int, p: int, root: int, sizes: CollSizes) -> Schedule:
+    """SimGrid 3.32's default reduce-scatter: equal blocks reduce flat to rank 0 and
+    scatter (:func:`reduce_scatter_flat_reduce_scatterv`); unequal blocks go to MPICH's
+    selector, which takes the pairwise exchange (:func:`reduce_scatter_pairwise`) for a
+    commutative reduction of more than 524288 elements (SimGrid's replay reduces with a
+    commutative null operator). Below that MPICH takes recursive doubling, which mpiuq
+    does not model: pairwise stands in there too."""
+    vc = vcounts(sizes, p, "reduce_scatter")
+    if all(c == vc[0] for c in vc):
+        return reduce_scatter_flat_reduce_scatterv(me, p, root, sizes)
+    return reduce_scatter_pairwise(me, p, root, sizes)
+
+
 def scan_recursive_doubling(me: int, p: int, root: int, sizes: CollSizes) -> Schedule:
     """Recursive-doubling (inclusive or exclusive) scan: exchange with ``me XOR 2^k``."""
     nb = sizes.nbytes

@@ -53,6 +53,7 @@ from mpiuq.simulator.collectives.reductions import (
     reduce_scatter_flat_reduce_scatterv,
     reduce_scatter_pairwise,
     reduce_scatter_reduce_scatterv,
+    reduce_scatter_simgrid,
     scan_linear,
     scan_recursive_doubling,
 )
@@ -136,6 +137,7 @@ ALGORITHMS: dict[str, dict[str, Algorithm]] = {
         "pairwise": reduce_scatter_pairwise,
         "reduce_scatterv": reduce_scatter_reduce_scatterv,
         "flat_reduce_scatterv": reduce_scatter_flat_reduce_scatterv,
+        "simgrid": reduce_scatter_simgrid,
     },
     "scan": {"recursive_doubling": scan_recursive_doubling, "linear": scan_linear},
     "exscan": {"recursive_doubling": scan_recursive_doubling, "linear": scan_linear},
@@ -161,7 +163,7 @@ ALGORITHM_SETS: dict[str, dict[str, str]] = {
         "allgatherv": "linear",
         "alltoall": "ompi",
         "alltoallv": "linear",
-        "reduce_scatter": "flat_reduce_scatterv",
+        "reduce_scatter": "simgrid",
     },
 }
 

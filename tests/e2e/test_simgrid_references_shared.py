@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from shared_data import TRACES as DATA
-from test_simgrid_references import LIMITS, REFS, SHARED, references, replay_time
+from test_simgrid_references import LIMITS, REFS, SHARED, references, replay_time, shared_index
 
 
 @pytest.mark.parametrize("platform", list(LIMITS))
@@ -18,8 +18,8 @@ from test_simgrid_references import LIMITS, REFS, SHARED, references, replay_tim
 def test_shared_traces_agree_with_simgrid(
     name: str, platform: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    index = DATA / name / f"{name.removeprefix('ti_')}.txt"
-    if not index.is_file():
+    index = shared_index(name)
+    if not index.exists():
         pytest.skip(f"shared trace {name} not found under {DATA}")
     ref = references().get((name, platform))
     if ref is None:

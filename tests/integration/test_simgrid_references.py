@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 
 import pytest
+from shared_data import TRACES as DATA
 
 from mpiuq.main import main
 
@@ -26,7 +27,19 @@ OWN = (
     "fft_4r_512k", "fft_32r_256", "fft_64r_16k", "halo2d_64r", "wavefront_64r",
     "random_pairs_64r", "coll_mix_64r", "master_worker_32r",
 )  # fmt: skip
-SHARED = ("ti_hpcg_16r", "ti_nekbone_16r", "ti_minife_16r")
+SHARED = (
+    "ti_hpcg_16r", "ti_nekbone_16r", "ti_minife_16r", "ti_simgrid_nas_lu_S_4r",
+    "gen_ti_lulesh_8r", "ti_simgrid_replay_examples/actions_with_isend",
+)  # fmt: skip
+
+
+def shared_index(name: str) -> Path:
+    """What mpiuq replays of a shared trace (as ``shared_inputs.mpiuq_input``): the
+    index of a ``ti_*`` set, one file of the replay examples, else the folder."""
+    index = DATA / name / f"{name.removeprefix('ti_')}.txt"
+    if index.is_file():
+        return index
+    return DATA / f"{name}.txt" if "/" in name else DATA / name
 
 
 def references() -> dict[tuple[str, str], float]:
