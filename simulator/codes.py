@@ -6,7 +6,7 @@ the Python-facing enumerations (:class:`mpiuq.simulator.program.Op`, the names o
 protocols, network models, routings and link classes) are views of these
 definitions, and the parameter slots ``P_*`` are derived from the field order of
 :class:`~mpiuq.simulator.parameters.SimParams`, so reordering a field moves its
-slot with it. ``tests/test_codes.py`` fails if a copy of a code reappears
+slot with it. ``tests/unit/test_codes.py`` fails if a copy of a code reappears
 elsewhere in ``simulator/`` or ``cli/``.
 
 numba freezes module-level integers into the compiled code, so these must stay

@@ -12,7 +12,7 @@ Why. ``posterior_reference.py reference`` samples the spreads ``sd_rel_<regime>`
 with the model parameters (emcee's ``DEMove``, spreads on the log scale): the funnel that
 the spreads make with the parameters they inform is crossed in rare excursions, and on a
 one-regime funnel with a quadrature answer that construction missed the sd by -14% / +40%
-(tests/test_calibration_spreads.py). So where that reference and the campaign disagree on
+(tests/unit/test_calibration_spreads.py). So where that reference and the campaign disagree on
 a spread, it does not say which one is right.
 
 Here a regime's spread ``s_r`` (uniform prior on ``[0, S]``) enters the likelihood only

@@ -5,7 +5,7 @@ parameters on the collapsed posterior and gives the spreads' marginals by
 Rao-Blackwellisation. Here its pieces are checked against the known-answer posterior of
 experiments/checks/known_answer.py, whose quadrature uses its own grids (linear in the
 model parameters, log-spaced in the spread over 24 e-folds), and against 2-D quadrature
-of the one-parameter funnel of tests/test_calibration_spreads.py.
+of the one-parameter funnel of tests/unit/test_calibration_spreads.py.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-CHECKS = Path(__file__).resolve().parents[1] / "experiments" / "checks"
+CHECKS = Path(__file__).resolve().parents[2] / "experiments" / "checks"
 
 
 def _module(name: str) -> ModuleType:
