@@ -39,7 +39,7 @@ from mpiuq.calibration.errors import CampaignError
 from mpiuq.calibration.external_spec import ExternalSpec, parse_external
 from mpiuq.calibration.limits import MAX_MESSAGE_BYTES, check_parameter_value
 from mpiuq.calibration.validation_spec import ValidationSpec, parse_validation
-from mpiuq.simulator.codes import BENCHMARKS, WINDOWED_BENCHMARKS
+from mpiuq.simulator.benchmark_kinds import BENCHMARKS, WINDOWED_BENCHMARKS
 from mpiuq.simulator.errors import ParameterError
 from mpiuq.simulator.parameters import CONTINUOUS_PARAMETERS, SimParams, parameter_names
 from mpiuq.simulator.regimes import (
@@ -197,7 +197,7 @@ class DataSpec:
         Name of the data set in output names and reports (unique within a campaign).
     model
         Simulator benchmark that produces the observable (one of
-        :data:`~mpiuq.simulator.codes.BENCHMARKS`).
+        :data:`~mpiuq.simulator.benchmark_kinds.BENCHMARKS`).
     window
         Messages per window of the ``stream`` benchmark.
     likelihood

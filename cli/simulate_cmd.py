@@ -24,7 +24,7 @@ import numpy as np
 from mpiuq.arguments import add_param_argument, parse_assignments, parse_sizes, seed_argument
 from mpiuq.calibration_warnings import calibration_scope, warn
 from mpiuq.posterior_args import ParameterSets, add_posterior_arguments, parameter_sets
-from mpiuq.simulator.codes import BENCHMARKS, WINDOWED_BENCHMARKS
+from mpiuq.simulator.benchmark_kinds import BENCHMARKS, WINDOWED_BENCHMARKS
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.parameters import SimParams
 from mpiuq.surrogate.budget import check_memory

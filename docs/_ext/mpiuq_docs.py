@@ -329,10 +329,10 @@ _SECTION_CLASSES = {
 
 #: The validator's tuples of allowed values, by key (the values come from the code).
 _CHOICES = {
-    ("simulator", "benchmark"): "mpiuq.simulator.codes.BENCHMARKS",
+    ("simulator", "benchmark"): "mpiuq.simulator.benchmark_kinds.BENCHMARKS",
     ("simulator.regimes[k]", "protocol"): "mpiuq.simulator.regimes.PROTOCOLS",
     ("data", "observable"): "OBSERVABLES",
-    ("data", "model"): "mpiuq.simulator.codes.BENCHMARKS",
+    ("data", "model"): "mpiuq.simulator.benchmark_kinds.BENCHMARKS",
     ("data", "likelihood"): "LIKELIHOODS",
     ("data", "summary"): "SUMMARIES",
     ("calibration", "grouping"): "GROUPINGS",
