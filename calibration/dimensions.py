@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from mpiuq.calibration.families.registry import likelihood_family
 from mpiuq.simulator.parameters import SimParams
 
 #: Fewest walkers per ensemble by default.
@@ -75,8 +76,9 @@ def reachable_regimes(base: SimParams, min_bytes: int, max_bytes: int) -> set[st
 
 
 def noise_dimension(likelihoods: Sequence[str]) -> int:
-    """Student-t degrees-of-freedom parameters: one per Student-t data table."""
-    return sum(1 for like in likelihoods if like == "student_t")
+    """Shape parameters of the likelihood families: one per data table whose family has
+    one (Student-t's degrees of freedom)."""
+    return sum(1 for like in likelihoods if likelihood_family(like).shape is not None)
 
 
 def default_walkers(dim: int) -> int:

@@ -16,6 +16,7 @@ import numpy.typing as npt
 from mpiuq.calibration.benchmark_csv import Measurements, read_benchmark_csv
 from mpiuq.calibration.config import DataSpec
 from mpiuq.calibration.errors import DataError
+from mpiuq.calibration.families.registry import likelihood_family
 from mpiuq.calibration.size_selection import select_sizes_per_regime
 
 #: Unit of each observable, as written in the benchmark CSV.
@@ -416,7 +417,7 @@ def load_dataset(spec: DataSpec, thresholds: tuple[int, ...]) -> Observations:
         spec.sd_floor_rel,
         spec.summary,
         spec.trim,
-        log_scale=spec.likelihood == "lognormal",
+        log_scale=likelihood_family(spec.likelihood).log_scale,
     )
     return replace(
         obs,

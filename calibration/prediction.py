@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mpiuq.calibration.errors import ResultsError
+from mpiuq.calibration.families.registry import likelihood_family
 from mpiuq.calibration.transfer import (
     RegimeTerm,
     Target,
@@ -258,17 +259,19 @@ def _relative_sd(scope: CalibrationScope, model: str, regime: str) -> float:
 def _family(
     scope: CalibrationScope, model: str, names: Sequence[str], x: FloatArray, m: int
 ) -> tuple[str, FloatArray]:
-    """Likelihood family of the benchmark's first series (Gaussian without one) and the
-    Student-t degrees of freedom at every draw (its draws, else Gaussian)."""
+    """Likelihood family of the benchmark's first series (Gaussian without one) and its
+    shape parameter (Student-t's degrees of freedom) at every draw (its draws, else
+    Gaussian)."""
     series = next((s for s in scope.series if s.model == model), None)
     nu = np.ones((x.shape[0], m))
     if series is None:
         return "gaussian", nu
-    if series.likelihood == "student_t":
-        name = f"nu_{series.label}"
+    shape = likelihood_family(series.likelihood).shape
+    if shape is not None:
+        name = f"{shape.name}_{series.label}"
         if name not in names:
             return "gaussian", nu
-        return "student_t", np.repeat(x[:, list(names).index(name)][:, None], m, axis=1)
+        return series.likelihood, np.repeat(x[:, list(names).index(name)][:, None], m, axis=1)
     return series.likelihood, nu
 
 

@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from mpiuq.calibration.diagnostics import autocorr_time, ensemble_rhat, ess_bulk, ess_tail
 from mpiuq.calibration.errors import SamplerError
+from mpiuq.calibration.moves import EmceeMoves, move_strategy
 
 FloatArray = npt.NDArray[np.float64]
 LogProb = Callable[[FloatArray], FloatArray]
@@ -58,16 +59,10 @@ class SamplerSettings:
     moves: str = "stretch"
 
 
-MOVES: tuple[str, ...] = ("stretch", "de")
-
-
-def make_moves(name: str) -> list[tuple[emcee.moves.Move, float]] | None:
-    """emcee moves for a name of :data:`MOVES` (None = emcee's default stretch move)."""
-    if name == "stretch":
-        return None
-    if name == "de":
-        return [(emcee.moves.DEMove(), 1.0)]
-    raise SamplerError(f"moves={name!r} is invalid: expected one of {list(MOVES)}")
+def make_moves(name: str) -> EmceeMoves:
+    """emcee moves of a registered move name (:mod:`~mpiuq.calibration.moves`; None =
+    emcee's default stretch move)."""
+    return move_strategy(name).make()
 
 
 @dataclass(frozen=True, slots=True)

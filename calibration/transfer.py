@@ -37,7 +37,8 @@ import numpy as np
 import numpy.typing as npt
 
 from mpiuq.calibration.discrepancy import Discrepancy
-from mpiuq.calibration.noise import FAMILIES, NoiseModel
+from mpiuq.calibration.families.registry import likelihood_names
+from mpiuq.calibration.noise import NoiseModel
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -230,15 +231,15 @@ def predictive_band(
     bias, spread
         Relative bias and model-error spread, shape (n, n_out).
     families
-        Likelihood family of every output (:data:`~mpiuq.calibration.noise.FAMILIES`).
+        Likelihood family of every output (a registered name, :mod:`~mpiuq.calibration.families.registry`).
     data_var
         Noise variance of every output: shape (n_out,) (measured replica variance) or
         (n, n_out) (a relative noise level times each draw's output, squared).
     log_var
         Log-scale noise variance of every output (log-normal outputs), shape (n_out,).
     nu
-        Student-t degrees of freedom of every output at every draw, shape (n, n_out)
-        (ignored for the other families).
+        Shape parameter (Student-t's degrees of freedom) of every output at every draw,
+        shape (n, n_out) (ignored for families without one).
     rng
         Noise generator.
     """
@@ -248,7 +249,7 @@ def predictive_band(
     disc = Discrepancy(tuple(str(i) for i in range(m)), tuple(range(m)), 1.0, 1.0)
     mean, dvar = disc.mean_and_var(f, delta)
     noise = NoiseModel(
-        family=tuple(FAMILIES.index(fam) for fam in families),
+        family=tuple(likelihood_names().index(fam) for fam in families),
         nu_index=tuple(range(m)),
         nu_names=tuple(f"nu_{i}" for i in range(m)),
         nu_lower=(1.0,) * m,

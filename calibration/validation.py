@@ -45,6 +45,7 @@ from mpiuq.calibration.campaign_result import CampaignResult
 from mpiuq.calibration.checks import Check, coverage_threshold
 from mpiuq.calibration.config import Campaign, DataSpec
 from mpiuq.calibration.errors import CampaignError, DataError
+from mpiuq.calibration.families.registry import likelihood_family
 from mpiuq.calibration.observations import (
     filter_replicas,
     select_sizes,
@@ -298,7 +299,7 @@ def _summaries(
                 table.sd_floor_rel,
                 table.summary,
                 table.trim,
-                log_scale=table.likelihood == "lognormal",
+                log_scale=likelihood_family(table.likelihood).log_scale,
             )
         except DataError:
             skipped.append(int(s))
@@ -323,9 +324,13 @@ def _nu_draws(
     n_out: int,
     rng: np.random.Generator,
 ) -> FloatArray:
-    """Student-t degrees of freedom of a series at every draw: its posterior draws when the
-    series was fitted, else draws from its prior (a series held out as a whole)."""
-    name = f"nu_{table.label}"
+    """Shape parameter of a series' likelihood family (Student-t's degrees of freedom) at
+    every draw: its posterior draws when the series was fitted, else draws from its prior
+    (a series held out as a whole); ones for a family without one."""
+    shape = likelihood_family(table.likelihood).shape
+    if shape is None:
+        return np.ones((draws.shape[0], n_out))
+    name = f"{shape.name}_{table.label}"
     nu: FloatArray = (
         draws[:, names.index(name)]
         if name in names

@@ -15,7 +15,6 @@ while the pages are read.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import importlib
 import inspect
@@ -23,7 +22,6 @@ import math
 import pkgutil
 import re
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -129,16 +127,6 @@ class CliDirective(SphinxDirective):
 # --- campaign file -----------------------------------------------------------------------------
 
 
-@dataclasses.dataclass
-class _Key:
-    """What the validator did with one key while parsing."""
-
-    allowed_in: str
-    kind: str = ""
-    bounds: str = ""
-    default: Any = None
-
-
 #: A campaign that enters every section of the validator (values within their ranges).
 _PROBE_CAMPAIGN: dict[str, Any] = {
     "name": "probe",
@@ -163,72 +151,6 @@ _PROBE_CAMPAIGN: dict[str, Any] = {
     "executor": {},
     "variants": [{"name": "probe", "fixed": {"hop_latency_ns": 200.0}}],
 }
-
-
-@contextlib.contextmanager
-def _recording(config: Any) -> Iterator[dict[str, dict[str, _Key]]]:
-    """Wrap the validator's key checks and typed readers; yield what they record."""
-    tables: dict[str, dict[str, _Key]] = {}
-    names = ("_check_keys", "_int", "_float", "_bool", "_require", "_table")
-    saved = {name: getattr(config, name) for name in names}
-
-    def section(prefix: str) -> str:
-        return re.sub(r"\[\d+\]", "[k]", prefix.rstrip("."))
-
-    def key(prefix: str, name: str) -> _Key:
-        table = tables.setdefault(section(prefix), {})
-        return table.setdefault(name, _Key(allowed_in=section(prefix)))
-
-    def check_keys(prefix: str, t: Any, allowed: tuple[str, ...]) -> None:
-        for name in allowed:
-            key(prefix, name)
-        saved["_check_keys"](prefix, t, allowed)
-
-    def int_(t: Any, name: str, prefix: str, minimum: int, default: Any = None,
-             maximum: Any = None) -> int:
-        k = key(prefix, name)
-        k.kind = "integer"
-        k.bounds = f">= {_number(minimum)}" + ("" if maximum is None else f", <= {_number(maximum)}")
-        k.default = "required" if default is None else default
-        return int(saved["_int"](t, name, prefix, minimum, default, maximum))
-
-    def float_(t: Any, name: str, prefix: str, default: float, lo: float, hi: float) -> float:
-        k = key(prefix, name)
-        k.kind, k.bounds, k.default = "number", f"[{lo:g}, {hi:g}]", default
-        return float(saved["_float"](t, name, prefix, default, lo, hi))
-
-    def bool_(t: Any, name: str, prefix: str, default: bool) -> bool:
-        k = key(prefix, name)
-        k.kind, k.default = "true or false", default
-        return bool(saved["_bool"](t, name, prefix, default))
-
-    def require(t: Any, name: str, prefix: str) -> Any:
-        key(prefix, name).default = "required"
-        return saved["_require"](t, name, prefix)
-
-    def table(t: Any, name: str, prefix: str = "", required: bool = False) -> Any:
-        if required:
-            key(prefix, name).default = "required"
-        return saved["_table"](t, name, prefix, required)
-
-    try:
-        config._check_keys, config._int, config._float, config._bool = (
-            check_keys, int_, float_, bool_,
-        )
-        config._require, config._table = require, table
-        yield tables
-    finally:
-        for name, fn in saved.items():
-            setattr(config, name, fn)
-
-
-def _number(value: int) -> str:
-    """An integer bound as written in the validator: ``2**62``, ``2**63 - 1`` or plain."""
-    for offset, suffix in ((0, ""), (1, " - 1")):
-        v = value + offset
-        if v >= 2**20 and v & (v - 1) == 0:
-            return f"2**{v.bit_length() - 1}{suffix}"
-    return str(value)
 
 
 def _top_level_docs(module_doc: str) -> dict[str, str]:
@@ -269,15 +191,16 @@ def _attribute_docs(cls: type) -> dict[str, str]:
     return out
 
 
-def campaign_key_tables() -> dict[str, dict[str, _Key]]:
+def campaign_key_tables() -> dict[str, dict[str, Any]]:
     """Every table of the campaign file with its keys, as the validator checks them."""
     from mpiuq.calibration import config
+    from mpiuq.calibration.config.readers import KeyRecord, recording
 
-    with _recording(config) as tables:
+    with recording() as tables:
         campaign = config.parse_campaign(_PROBE_CAMPAIGN, Path("."))
     # the keys of a data table that the second reader takes (label, model, likelihood...)
-    for name in config._DATA_MODEL_KEYS:
-        tables["data"].setdefault(name, _Key(allowed_in="data"))
+    for name in config.data_model_keys():
+        tables["data"].setdefault(name, KeyRecord(allowed_in="data"))
     defaults = {
         "data": campaign.datasets[0],
         "surrogate": campaign.surrogate,
@@ -327,16 +250,18 @@ _SECTION_CLASSES = {
     "variants[k]": "VariantSpec",
 }
 
-#: The validator's tuples of allowed values, by key (the values come from the code).
+#: The validator's tuples of allowed values, by key (the values come from the code; a
+#: function is a registry's list of names, called when the page is built).
 _CHOICES = {
     ("simulator", "benchmark"): "mpiuq.simulator.benchmark_kinds.BENCHMARKS",
     ("simulator.regimes[k]", "protocol"): "mpiuq.simulator.regimes.PROTOCOLS",
     ("data", "observable"): "OBSERVABLES",
     ("data", "model"): "mpiuq.simulator.benchmark_kinds.BENCHMARKS",
-    ("data", "likelihood"): "LIKELIHOODS",
+    ("data", "likelihood"): "mpiuq.calibration.families.registry.likelihood_names",
     ("data", "summary"): "SUMMARIES",
     ("calibration", "grouping"): "GROUPINGS",
     ("calibration", "nominal_source"): "NOMINAL_SOURCES",
+    ("calibration", "moves"): "mpiuq.calibration.moves.move_names",
     ("posterior", "sampler"): "POSTERIOR_SAMPLERS",
 }
 
@@ -381,7 +306,9 @@ def _campaign_lines() -> list[str]:
             accepts = k.kind + (f" {k.bounds}" if k.bounds else "")
             choice = _CHOICES.get((section, name))
             if choice:
-                accepts = "one of " + ", ".join(_literal(c) for c in _resolve(choice))
+                values = _resolve(choice)
+                values = values() if callable(values) else values
+                accepts = "one of " + ", ".join(_literal(c) for c in values)
             meaning = docs.get(name, "")
             lines += [
                 f"   * - ``{name}``",
