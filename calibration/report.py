@@ -16,7 +16,7 @@ from mpiuq.calibration.campaign_result import CampaignResult, VariantResult
 from mpiuq.calibration.checks import failed
 from mpiuq.calibration.posterior import Posterior
 from mpiuq.calibration.sampler import ChainDiagnostics
-from mpiuq.simulator.codes import WINDOWED_BENCHMARKS
+from mpiuq.simulator.benchmark_kinds import WINDOWED_BENCHMARKS
 from mpiuq.simulator.regimes import CONTINUOUS_SLOTS
 from mpiuq.surrogate.json_text import json_text
 

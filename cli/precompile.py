@@ -3,7 +3,7 @@
 ``python -m mpiuq.precompile`` runs the commands whose loops a user's commands call --
 replays of a tiny SimGrid TI trace (parsed, then from the trace and program caches) and
 of a synthetic motif on every network model of :data:`~mpiuq.simulator.codes.NETWORK_MODELS`,
-in memory and streamed; every benchmark of :data:`~mpiuq.simulator.codes.BENCHMARKS`
+in memory and streamed; every benchmark of :data:`~mpiuq.simulator.benchmark_kinds.BENCHMARKS`
 one at a time and in batches of parameter sets (the calibration's design and moves);
 posterior-style batches of replays -- so every loop they reach compiles, for the
 argument types those commands give it, and numba caches it
@@ -69,7 +69,8 @@ def exercise(folder: Path) -> None:
     """Run the commands whose loops are compiled, on tiny inputs written in ``folder``
     (prints nothing; raises ``RuntimeError`` naming a command that failed)."""
     from mpiuq.main import main
-    from mpiuq.simulator.codes import BENCHMARKS, NETWORK_MODELS
+    from mpiuq.simulator.benchmark_kinds import BENCHMARKS
+    from mpiuq.simulator.codes import NETWORK_MODELS
 
     trace = folder / "tiny.txt"
     trace.write_text(TINY_TI_TRACE + "\n", encoding="utf-8")
@@ -121,8 +122,8 @@ def _exercise_batches(motif: Path) -> None:
     calibration's design evaluates them) and the loops only large inputs reach."""
     import numpy as np
 
+    from mpiuq.simulator.benchmark_kinds import BENCHMARKS
     from mpiuq.simulator.benchmarks import BenchmarkModel, BenchmarkSetup, evaluate_batch
-    from mpiuq.simulator.codes import BENCHMARKS
     from mpiuq.simulator.engine import params_vector
     from mpiuq.simulator.parameters import SimParams
     from mpiuq.simulator.replay import ReplaySetup

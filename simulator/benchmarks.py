@@ -49,7 +49,9 @@ import numpy as np
 import numpy.typing as npt
 
 from mpiuq.simulator import kernel
-from mpiuq.simulator.codes import BENCHMARKS
+from mpiuq.simulator.benchmark_kinds import BENCHMARK_KINDS
+from mpiuq.simulator.benchmark_kinds import RECV_SLEEP_S as RECV_SLEEP_S
+from mpiuq.simulator.benchmark_kinds import STREAM_ACK_BYTES as STREAM_ACK_BYTES
 from mpiuq.simulator.engine import (
     Decomposition,
     check_regime_slots,
@@ -63,15 +65,8 @@ from mpiuq.simulator.parameters import SimParams, parameter_names, params_matrix
 from mpiuq.simulator.program import Program, ProgramBuilder
 from mpiuq.simulator.regimes import WIDTH as REGIME_WIDTH
 
-#: Benchmarks that time one MPI call on rank 0 (a pair of marks per timed repetition).
-CALL_TIMINGS: tuple[str, ...] = ("pingpong_send", "isend", "recv_arrived")
 OBSERVABLES: tuple[str, ...] = ("time_us", "throughput_MBps")
 
-#: Size of the stream benchmark's acknowledgement message, bytes (osu_bw uses 4).
-STREAM_ACK_BYTES = 4
-#: Sleep of rank 0 before its timed receive in ``recv_arrived``, seconds: the message
-#: (header, eager data) has arrived long before (1 MB at 1 GB/s takes 1 ms).
-RECV_SLEEP_S = 0.1
 #: Largest message size accepted by the benchmarks, bytes (1 TiB: a typo guard).
 MAX_SIZE_BYTES = 2**40
 
@@ -85,8 +80,9 @@ class BenchmarkSetup:
     Parameters
     ----------
     benchmark
-        One of :data:`~mpiuq.simulator.codes.BENCHMARKS` (``"pingpong"``, ``"stream"``,
-        ``"bidirectional_stream"`` and the call timings :data:`CALL_TIMINGS`).
+        A registered benchmark kind
+        (:data:`~mpiuq.simulator.benchmark_kinds.BENCHMARK_KINDS`: ``"pingpong"``,
+        ``"stream"``, ``"bidirectional_stream"`` and the call timings).
     window
         Messages per window of the stream benchmark.
     repetitions
@@ -101,10 +97,7 @@ class BenchmarkSetup:
     warmup: int = 1
 
     def __post_init__(self) -> None:
-        if self.benchmark not in BENCHMARKS:
-            raise SettingError(
-                f"benchmark {self.benchmark!r} is unknown: expected one of {list(BENCHMARKS)}"
-            )
+        BENCHMARK_KINDS.get(self.benchmark)  # SettingError naming the known kinds
         for name in ("window", "repetitions"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -146,12 +139,12 @@ def benchmark_program(setup: BenchmarkSetup, size_bytes: int) -> Program:
     """The two-rank program of ``setup`` for one message size.
 
     Marks on rank 0 bracket the timed repetitions (marks 0 and 1), or, for the
-    call-timing benchmarks (:data:`CALL_TIMINGS`), the timed call of every timed
+    call-timing benchmarks (:attr:`~.BenchmarkKind.call_timing`), the timed call of every timed
     repetition (marks ``2k`` and ``2k + 1``).
     """
     b = ProgramBuilder(n_ranks=2)
     reps = setup.warmup + setup.repetitions
-    timed_call = setup.benchmark in CALL_TIMINGS
+    timed_call = BENCHMARK_KINDS.get(setup.benchmark).call_timing
     for rep in range(reps):
         if rep == setup.warmup and not timed_call:
             b.mark(0)
@@ -168,59 +161,16 @@ def _repetition(b: ProgramBuilder, setup: BenchmarkSetup, size_bytes: int, timed
         if timed:
             b.mark(0)
 
-    if setup.benchmark in ("pingpong", "pingpong_send"):
-        mark()
-        b.send(0, dest=1, nbytes=size_bytes, tag=1)
-        mark()
-        b.recv(0, source=1, nbytes=size_bytes, tag=1)
-        b.recv(1, source=0, nbytes=size_bytes, tag=1)
-        b.send(1, dest=0, nbytes=size_bytes, tag=1)
-    elif setup.benchmark == "isend":
-        mark()
-        req = b.isend(0, dest=1, nbytes=size_bytes, tag=1)
-        mark()
-        b.recv(0, source=1, nbytes=size_bytes, tag=1)
-        b.wait(0, req)
-        b.recv(1, source=0, nbytes=size_bytes, tag=1)
-        b.send(1, dest=0, nbytes=size_bytes, tag=1)
-    elif setup.benchmark == "recv_arrived":
-        b.send(0, dest=1, nbytes=size_bytes, tag=1)
-        b.compute(0, RECV_SLEEP_S, call="sleep")
-        mark()
-        b.recv(0, source=1, nbytes=size_bytes, tag=1)
-        mark()
-        b.recv(1, source=0, nbytes=size_bytes, tag=1)
-        b.send(1, dest=0, nbytes=size_bytes, tag=1)
-    elif setup.benchmark == "bidirectional_stream":
-        for rank in (0, 1):
-            other = 1 - rank
-            recvs = [
-                b.irecv(rank, source=other, nbytes=size_bytes, tag=100) for _ in range(setup.window)
-            ]
-            sends = [
-                b.isend(rank, dest=other, nbytes=size_bytes, tag=100) for _ in range(setup.window)
-            ]
-            b.waitall(rank, sends)
-            b.waitall(rank, recvs)
-    else:
-        sends = [b.isend(0, dest=1, nbytes=size_bytes, tag=100) for _ in range(setup.window)]
-        b.waitall(0, sends)
-        b.recv(0, source=1, nbytes=STREAM_ACK_BYTES, tag=101)
-        recvs = [b.irecv(1, source=0, nbytes=size_bytes, tag=100) for _ in range(setup.window)]
-        b.waitall(1, recvs)
-        b.send(1, dest=0, nbytes=STREAM_ACK_BYTES, tag=101)
+    BENCHMARK_KINDS.get(setup.benchmark).repetition(b, size_bytes, setup.window, mark)
 
 
 def _time_per_message_s(setup: BenchmarkSetup, marks: FloatArray) -> FloatArray:
-    if setup.benchmark in CALL_TIMINGS:
+    per_repetition = BENCHMARK_KINDS.get(setup.benchmark).messages_per_repetition
+    if per_repetition is None:  # a call timing: the mean of the marked calls
         calls = marks[..., 1::2] - marks[..., 0::2]
         return np.asarray(calls.mean(axis=-1), dtype=np.float64)
     span = marks[..., 1] - marks[..., 0]
-    if setup.benchmark == "pingpong":
-        return span / (2.0 * setup.repetitions)
-    if setup.benchmark == "bidirectional_stream":
-        return span / (2.0 * setup.repetitions * setup.window)
-    return span / (setup.repetitions * setup.window)
+    return span / (setup.repetitions * per_repetition(setup.window))
 
 
 @dataclass(frozen=True)

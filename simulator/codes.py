@@ -138,17 +138,6 @@ PROTO_DETACHED = PROTOCOLS.index("detached")
 
 #: Registry names of the network models, in code order.
 NETWORK_MODELS: tuple[str, ...] = ("analytic", "compute-only", "packet", "flow")
-#: Names of the benchmark programs (:mod:`mpiuq.simulator.benchmarks`).
-BENCHMARKS: tuple[str, ...] = (
-    "pingpong",
-    "stream",
-    "pingpong_send",
-    "isend",
-    "recv_arrived",
-    "bidirectional_stream",
-)
-#: Benchmarks that stream a window of messages (their ``window`` setting applies).
-WINDOWED_BENCHMARKS: tuple[str, ...] = ("stream", "bidirectional_stream")
 NET_ANALYTIC = NETWORK_MODELS.index("analytic")
 NET_ZERO = NETWORK_MODELS.index("compute-only")
 NET_PACKET = NETWORK_MODELS.index("packet")

@@ -26,7 +26,7 @@ from mpiuq.calibration.families.registry import (
     shape_parameters,
 )
 from mpiuq.calibration.limits import MAX_MESSAGE_BYTES
-from mpiuq.simulator.codes import BENCHMARKS, WINDOWED_BENCHMARKS
+from mpiuq.simulator.benchmark_kinds import BENCHMARKS, WINDOWED_BENCHMARKS
 
 OBSERVABLES: tuple[str, ...] = ("time_us", "throughput_MBps")
 

@@ -21,7 +21,7 @@ from mpiuq.calibration.config.readers import (
 )
 from mpiuq.calibration.errors import CampaignError
 from mpiuq.calibration.external_spec import parse_external
-from mpiuq.simulator.codes import BENCHMARKS
+from mpiuq.simulator.benchmark_kinds import BENCHMARKS
 from mpiuq.simulator.errors import ParameterError
 from mpiuq.simulator.parameters import CONTINUOUS_PARAMETERS, parameter_names
 from mpiuq.simulator.regimes import (

@@ -29,7 +29,7 @@ from mpiuq.commands.arguments import (
 )
 from mpiuq.commands.calibration_warnings import calibration_scope, warn
 from mpiuq.commands.posterior_args import ParameterSets, add_posterior_arguments, parameter_sets
-from mpiuq.simulator.codes import BENCHMARKS, WINDOWED_BENCHMARKS
+from mpiuq.simulator.benchmark_kinds import BENCHMARKS, WINDOWED_BENCHMARKS
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.parameters import SimParams
 from mpiuq.surrogate.budget import check_memory

@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from mpiuq.simulator.trace.detect import DUMPI_MAGIC, is_dumpi_meta
 from mpiuq.simulator.trace.errors import TraceFormatError, UnsupportedTraceError
 from mpiuq.simulator.trace.limits import MAX_RANKS
+from mpiuq.simulator.trace.sniff import DUMPI_MAGIC, is_dumpi_meta
 
 __all__ = ["CLOCKS", "find_dumpi_files", "find_dumpi_meta", "read_meta"]
 

@@ -25,7 +25,6 @@ from typing import Any
 from mpiuq.simulator.collectives import COLLECTIVES
 from mpiuq.simulator.trace.builder import TraceBuilder
 from mpiuq.simulator.trace.child import Progress, run_contained
-from mpiuq.simulator.trace.detect import is_otf2_anchor
 from mpiuq.simulator.trace.errors import TraceFormatError, UnsupportedTraceError
 from mpiuq.simulator.trace.ir import ANY_SOURCE, ANY_TAG, NO_PEER, OpKind, Trace
 from mpiuq.simulator.trace.limits import (
@@ -35,6 +34,7 @@ from mpiuq.simulator.trace.limits import (
     MAX_RANKS,
     MAX_TAG,
 )
+from mpiuq.simulator.trace.sniff import is_otf2_anchor
 
 __all__ = ["find_otf2_anchor", "read_otf2"]
 

@@ -17,8 +17,8 @@ from mpiuq.simulator.trace.cache_layout import (
 from mpiuq.simulator.trace.detect import detect_format
 from mpiuq.simulator.trace.dumpi_files import CLOCKS
 from mpiuq.simulator.trace.errors import TraceFormatError
+from mpiuq.simulator.trace.formats import FORMATS, TRACE_FORMATS, ReadOptions
 from mpiuq.simulator.trace.ir import Trace
-from mpiuq.simulator.trace.ti_files import find_ti_files
 
 __all__ = [
     "FORMATS",
@@ -30,32 +30,6 @@ __all__ = [
     "store_trace",
 ]  # detect_format: from .detect
 
-FORMATS = ("dumpi", "otf2", "ti", "hdf5")
-
-
-def _trace_files(
-    path: str | Path, fmt: str, located: tuple[list[Path], list[str]] | None = None
-) -> list[Path]:
-    """The files a reader consumes (their sizes and mtimes go into the cache key).
-
-    ``located``: ``find_ti_files(path)`` of a TI trace, if known.
-    """
-    if fmt == "dumpi":
-        from mpiuq.simulator.trace.dumpi_files import find_dumpi_files, find_dumpi_meta
-
-        files, _n = find_dumpi_files(path)
-        meta = find_dumpi_meta(path)
-        return files + ([meta] if meta is not None else [])
-    if fmt == "otf2":
-        from mpiuq.simulator.trace.otf2_reader import find_otf2_anchor
-
-        anchor = find_otf2_anchor(path)
-        return [f for f in anchor.parent.rglob("*") if f.is_file()]
-
-    files, _notes = find_ti_files(path) if located is None else located
-    p = Path(path)
-    return files + ([p] if p.is_file() and p not in files else [])
-
 
 def _cache_entry(
     path: str | Path,
@@ -63,16 +37,16 @@ def _cache_entry(
     flop_rate: float,
     clock: str,
     cache_dir: str | Path | None,
-    located: tuple[list[Path], list[str]] | None,
+    located: object | None,
 ) -> Path:
     """The cache entry of ``path`` read as ``fmt`` with these reader options."""
+    entry = TRACE_FORMATS.get(fmt)
+    values = ReadOptions(flop_rate=float(flop_rate), clock=clock)
     options: dict[str, object] = {"format": fmt}
-    if fmt == "ti":
-        options["flop_rate"] = float(flop_rate)
-    elif fmt == "dumpi":
-        options["clock"] = clock
+    options.update({name: getattr(values, name) for name in entry.options})
     directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    return directory / f"{cache_key(path, options, _trace_files(path, fmt, located))}.h5"
+    files = entry.trace_files(path, located)
+    return directory / f"{cache_key(path, options, files)}.h5"
 
 
 @dataclass(frozen=True)
@@ -87,7 +61,7 @@ class TraceLocation:
     fmt: str
     flop_rate: float
     clock: str
-    located: tuple[list[Path], list[str]] | None  #: ``find_ti_files`` of a TI trace
+    located: object | None  #: what the format's ``locate`` found (TI: ``find_ti_files``)
     entry: Path | None  #: its cache entry (None: no cache); may not exist yet
 
     @property
@@ -102,7 +76,7 @@ class TraceLocation:
     def h5_file_of_size(self, min_entry_bytes: int) -> Path | None:
         """:attr:`h5_file`, but a cache entry smaller than ``min_entry_bytes`` is answered
         ``None`` before it is verified (its content is hashed only when it is to be read)."""
-        if self.fmt == "hdf5":
+        if not TRACE_FORMATS.get(self.fmt).cached:  # the trace file is the HDF5 file
             return Path(self.path)
         entry = self.entry
         if entry is None:
@@ -142,9 +116,10 @@ def locate_trace(
     if clock not in CLOCKS:
         raise ValueError(f"clock={clock!r} is invalid: expected one of {CLOCKS}")
     fmt = detect_format(path)
-    located = find_ti_files(path) if fmt == "ti" else None  # for the key and the reader
+    locate = TRACE_FORMATS.get(fmt).locate
+    located = locate(path) if locate is not None else None  # for the key and the reader
     entry = None
-    if use_cache and fmt != "hdf5":
+    if use_cache and TRACE_FORMATS.get(fmt).cached:
         entry = _cache_entry(path, fmt, flop_rate, clock, cache_dir, located)
     return TraceLocation(path, fmt, flop_rate, clock, located, entry)
 
@@ -204,10 +179,10 @@ def read_located(where: TraceLocation, *, store: bool = True) -> Trace:
     later with :func:`store_trace` (a replay does while its models run).
     """
     path, fmt, entry = where.path, where.fmt, where.entry
-    if fmt == "hdf5":
-        from mpiuq.simulator.trace.h5_reader import load_trace_h5
-
-        return load_trace_h5(path)
+    reader = TRACE_FORMATS.get(fmt)
+    options = ReadOptions(flop_rate=where.flop_rate, clock=where.clock, located=where.located)
+    if not reader.cached:
+        return reader.read(path, options)
     if entry is not None and entry.is_file():
         try:
             doc = verify_entry(entry)  # checksums first: nothing damaged is read
@@ -219,19 +194,7 @@ def read_located(where: TraceLocation, *, store: bool = True) -> Trace:
             return load_trace_h5(entry)
         except (TraceFormatError, ChecksumError, OSError):
             discard_entry(entry)  # stale or damaged entry: parse again
-    # the readers (compiled parsers, contained C libraries) are imported to parse only
-    if fmt == "dumpi":
-        from mpiuq.simulator.trace.dumpi import read_dumpi
-
-        trace = read_dumpi(path, clock=where.clock)
-    elif fmt == "otf2":
-        from mpiuq.simulator.trace.otf2_reader import read_otf2
-
-        trace = read_otf2(path)
-    else:
-        from mpiuq.simulator.trace.ti import read_ti
-
-        trace = read_ti(path, flop_rate=where.flop_rate, located=where.located)
+    trace = reader.read(path, options)  # the reader modules are imported to parse only
     if store:
         store_trace(trace, where)
     return trace
@@ -244,7 +207,7 @@ def store_trace(trace: Trace, where: TraceLocation) -> Path | None:
     written: a read-only or full cache never stops a read).
     """
     entry = where.entry
-    if entry is None or where.fmt == "hdf5":
+    if entry is None or not TRACE_FORMATS.get(where.fmt).cached:
         return None
     if not entry.is_file():
         with contextlib.suppress(OSError):
