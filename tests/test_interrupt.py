@@ -209,3 +209,26 @@ def test_sigint_at_random_moments_of_the_main_job(tmp_path: Path) -> None:
     done = subprocess.run(cmd, env=_env(), cwd=tmp_path, capture_output=True, text=True)
     assert done.returncode in (0, 1), done.stderr
     assert (out / "summary.json").is_file()
+
+
+def test_ctrl_c_while_the_command_line_module_is_imported_is_one_line() -> None:
+    """Issue reproducer: Ctrl-C 0.7 s after start (the imports of ``mpiuq.main``, longer on
+    a loaded machine) printed a ``KeyboardInterrupt`` traceback. The console script's
+    handler is in place before those imports."""
+    import subprocess
+    import sys
+
+    code = (
+        "import builtins, os, signal, sys\n"
+        "sys.argv = ['mpiuq', 'campaign', 'run', 'x.toml']\n"
+        "real = builtins.__import__\n"
+        "def imp(name, *a, **k):\n"
+        "    if name == 'mpiuq.main':\n"
+        "        os.kill(os.getpid(), signal.SIGINT)\n"
+        "    return real(name, *a, **k)\n"
+        "builtins.__import__ = imp\n"
+        "from mpiuq.console import run\n"
+        "run()\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert (proc.returncode, proc.stderr) == (130, "mpiuq campaign run: interrupted\n")
