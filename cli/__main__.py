@@ -1,5 +1,5 @@
 """Allow ``python -m mpiuq``."""
 
-from mpiuq.main import run
+from mpiuq.console import run
 
 run()

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from mpiuq import __version__
+from mpiuq.runtime.command_words import early_command_words
 from mpiuq.runtime.exit_codes import EXIT_BAD_INPUT, EXIT_FAILED, describe, exit_code
 from mpiuq.runtime.progress import add_quiet_argument
 from mpiuq.runtime.usage_errors import selected_parser, unknown_words_message
@@ -143,19 +144,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 #: The command being run (for the message of an interrupt before it ends).
 _running = [""]
 
-#: Commands whose second word is an action (``campaign run``, ``trace info``, ...).
-_WITH_ACTIONS = frozenset({"campaign", "trace", "surrogate"})
-
 
 def command_words(argv: Sequence[str]) -> str:
     """The command (and action) named in ``argv``, before it is parsed: ``campaign run``
     for ``campaign run X.toml``, ``replay`` for ``replay TRACE``, ``""`` for none."""
-    words = [w for w in argv if not w.startswith("-")]
-    if not words or words[0] not in COMMANDS:
-        return ""
-    if words[0] in _WITH_ACTIONS and len(words) > 1:
-        return f"{words[0]} {words[1]}"
-    return words[0]
+    words = early_command_words(list(argv))
+    return words if words.split(" ", 1)[0] in COMMANDS else ""
 
 
 #: Commands after which the console script ends the process without the interpreter's

@@ -226,6 +226,21 @@ def read_outcome(entries: CacheEntries, file: Path) -> str:
     return "same" if _same_trace(trace, entries.trace) else "silent"
 
 
+def verify_outcome(entries: CacheEntries, file: Path) -> str:
+    """:func:`read_outcome`, asking first only the entry's verify step (what the caches
+    run before anything is read): ``detected`` if it refuses the entry, otherwise what
+    the whole reader gives. A damaged entry is refused there (the reader would raise the
+    same error), so the sweep need not load and compare every refused case."""
+    try:
+        if file.parent == entries.program_dir:
+            verify_manifest(entries.program_dir)
+        else:
+            verify_entry(entries.trace_entry)
+    except ChecksumError:
+        return "detected"
+    return read_outcome(entries, file)
+
+
 def flipped(data: bytes, pos: int) -> bytes:
     """``data`` with byte ``pos`` XOR 0xFF."""
     b = bytearray(data)
@@ -247,10 +262,16 @@ def damage_cases(size: int, limit: int | None) -> list[int]:
 
 
 def sweep_file(
-    entries: CacheEntries, file: Path, limit: int | None = None
+    entries: CacheEntries, file: Path, limit: int | None = None, verify_first: bool = False
 ) -> dict[str, dict[str, int]]:
     """Every flip and truncation of ``file`` (or ``limit`` of each): outcome counts
-    ``{"flip": {...}, "truncation": {...}}``. The file is restored afterwards."""
+    ``{"flip": {...}, "truncation": {...}}``. The file is restored afterwards.
+
+    ``verify_first``: classify with :func:`verify_outcome` (the verify step, then the
+    whole reader only if it passes) instead of :func:`read_outcome`. Cuts are made from
+    the longest to the shortest, so the file is not written back between them.
+    """
+    outcome = verify_outcome if verify_first else read_outcome
     original = file.read_bytes()
     counts: dict[str, dict[str, int]] = {
         "flip": {"detected": 0, "same": 0, "silent": 0},
@@ -262,17 +283,14 @@ def sweep_file(
                 f.seek(pos)
                 f.write(bytes([original[pos] ^ 0xFF]))
                 f.flush()
-                counts["flip"][read_outcome(entries, file)] += 1
+                counts["flip"][outcome(entries, file)] += 1
                 f.seek(pos)
                 f.write(original[pos : pos + 1])
                 f.flush()
-            for length in damage_cases(len(original), limit):
+            for length in reversed(damage_cases(len(original), limit)):
                 f.truncate(length)
                 f.flush()
-                counts["truncation"][read_outcome(entries, file)] += 1
-                f.seek(length)
-                f.write(original[length:])
-                f.flush()
+                counts["truncation"][outcome(entries, file)] += 1
     finally:
         if file.read_bytes() != original:
             file.write_bytes(original)

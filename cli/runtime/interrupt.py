@@ -14,6 +14,7 @@ renamed into place, and every compiled loop is cached as soon as it is compiled.
 
 from __future__ import annotations
 
+import _signal  # the C module (``signal`` would import enum, functools)
 import contextlib
 import os
 import sys
@@ -81,6 +82,9 @@ def run_interruptibly(work: Callable[[], int], command: Callable[[], str]) -> in
 
     worker = threading.Thread(target=target, name="mpiuq-command", daemon=True)
     try:
+        if threading.current_thread() is threading.main_thread():
+            # the console script's early handler (mpiuq.console) until here
+            _signal.signal(_signal.SIGINT, _signal.default_int_handler)
         worker.start()
         while worker.is_alive():
             worker.join(POLL_S)

@@ -3,19 +3,21 @@
 For each trace, one replay fills a fresh cache (the parse cache's ``<key>.h5`` and its
 layout, the program cache's ``.mpiuqprog`` folder); then, for every file of both entries,
 each byte is flipped (XOR 0xFF) and the file cut to each shorter length, one case at a
-time, and the entry's reader (the one ``mpiuq replay`` uses) is asked for its content:
-``detected`` (refused: the replay deletes and rebuilds the entry), ``same`` (the undamaged
+time, and the entry's verify step (what ``mpiuq replay`` runs before it reads an entry)
+is asked whether it refuses the damaged entry (``detected``: the replay deletes and
+rebuilds it); if not, the entry's reader gives its content: ``same`` (the undamaged
 content) or ``silent`` (other content accepted). Files up to ``--limit`` bytes are swept
-exhaustively; in larger ones every byte of the first and last 4 KiB and evenly spaced
-bytes between, ``--limit`` cases per file and kind (flipping every byte of a 63 MB column
-means hashing it 63 million times). Then ``--replays`` damaged caches per file (flips and
+exhaustively (``--all-bytes``: every file); in larger ones every byte of the first and
+last 4 KiB and evenly spaced bytes between, ``--limit`` cases per file and kind. Each
+flip is checked by hashing the whole entry again, so a file of ``n`` bytes costs about
+``n`` times the entry's size: seconds for the small traces, days for a 63 MB column. Then ``--replays`` damaged caches per file (flips and
 cuts at random positions) go through the whole ``mpiuq replay``: ``rebuilt`` (same
 results, sound entries written again), ``silent`` (other results) or ``deadlock`` (a false
 deadlock). Prints one row per trace and the totals.
 
 Usage::
 
-    python experiments/fuzz/fuzz_cache.py [--traces ti_a,ti_b] [--limit 20000]
+    python experiments/fuzz/fuzz_cache.py [--traces ti_a,ti_b] [--limit 20000 | --all-bytes]
         [--replays 2] [--seed 1]
 """
 
@@ -44,6 +46,9 @@ def main() -> int:
     names = sorted(p.name for p in TRACES.glob("ti_*")) if TRACES.is_dir() else []
     ap.add_argument("--traces", default=",".join(names))
     ap.add_argument("--limit", type=int, default=20_000, help="cases per file and kind")
+    ap.add_argument(
+        "--all-bytes", action="store_true", help="every byte and length of every file (no limit)"
+    )
     ap.add_argument("--replays", type=int, default=2, help="whole replays per file and kind")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
@@ -65,8 +70,9 @@ def main() -> int:
                 size = file.stat().st_size
                 row["files"] += 1
                 row["bytes"] += size
-                row["exhaustive"] += size <= args.limit
-                counts = sweep_file(entries, file, args.limit)
+                limit = None if args.all_bytes else args.limit
+                row["exhaustive"] += limit is None or size <= limit
+                counts = sweep_file(entries, file, limit, verify_first=True)
                 for kind, key in (("flip", "flips"), ("truncation", "cuts")):
                     row[key] += sum(counts[kind].values())
                     for outcome, n in counts[kind].items():

@@ -138,3 +138,23 @@ def _check_interrupted(code: int | None, took: float, err: str, out: Path, what:
     assert took < _limit_s(), (what, took, os.getloadavg())
     partial = sorted(p.name for p in out.rglob("*.partial-*")) if out.exists() else []
     assert partial == [], (what, partial)
+
+
+def test_ctrl_c_while_the_command_line_module_is_imported_is_one_line() -> None:
+    """Ctrl-C during the imports of ``mpiuq.main`` (0.7 s after start, longer on a loaded
+    machine) printed a ``KeyboardInterrupt`` traceback. The console script's handler is
+    in place before those imports."""
+    code = (
+        "import builtins, os, signal, sys\n"
+        "sys.argv = ['mpiuq', 'campaign', 'run', 'x.toml']\n"
+        "real = builtins.__import__\n"
+        "def imp(name, *a, **k):\n"
+        "    if name == 'mpiuq.main':\n"
+        "        os.kill(os.getpid(), signal.SIGINT)\n"
+        "    return real(name, *a, **k)\n"
+        "builtins.__import__ = imp\n"
+        "from mpiuq.console import run\n"
+        "run()\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert (proc.returncode, proc.stderr) == (130, "mpiuq campaign run: interrupted\n")
