@@ -21,10 +21,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 
-from mpiuq.calibration.campaign_result import CampaignResult
-from mpiuq.calibration.validation_result import ValidationResult
+from mpiuq.calibration.checking.validation_result import ValidationResult
+from mpiuq.calibration.reporting.campaign_result import CampaignResult
 from mpiuq.simulator.parameters import UNITS
-from mpiuq.surrogate.atomic_write import save_figure_atomically
+from mpiuq.surrogate.store.atomic_write import save_figure_atomically
 
 
 def write_figures(result: CampaignResult, out: Path) -> list[Path]:
@@ -46,7 +46,7 @@ def write_figures(result: CampaignResult, out: Path) -> list[Path]:
 
 def _validation(r: CampaignResult, v: ValidationResult, path: Path) -> Path:
     """Held-out and unselected data against the predictive (:mod:`mpiuq.validation_plots`)."""
-    from mpiuq.calibration.validation_report import validation_dict
+    from mpiuq.calibration.checking.validation_report import validation_dict
     from mpiuq.validation_plots import plot_validation
 
     obs, pred = r.observations, r.main.predictive
@@ -346,7 +346,7 @@ def pair_plot(
     """
     from matplotlib.ticker import MaxNLocator
 
-    from mpiuq.calibration.summaries import hdi
+    from mpiuq.calibration.reporting.summaries import hdi
 
     k = len(names)
     pt = pair_fonts(k)

@@ -252,7 +252,7 @@ def _parameter_rows(table_: Mapping[str, Any], kind: str) -> list[list[str]]:
 
 
 def _parameters(s: Mapping[str, Any]) -> str:
-    from mpiuq.calibration.identifiability import IDENTIFIED_RATIO, UNINFORMED_RATIO
+    from mpiuq.calibration.reporting.identifiability import IDENTIFIED_RATIO, UNINFORMED_RATIO
 
     headers = [
         "parameter",
@@ -433,7 +433,7 @@ def _validation(s: Mapping[str, Any]) -> str:
 
 
 def _validation_table(v: Mapping[str, Any]) -> str:
-    """A ``[validation]`` campaign's scores (:mod:`mpiuq.calibration.validation_report`)."""
+    """A ``[validation]`` campaign's scores (:mod:`mpiuq.calibration.checking.validation_report`)."""
     from mpiuq.html_report import badge, esc
 
     ins = v["in_sample"]
@@ -476,9 +476,9 @@ def _validation_table(v: Mapping[str, Any]) -> str:
 
 
 def _handoff(folder: Path, s: Mapping[str, Any]) -> str:
-    from mpiuq.calibration.artefacts import SUMMARY_FILE, file_sha256
-    from mpiuq.calibration.calibrated import posterior_path
-    from mpiuq.calibration.handoff import external_simulator
+    from mpiuq.calibration.reporting.artefacts import SUMMARY_FILE, file_sha256
+    from mpiuq.calibration.reporting.calibrated import posterior_path
+    from mpiuq.calibration.reporting.handoff import external_simulator
 
     external = external_simulator(s)
     if external is not None:
@@ -530,7 +530,7 @@ def _handoff(folder: Path, s: Mapping[str, Any]) -> str:
 
 
 def _run(folder: Path, s: Mapping[str, Any]) -> str:
-    from mpiuq.calibration.artefacts import SUMMARY_FILE, result_file_states
+    from mpiuq.calibration.reporting.artefacts import SUMMARY_FILE, result_file_states
 
     record = s.get("run")
     run: Mapping[str, Any] = record if isinstance(record, Mapping) else {}

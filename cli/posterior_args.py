@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mpiuq.arguments import parse_assignments, seed_argument
-from mpiuq.calibration.calibrated import (
+from mpiuq.calibration.reporting.calibrated import (
     ESTIMATES,
     PosteriorDraws,
     load_calibrated,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from mpiuq.progress import Progress, add_quiet_argument
 from mpiuq.simulator.trace.ir import TraceSummary
-from mpiuq.surrogate.json_text import json_text
+from mpiuq.surrogate.store.json_text import json_text
 from mpiuq.trace_synth_cmd import add_synth_parser
 
 

@@ -104,8 +104,8 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_graph_reader_sees_the_package() -> None:
     graph = _graph()
-    assert "mpiuq.calibration.campaign" in graph
-    assert "mpiuq.simulator.benchmarks" in graph["mpiuq.calibration.campaign"]
+    assert "mpiuq.calibration.pipeline.campaign" in graph
+    assert "mpiuq.simulator.benchmarks" in graph["mpiuq.calibration.pipeline.campaign_stages"]
 
 
 def test_cycle_finder_finds_a_cycle() -> None:

@@ -6,8 +6,8 @@ import arviz as az
 import numpy as np
 import pytest
 
-from mpiuq.calibration.diagnostics import autocorr_time, ensemble_rhat, ess_bulk, rank_rhat
-from mpiuq.calibration.summaries import hdi, marginal
+from mpiuq.calibration.reporting.summaries import hdi, marginal
+from mpiuq.calibration.sampling.diagnostics import autocorr_time, ensemble_rhat, ess_bulk, rank_rhat
 
 
 def _ar1(rng: np.random.Generator, phi: float, shape: tuple[int, int, int]) -> np.ndarray:

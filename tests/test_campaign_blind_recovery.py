@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpiuq.calibration.artefacts import file_sha256
-from mpiuq.calibration.campaign import CampaignProgress, run_campaign
 from mpiuq.calibration.config import load_campaign
+from mpiuq.calibration.pipeline.campaign import CampaignProgress, run_campaign
+from mpiuq.calibration.reporting.artefacts import file_sha256
 from mpiuq.main import main
 
 #: End-to-end runs: the whole suite's tier, not the fast one (pytest -m 'not slow').

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpiuq.calibration.calibrated import CalibratedParametersError, load_calibrated
+from mpiuq.calibration.reporting.calibrated import CalibratedParametersError, load_calibrated
 from mpiuq.main import main
 
 #: End-to-end runs: the whole suite's tier, not the fast one (pytest -m 'not slow').

@@ -19,12 +19,12 @@ from scipy import stats
 
 from mpiuq.calibration.config import load_campaign
 from mpiuq.calibration.errors import CampaignError
-from mpiuq.calibration.families.registry import (
+from mpiuq.calibration.model.families.registry import (
     likelihood_names,
     register_likelihood,
     unregister_likelihood,
 )
-from mpiuq.calibration.noise import noise_model
+from mpiuq.calibration.model.noise import noise_model
 from mpiuq.main import main
 
 GUIDE = Path(__file__).resolve().parents[1] / "docs" / "extending-calibration.md"

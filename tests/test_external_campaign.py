@@ -186,7 +186,7 @@ def test_a_budget_without_moves_is_said(user_folder: Path, tmp_path: Path) -> No
 def test_the_run_plan_must_fit_the_budget(user_folder: Path, tmp_path: Path) -> None:
     text = (user_folder / "callable.toml").read_text().replace("= 600", "= 400")
     (tmp_path / "c.toml").write_text(text)
-    from mpiuq.calibration.budget import check_campaign_budget
+    from mpiuq.calibration.pipeline.budget import check_campaign_budget
 
     with pytest.raises(
         CampaignError,
@@ -200,7 +200,7 @@ def test_the_direct_sampler_must_fit_the_budget(user_folder: Path, tmp_path: Pat
     text = (user_folder / "callable.toml").read_text()
     direct = 'sampler = "direct"\nwalkers = 8\npopulations = 2\nburn = 20\n'
     (tmp_path / "c.toml").write_text(text + direct + "steps = 20\n")
-    from mpiuq.calibration.budget import check_campaign_budget
+    from mpiuq.calibration.pipeline.budget import check_campaign_budget
 
     # every direct proposal is a run: 8 walkers x 2 populations x (20 + 20) steps = 640
     with pytest.raises(
@@ -215,7 +215,7 @@ def test_the_direct_sampler_must_fit_the_budget(user_folder: Path, tmp_path: Pat
 
 @pytest.mark.slow
 def test_no_handoff_to_replay_but_a_report_with_the_runs(runs: dict[str, Path]) -> None:
-    from mpiuq.calibration.calibrated import CalibratedParametersError, load_calibrated
+    from mpiuq.calibration.reporting.calibrated import CalibratedParametersError, load_calibrated
     from mpiuq.report_cmd import report_html
 
     s = json.loads((runs["callable"] / "summary.json").read_text())
@@ -231,8 +231,8 @@ def test_no_handoff_to_replay_but_a_report_with_the_runs(runs: dict[str, Path]) 
 
 
 def test_a_stage_beyond_the_budget_runs_nothing(user_folder: Path, tmp_path: Path) -> None:
-    from mpiuq.calibration.external import simulator_runs_for
-    from mpiuq.calibration.observations import load_observations
+    from mpiuq.calibration.data.observations import load_observations
+    from mpiuq.calibration.pipeline.external import simulator_runs_for
 
     campaign = load_campaign(user_folder / "callable.toml")
     obs = load_observations(campaign.datasets, campaign.simulator.thresholds())
@@ -289,8 +289,8 @@ def test_runs_go_through_any_executor_with_the_same_results(
 ) -> None:
     """Local worker processes (spawned: they import the user's module from its folder)
     and a Dask cluster give the in-process outputs bit for bit."""
-    from mpiuq.calibration.external import simulator_runs_for
-    from mpiuq.calibration.observations import load_observations
+    from mpiuq.calibration.data.observations import load_observations
+    from mpiuq.calibration.pipeline.external import simulator_runs_for
     from mpiuq.surrogate.executors import DaskExecutor, ProcessExecutor
 
     campaign = load_campaign(user_folder / "callable.toml")
