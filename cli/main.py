@@ -17,37 +17,37 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from mpiuq import __version__
-from mpiuq.exit_codes import EXIT_BAD_INPUT, EXIT_FAILED, describe, exit_code
-from mpiuq.progress import add_quiet_argument
-from mpiuq.usage_errors import selected_parser, unknown_words_message
+from mpiuq.runtime.exit_codes import EXIT_BAD_INPUT, EXIT_FAILED, describe, exit_code
+from mpiuq.runtime.progress import add_quiet_argument
+from mpiuq.runtime.usage_errors import selected_parser, unknown_words_message
 
 #: The sub-commands: name -> (module whose ``add_parser(sub)`` registers it, the one-line
 #: help shown by ``mpiuq --help``; the module's own ``help=`` must say the same).
 COMMANDS: dict[str, tuple[str, str]] = {
     "simulate": (
-        "mpiuq.simulate_cmd",
+        "mpiuq.commands.simulate",
         "run ping-pong or streaming benchmarks on the simulator",
     ),
     "campaign": (
-        "mpiuq.campaign_cmd",
+        "mpiuq.commands.campaign",
         "Bayesian calibration campaigns (run, validate, show, report)",
     ),
-    "trace": ("mpiuq.trace_cmd", "inspect MPI traces (DUMPI, OTF2, SimGrid TI)"),
+    "trace": ("mpiuq.commands.trace", "inspect MPI traces (DUMPI, OTF2, SimGrid TI)"),
     "surrogate": (
-        "mpiuq.surrogate_cmd",
+        "mpiuq.commands.surrogate",
         "sparse-grid designs and polynomial-chaos surrogates of any simulator",
     ),
     "replay": (
-        "mpiuq.replay_cmd",
+        "mpiuq.commands.replay",
         "replay an MPI trace and split its time into compute/network/stack/sync",
     ),
     "whatif": (
-        "mpiuq.whatif_cmd",
+        "mpiuq.commands.whatif",
         "speed-up of what-if scenarios (faster network, lighter MPI stack, ...) "
         "with posterior intervals",
     ),
     "report": (
-        "mpiuq.report_cmd",
+        "mpiuq.commands.report",
         "write the self-contained HTML report of a campaign, replay or what-if folder",
     ),
 }
@@ -100,7 +100,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the process exit code (see :mod:`mpiuq.exit_codes`).
+    """Run the CLI; returns the process exit code (see :mod:`mpiuq.runtime.exit_codes`).
 
     Every failure becomes one line on stderr, ``mpiuq COMMAND: error: ...``, and an exit
     code (2 bad input, 1 failed run, 130 interrupted); ``--debug`` re-raises instead.
@@ -176,9 +176,9 @@ def run() -> NoReturn:
     (:func:`mpiuq.surrogate.store.hdf5_errors.unsafe_to_finalize`).
 
     The command runs in a worker thread, so that Ctrl-C ends it within a second even
-    during a numba compilation or a long compiled loop (:mod:`mpiuq.interrupt`).
+    during a numba compilation or a long compiled loop (:mod:`mpiuq.runtime.interrupt`).
     """
-    from mpiuq.interrupt import run_interruptibly
+    from mpiuq.runtime.interrupt import run_interruptibly
 
     _running[0] = command_words(sys.argv[1:])  # named in a message of an early Ctrl-C
     code = run_interruptibly(main, lambda: _running[0])

@@ -177,7 +177,7 @@ def njit(*, nrt: bool = True, **options: Any) -> Callable[[F], F]:
 
     Loops release the GIL (``nogil``): models replayed in threads run at once, and a
     command's main thread, waiting for its worker, reacts to Ctrl-C while a loop runs
-    (:mod:`mpiuq.interrupt`). The first call in a process drops cached loops compiled
+    (:mod:`mpiuq.runtime.interrupt`). The first call in a process drops cached loops compiled
     from other sources (:func:`drop_stale_caches`) before any loop is made.
     """
     options = DEFAULT_OPTIONS | options
@@ -233,7 +233,7 @@ class _CompileListener(event.Listener):  # type: ignore[misc]  # numba is untype
 
 
 #: ``time.monotonic()`` when the last outermost compilation ended (numba writes the loop's
-#: cache entry right after: an interrupt lets that write finish, :mod:`mpiuq.interrupt`).
+#: cache entry right after: an interrupt lets that write finish, :mod:`mpiuq.runtime.interrupt`).
 LAST_COMPILE_END = [float("-inf")]
 
 

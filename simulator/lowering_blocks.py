@@ -20,6 +20,12 @@ is lowered with its wait-list entries numbered from 0 (user entries first), chec
 (:meth:`Program.validate` on the block), then its wait-all rows are moved to their
 global offsets.
 
+Blocks are cut by trace operations and by the estimated rows of collectives whose
+schedules grow with the communicator (an all-to-all-v with distinct counts lowers to
+about ``2 p`` rows per rank from one trace operation), so a block's rows stay bounded
+on such traces too; templates kept from block to block are let go past
+:data:`TEMPLATE_CACHE_BYTES`.
+
 Memory: one block of trace columns and one block of program rows, plus arrays of
 ``n_ranks`` entries, 1 byte and 2 bits per trace request (whether a nonblocking
 collective posts it; whether it is posted, completed: the trace's request checks
@@ -67,6 +73,8 @@ __all__ = [
     "DEFAULT_BLOCK_OPS",
     "MIN_BLOCKS",
     "MIN_BLOCK_OPS",
+    "TEMPLATE_CACHE_BYTES",
+    "WIDE_BLOCK_ROWS",
     "BlockLowering",
     "lower_trace_blocks",
 ]
@@ -86,6 +94,22 @@ MIN_BLOCKS = 16
 MIN_BLOCK_OPS = 50_000
 _INT32_MAX = int(np.iinfo(np.int32).max)
 _V_KINDS = np.array(sorted(int(k) for k in V_KINDS), dtype=np.int8)
+#: Estimated program rows of wide collectives (all-to-all-v ...) per block: their rows
+#: cost about 240 B each while a block is lowered (templates, rows, checks) and a
+#: 2,048-rank all-to-all-v with distinct counts has 4 k per rank, in one trace operation.
+WIDE_BLOCK_ROWS = 65_536
+#: Collectives whose per-rank schedules may grow with the communicator's size.
+_WIDE_KINDS = np.array(
+    sorted(
+        int(k) for k in (*V_KINDS, OpKind.ALLTOALL, OpKind.ALLGATHER, OpKind.GATHER, OpKind.SCATTER)
+    ),
+    dtype=np.int8,
+)
+#: Bytes of collective templates one lowering keeps from block to block (templates of
+#: sub-communicators recur in later blocks); beyond it the kept ones are let go. A
+#: 2,048-rank all-to-all-v with distinct counts has one 200 kB template per rank: kept
+#: whole, they were 0.45 GB.
+TEMPLATE_CACHE_BYTES = 8 * 2**20
 
 
 @dataclass
@@ -97,7 +121,7 @@ class BlockLowering:
     path
         The program file.
     n_blocks, ranks_per_block
-        How the ranks were split.
+        How the ranks were split (``ranks_per_block``: the most ranks in one block).
     n_ops, n_requests, n_wait
         Program rows, requests and wait-list entries.
     """
@@ -130,31 +154,44 @@ def _fail(head: TraceHeader, message: str, record: int | None = None) -> TraceFo
     return TraceFormatError(message, file=str(head.path), record=record)
 
 
-def _user_wait_counts(
-    head: TraceHeader, blocks: list[tuple[int, int]], rank_ptr: IntArray
-) -> tuple[npt.NDArray[np.bool_], IntArray, int]:
-    """First pass: nonblocking-collective requests and the user wait-list entries per block.
+def _per_rank(values: IntArray, local_ptr: IntArray) -> IntArray:
+    """Sums of ``values`` (one per operation of a run of ranks) over each rank's operations."""
+    csum = np.zeros(values.shape[0] + 1, dtype=np.int64)
+    np.cumsum(values, out=csum[1:])
+    return csum[local_ptr[1:]] - csum[local_ptr[:-1]]
 
-    Returns ``(is_nbc, kept, n_nbc)``: per trace request whether a nonblocking
-    collective posts it, per block how many wait-list entries its user wait-alls keep,
-    and the number of nonblocking collective calls.
+
+def _scan(
+    head: TraceHeader, chunks: list[tuple[int, int]], rank_ptr: IntArray, comm_sizes: IntArray
+) -> tuple[npt.NDArray[np.bool_], IntArray, int, IntArray]:
+    """First pass: nonblocking-collective requests, user wait-list entries, wide rows.
+
+    Reads the trace in ``chunks`` of ranks. Returns ``(is_nbc, kept, n_nbc, wide)``: per
+    trace request whether a nonblocking collective posts it; per rank how many wait-list
+    entries its user wait-alls keep; the number of nonblocking collective calls; per rank
+    the estimated rows of its wide collectives (:func:`_op_weights`), which cut the blocks.
     """
     n_req = head.n_requests
     is_nbc = np.zeros(n_req, dtype=np.bool_)
     n_wait_reqs = int(head.datasets["wait_reqs"].shape[0])
-    kept = np.zeros(len(blocks), dtype=np.int64)
+    kept = np.zeros(head.n_ranks, dtype=np.int64)
+    wide = np.zeros(head.n_ranks, dtype=np.int64)
     n_nbc = 0
-    nbc_blocks = []
-    for b, (r0, r1) in enumerate(blocks):
+    for r0, r1 in chunks:
         a, z = int(rank_ptr[r0]), int(rank_ptr[r1])
+        local_ptr = rank_ptr[r0 : r1 + 1] - a
         kind = read_column(head, "kind", a, z)
         nbc = read_column(head, "nonblocking", a, z) & (kind >= OpKind.BARRIER)
-        wa = np.flatnonzero(kind == OpKind.WAITALL)
-        count = read_column(head, "count", a, z)[wa]
-        bad = np.flatnonzero(count < 0)
+        is_wa = kind == OpKind.WAITALL
+        wa = np.flatnonzero(is_wa)
+        count = read_column(head, "count", a, z)
+        bad = np.flatnonzero(count[wa] < 0)
         if bad.size:
-            raise _fail(head, f"count={int(count[bad[0]])} is negative", a + int(wa[bad[0]]))
-        kept[b] = int(count.sum())
+            raise _fail(head, f"count={int(count[wa[bad[0]]])} is negative", a + int(wa[bad[0]]))
+        kept[r0:r1] = _per_rank(np.where(is_wa, count, 0), local_ptr)
+        heavy = np.isin(kind, _WIDE_KINDS)
+        comm = read_column(head, "comm", a, z) if heavy.any() else None
+        wide[r0:r1] = _per_rank(_op_weights(kind, count, comm, comm_sizes), local_ptr)
         if nbc.any():
             ids = read_column(head, "request", a, z)[nbc]
             bad = np.flatnonzero((ids < 0) | (ids >= n_req))
@@ -162,9 +199,8 @@ def _user_wait_counts(
                 raise _fail(head, f"request ids of posts must lie in 0..{n_req - 1}")
             is_nbc[ids] = True
             n_nbc += int(nbc.sum())
-            nbc_blocks.append(b)
     if n_nbc:  # waits on them are dropped: count the entries the user wait-alls keep
-        for b, (r0, r1) in enumerate(blocks):
+        for r0, r1 in chunks:
             a, z = int(rank_ptr[r0]), int(rank_ptr[r1])
             kind = read_column(head, "kind", a, z)
             wa = np.flatnonzero(kind == OpKind.WAITALL)
@@ -179,8 +215,62 @@ def _user_wait_counts(
             bad = np.flatnonzero((ids < 0) | (ids >= n_req))
             if bad.size:
                 raise _fail(head, f"wait_reqs ids must lie in 0..{n_req - 1}")
-            kept[b] = int((~is_nbc[ids]).sum())
-    return is_nbc, kept, n_nbc
+            keep = np.zeros(ids.shape[0] + 1, dtype=np.int64)
+            np.cumsum(~is_nbc[ids], out=keep[1:])
+            ends = np.cumsum(count)
+            per_op = np.zeros(z - a, dtype=np.int64)
+            per_op[wa] = keep[ends] - keep[ends - count]
+            kept[r0:r1] = _per_rank(per_op, rank_ptr[r0 : r1 + 1] - a)
+    return is_nbc, kept, n_nbc, wide
+
+
+def _op_weights(
+    kind: npt.NDArray[np.int8],
+    count: IntArray,
+    comm: npt.NDArray[np.integer[Any]] | None,
+    comm_sizes: IntArray,
+) -> IntArray:
+    """Estimated program rows of each trace operation beyond its own, for cutting blocks.
+
+    A v-collective's count list's length (an all-to-all-v of ``p`` ranks posts up to
+    ``2 p`` messages) and, for the collectives whose schedules grow with the
+    communicator (all-to-all, all-gather, gather, scatter), the communicator's size;
+    0 for other operations. Only an estimate: the blocks it cuts lower to the same
+    program whatever they are.
+    """
+    w = np.zeros(kind.shape[0], dtype=np.int64)
+    v = np.isin(kind, _V_KINDS)
+    w[v] = np.clip(count[v], 0, _INT32_MAX)
+    if comm is not None and comm_sizes.size:
+        wide = np.isin(kind, _WIDE_KINDS) & ~v
+        w[wide] = comm_sizes[np.clip(comm[wide], 0, comm_sizes.shape[0] - 1)]
+    return w
+
+
+def _weighted_blocks(ops: IntArray, wide: IntArray) -> list[tuple[int, int]]:
+    """Consecutive ranks cut into blocks by their trace operations and wide-collective rows.
+
+    A block holds about :data:`DEFAULT_BLOCK_OPS` trace operations, fewer on traces of
+    less than :data:`MIN_BLOCKS` such blocks (at least :data:`MIN_BLOCK_OPS`), and
+    about :data:`WIDE_BLOCK_ROWS` estimated rows of wide collectives
+    (:func:`_op_weights`); a rank heavier than that is a block of its own.
+    """
+    n_ranks = ops.shape[0]
+    budget = min(DEFAULT_BLOCK_OPS, max(MIN_BLOCK_OPS, int(ops.sum()) // MIN_BLOCKS))
+    cum_ops, cum_wide = np.cumsum(ops), np.cumsum(wide)
+    blocks: list[tuple[int, int]] = []
+    r0 = 0
+    while r0 < n_ranks:
+        base_ops = int(cum_ops[r0 - 1]) if r0 else 0
+        base_wide = int(cum_wide[r0 - 1]) if r0 else 0
+        r1 = min(
+            int(np.searchsorted(cum_ops, base_ops + budget, side="right")),
+            int(np.searchsorted(cum_wide, base_wide + WIDE_BLOCK_ROWS, side="right")),
+        )
+        r1 = min(max(r1, r0 + 1), n_ranks)
+        blocks.append((r0, r1))
+        r0 = r1
+    return blocks
 
 
 def _pool_range(
@@ -417,8 +507,20 @@ def _lower_block(
         totals.algorithms.setdefault(name, set()).update(algs)
     totals.rows += rows
     totals.requests = req_end
+    if _templates_bytes(totals.templates) > TEMPLATE_CACHE_BYTES:
+        totals.templates.clear()
     totals.fresh_wait += fresh
     totals.user_wait += n_user
+
+
+def _templates_bytes(templates: dict[tuple[object, ...], Any]) -> int:
+    """Bytes the kept templates hold (their arrays and their keys' count lists)."""
+    total = 0
+    for key, t in templates.items():
+        sizes = key[5]
+        total += t.rows.nbytes + t.combine.nbytes + t.wait_list.nbytes
+        total += 36 * len(getattr(sizes, "vcounts", ()))  # a tuple slot and an int each
+    return total
 
 
 def lower_trace_blocks(
@@ -444,7 +546,8 @@ def lower_trace_blocks(
     ranks_per_block
         Consecutive ranks lowered together (>= 1); None: about
         :data:`DEFAULT_BLOCK_OPS` trace operations per block, fewer on traces of less
-        than :data:`MIN_BLOCKS` such blocks (at least :data:`MIN_BLOCK_OPS`).
+        than :data:`MIN_BLOCKS` such blocks (at least :data:`MIN_BLOCK_OPS`), and about
+        :data:`WIDE_BLOCK_ROWS` rows of wide collectives.
     on_progress
         Called after each block with the fraction of trace operations lowered so far.
 
@@ -477,8 +580,15 @@ def lower_trace_blocks(
             raise _fail(head, msg, record)
 
         per = _ranks_per_block(ranks_per_block, head.n_ranks, n)
-        blocks = _blocks(head.n_ranks, per)
-        is_nbc, kept, n_nbc = _user_wait_counts(head, blocks, rank_ptr)
+        chunks = _blocks(head.n_ranks, per)
+        comm_sizes = np.diff(comm_ptr).astype(np.int64)
+        is_nbc, kept_per_rank, n_nbc, wide = _scan(head, chunks, rank_ptr, comm_sizes)
+        blocks = (
+            chunks if ranks_per_block is not None else _weighted_blocks(np.diff(rank_ptr), wide)
+        )
+        if ranks_per_block is None and blocks:
+            per = max(r1 - r0 for r0, r1 in blocks)
+        kept = np.array([int(kept_per_rank[r0:r1].sum()) for r0, r1 in blocks], dtype=np.int64)
         n_user_wait = int(kept.sum())
         empty = np.diff(rank_ptr) == 0
         requests = _Requests.new(head.n_requests)

@@ -1,6 +1,6 @@
 """Single-byte flips and truncations of every file of a trace's cache entries.
 
-Shared by ``tests/test_cache_integrity.py`` and ``experiments/fuzz/fuzz_cache.py``. A
+Shared by ``tests/integration/test_cache_integrity.py`` and ``experiments/fuzz/fuzz_cache.py``. A
 replay of a trace leaves two entries in the cache folder: the parse cache's
 ``<key>.h5`` with its ``<key>.h5.layout.json``, and the program cache's
 ``<key>-<program key>.mpiuqprog/`` folder (:mod:`mpiuq.simulator.program_cache`). For a

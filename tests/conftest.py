@@ -1,4 +1,4 @@
-"""Shared fixtures: the input data of the tests (see ``shared_data.py``)."""
+"""Shared fixtures: the input data of the tests (see ``shared_data.py``); the e2e tier's marker."""
 
 from __future__ import annotations
 
@@ -28,3 +28,15 @@ def benchmarks_dir() -> Path:
 def stampede_csv() -> Path:
     """The committed Stampede InfiniBand ping-pong data (always present)."""
     return STAMPEDE_DIR / "data.csv"
+
+
+#: The end-to-end tier (the folder is the tier: see pyproject's testpaths).
+E2E = Path(__file__).resolve().parent / "e2e"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test of ``tests/e2e`` slow, so ``-m "not slow"`` still selects the fast
+    tier when the whole suite is named (``pytest tests -m "not slow"``)."""
+    for item in items:
+        if E2E in item.path.parents:
+            item.add_marker(pytest.mark.slow)

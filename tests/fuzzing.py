@@ -437,10 +437,10 @@ def base_design_files(folder: Path) -> tuple[Path, Path]:
 
 def run_surrogate_fit(design: Path, outputs: Path) -> list[str]:
     """What ``mpiuq surrogate fit`` does (order 2, no plot); out-of-range findings."""
+    from mpiuq.commands.surrogate import resolve_box, summary
     from mpiuq.surrogate import fit_pce
     from mpiuq.surrogate.chaos.pce import MAX_ABS_OUTPUT
     from mpiuq.surrogate.chaos.tables import read_table_csv
-    from mpiuq.surrogate_cmd import resolve_box, summary
 
     pnames, x = read_table_csv(design)
     onames, y = read_table_csv(outputs, max_abs=MAX_ABS_OUTPUT)
@@ -785,10 +785,10 @@ def run_swapped_handoff(folder: Path) -> list[str]:
 def run_parameter_limits(work: Path, rng: np.random.Generator, summary: bytes) -> list[str]:
     """One value (absurd, edge or sound) through one entry point: a typed error, or a
     parameter set whose every value lies in its documented range."""
-    from mpiuq.arguments import parse_assignments
     from mpiuq.calibration.config.limits import parameter_range
     from mpiuq.calibration.reporting.calibrated import load_calibrated
     from mpiuq.calibration.reporting.handoff import _record_digest
+    from mpiuq.commands.arguments import parse_assignments
     from mpiuq.simulator.parameters import SimParams, params_matrix
     from mpiuq.simulator.scenarios import parse_scenario
 

@@ -19,6 +19,30 @@ BENCHMARKS = SHARED / "benchmarks"
 #: The committed copy of ../shared/data/benchmarks/simgrid_stampede_ib_mvapich2.
 STAMPEDE_DIR = ROOT / "experiments" / "data" / "simgrid_stampede_ib_mvapich2"
 
+#: The shared SimGrid time-independent traces, each a folder (its index or rank files;
+#: ``ti_simgrid_replay_examples`` aside: loose example files). A fixed list, so that test
+#: ids are the same with and without ``../shared``; ``tests/integration/test_trace_ti.py`` checks it
+#: names every such folder there is.
+SHARED_TI_TRACES = (
+    "gen_ti_lulesh_27r",
+    "gen_ti_lulesh_64r",
+    "gen_ti_lulesh_8r",
+    "ti_comd_256r",
+    "ti_comd_64r",
+    "ti_hpcg_16r",
+    "ti_lulesh_216r",
+    "ti_lulesh_512r",
+    "ti_lulesh_64r",
+    "ti_minife_16r",
+    "ti_minife_64r",
+    "ti_nas_mg_A_256r",
+    "ti_nas_mg_A_64r",
+    "ti_nekbone_16r",
+    "ti_nekbone_64r",
+    "ti_simgrid_nas_lu_S_4r",
+    "ti_simgrid_replay_multiple_32r",
+)
+
 needs_traces = pytest.mark.skipif(not TRACES.is_dir(), reason="../shared/data/traces is absent")
 needs_benchmarks = pytest.mark.skipif(
     not BENCHMARKS.is_dir(), reason="../shared/data/benchmarks is absent"

@@ -1,4 +1,4 @@
-"""Seeded fuzzing of the trace readers (shared by tests/test_trace_fuzz.py and
+"""Seeded fuzzing of the trace readers (shared by tests/e2e/test_trace_fuzz.py and
 experiments/fuzz/fuzz_traces.py).
 
 Each case copies a seed trace, damages it (byte flips, insertions, deletions,

@@ -39,7 +39,7 @@ mean within 0.1 reference sd and its sd within 10% of the reference.
 
 Cases: ``main`` is experiments/stampede-ib.toml on the Stampede data; ``inj`` and
 ``link`` are the same campaign on synthetic ``mpiuq simulate --replicas`` data at the two
-truths of tests/test_campaign_blind_recovery_stock.py (injection or link bandwidth the
+truths of tests/e2e/test_campaign_blind_recovery_stock.py (injection or link bandwidth the
 bottleneck).
 """
 
@@ -61,14 +61,14 @@ STOCK = ROOT / "experiments" / "stampede-ib.toml"
 
 
 def _stock_truths() -> tuple[tuple[int, ...], dict[str, dict[str, float]]]:
-    """The sizes and the two truths of tests/test_campaign_blind_recovery_stock.py."""
+    """The sizes and the two truths of tests/e2e/test_campaign_blind_recovery_stock.py."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(
-        "stock_truths", ROOT / "tests" / "test_campaign_blind_recovery_stock.py"
+        "stock_truths", ROOT / "tests" / "e2e" / "test_campaign_blind_recovery_stock.py"
     )
     if spec is None or spec.loader is None:  # pragma: no cover - the file is in the repository
-        raise SystemExit("tests/test_campaign_blind_recovery_stock.py not found")
+        raise SystemExit("tests/e2e/test_campaign_blind_recovery_stock.py not found")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     t = module.TRUTHS

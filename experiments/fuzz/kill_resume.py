@@ -56,7 +56,7 @@ MODEL = textwrap.dedent(
 KILL_AT_PHASE = textwrap.dedent(
     """
     import os, signal, sys
-    from mpiuq.surrogate import design_store
+    from mpiuq.surrogate.design import design_store
     from mpiuq.main import main
     phase, nth = sys.argv[1], int(sys.argv[2])
     seen = [0]

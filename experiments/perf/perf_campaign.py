@@ -24,7 +24,7 @@ from pathlib import Path
 from mpiuq.calibration.config import load_campaign
 from mpiuq.calibration.pipeline.campaign import CampaignProgress, run_campaign
 from mpiuq.calibration.reporting.artefacts import write_result_files
-from mpiuq.campaign_plots import write_figures
+from mpiuq.plots.campaign import write_figures
 from mpiuq.surrogate.executors import make_executor
 
 ROOT = Path(__file__).resolve().parents[2]

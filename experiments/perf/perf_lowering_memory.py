@@ -42,7 +42,13 @@ def _rss_mib() -> float:
 
 
 def _peak_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    """Peak resident size of this process image (``VmHWM``: unlike ``ru_maxrss``, which
+    keeps the peak of the process a child was forked from, it starts afresh at exec)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # pragma: no cover
 
 
 def build_trace(p: int, dense: bool) -> object:
@@ -88,19 +94,21 @@ def run_case(p: int, case: str, mode: str, process_caches: bool = False) -> dict
         low = lower_trace(trace, LoweringOptions())  # type: ignore[arg-type]
         rows = low.program.n_ops
         del low
-    else:
-        from mpiuq.simulator.lowering_blocks import lower_trace_blocks
+    else:  # the trace file is written by this process, lowered by a fresh one
         from mpiuq.simulator.trace.cache import save_trace
 
         with tempfile.TemporaryDirectory() as tmp:
             h5 = Path(tmp) / "t.h5"
             save_trace(trace, h5, compress=False)  # type: ignore[arg-type]
             del trace
-            gc.collect()
-            built_peak, built_rss = _peak_mib(), _rss_mib()
-            lower_trace_blocks(h5, LoweringOptions(), Path(tmp) / "t.mpiuqprog")
-            meta = json.loads((Path(tmp) / "t.mpiuqprog" / "meta.json").read_text())
-            rows = int(meta["n_ops"])
+            proc = subprocess.run(
+                [sys.executable, __file__, "--lower-file", str(h5)],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            r = json.loads(proc.stdout.strip().splitlines()[-1])
+            return {"ranks": p, "build_s": t1 - t0, **r}
     lowering_s = time.perf_counter() - t1
     gc.collect()
     return {
@@ -110,6 +118,30 @@ def run_case(p: int, case: str, mode: str, process_caches: bool = False) -> dict
         "lowering_s": lowering_s,
         "peak_after_trace_MiB": built_peak,
         "rss_after_trace_MiB": built_rss,
+        "peak_MiB": _peak_mib(),
+        "rss_after_lowering_MiB": _rss_mib(),
+    }
+
+
+def lower_file(h5: Path) -> dict[str, float]:
+    """Lower the trace file ``h5`` in blocks (as ``mpiuq replay --stream on``), in this process."""
+    from mpiuq.simulator.lowering import LoweringOptions
+    from mpiuq.simulator.lowering_blocks import lower_trace_blocks
+
+    gc.collect()
+    base_peak, base_rss = _peak_mib(), _rss_mib()
+    t1 = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        res = lower_trace_blocks(h5, LoweringOptions(), Path(tmp) / "t.mpiuqprog")
+        lowering_s = time.perf_counter() - t1
+        meta = json.loads((Path(tmp) / "t.mpiuqprog" / "meta.json").read_text())
+    gc.collect()
+    return {
+        "rows": int(meta["n_ops"]),
+        "blocks": res.n_blocks,
+        "lowering_s": lowering_s,
+        "peak_after_trace_MiB": base_peak,
+        "rss_after_trace_MiB": base_rss,
         "peak_MiB": _peak_mib(),
         "rss_after_lowering_MiB": _rss_mib(),
     }
@@ -126,13 +158,17 @@ def main() -> int:
         help="wrap the templates and schedules in process-wide lru_cache(65536), as before",
     )
     ap.add_argument("--child", nargs=2, metavar=("CASE", "MODE"), help=argparse.SUPPRESS)
+    ap.add_argument("--lower-file", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.lower_file:
+        print(json.dumps(lower_file(args.lower_file)))
+        return 0
     if args.child:
         print(json.dumps(run_case(args.ranks, *args.child, args.process_caches)))
         return 0
     print(
         f"{'case':7s} {'mode':7s} {'ranks':>6s} {'rows':>10s} {'lowering s':>10s} "
-        f"{'peak after trace':>16s} {'peak MiB':>9s} {'RSS after, MiB':>14s}"
+        f"{'peak before':>11s} {'peak MiB':>9s} {'RSS after, MiB':>14s}"
     )
     for case in args.cases.split(","):
         for mode in args.modes.split(","):

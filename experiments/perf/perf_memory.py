@@ -112,7 +112,7 @@ mark("import mpiuq.main (CLI)")
 from mpiuq.simulator._numba_import import import_numba
 import_numba()
 mark("import numba (llvmlite, NumPy)")
-import mpiuq.replay_progress as rp
+import mpiuq.runtime.replay_progress as rp
 import mpiuq.simulator.engine as engine
 import mpiuq.simulator.replay as rep
 import mpiuq.simulator.trace.read  # the trace reader (h5py only if the cache lacks a layout)

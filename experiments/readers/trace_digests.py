@@ -6,7 +6,7 @@ the DUMPI clock options) is read without the cache and summarised by
 :meth:`Trace.digest` (every column's bytes plus call names, notes and unsupported
 counts; ``columns_digest`` leaves the informational notes out). ``--write`` stores
 the table; ``--check`` reads everything again and lists the traces whose columns
-changed, and any change of notes. ``tests/test_trace_digests.py`` runs the check
+changed, and any change of notes. ``tests/e2e/test_trace_digests.py`` runs the check
 against ``tests/data/trace_digests.json``, written with the readers as they were
 before the compiled TI parser and the hardening (same digests, notes included).
 

@@ -15,9 +15,11 @@ hosts in ``platforms/hostfile`` order:
   ``flat`` run), except the master-worker's, whose task order depends on the
   platform (stored per platform, ``traces/NAME@PLATFORM/``). Reference: the printed
   ``Simulated time``.
-* **shared TI traces** (``../shared/data/traces/ti_*``): replayed with ``smpirun -np N
-  -platform P -hostfile H -replay INDEX smpireplaymain`` on their SimGrid-replayable
-  variant (files decompressed first). Reference: the printed ``Simulation time``.
+* **shared TI traces** (every SimGrid TI trace of ``../shared/data/traces``: ``ti_*``,
+  ``gen_ti_*``, and each program of ``ti_simgrid_replay_examples``): replayed with
+  ``smpirun -np N -platform P -hostfile H -replay INDEX smpireplaymain`` on a copy SimGrid
+  3.32 reads (``shared_inputs.py``: the SimGrid-replayable variant, decompressed; older
+  dialects written in the current one). Reference: the printed ``Simulation time``.
 
 Results go to ``references.json`` (merged: a run already there is kept unless
 ``--force``); every entry has the exact command line and SimGrid's wall time.
@@ -42,10 +44,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-sys.path.insert(0, str(HERE.parent / "perf"))
-from perf_replay import copy_uncompressed  # noqa: E402
+from shared_inputs import shared_traces, simgrid_input  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data" / "traces"
 PLATFORMS = ("flat", "backbone", "fattree", "dragonfly")
 REFERENCES = HERE / "references.json"
 REPLAYERS = ("/usr/lib/x86_64-linux-gnu/simgrid/smpireplaymain", "/usr/lib/simgrid/smpireplaymain")
@@ -137,21 +137,13 @@ def record_program(name: str, platform: str, build: Path, timeout: float) -> dic
     }
 
 
-def index_of(trace_dir: Path, replayable: bool) -> Path:
-    name = trace_dir.name.removeprefix("ti_")
-    variant = trace_dir / f"{name}_replayable.txt"
-    return variant if replayable and variant.is_file() else trace_dir / f"{name}.txt"
-
-
 def record_shared(name: str, platform: str, timeout: float) -> dict[str, object]:
-    trace_dir = DATA / name
-    index = index_of(trace_dir, replayable=True)
     replayer = next((r for r in REPLAYERS if Path(r).exists()), shutil.which("smpireplaymain"))
     if replayer is None:
         raise RuntimeError("smpireplaymain not found")
     with tempfile.TemporaryDirectory() as tmp_s:
         tmp = Path(tmp_s)
-        copy_uncompressed(index, tmp)
+        index = simgrid_input(name, tmp)
         ranks = len(index.read_text().split())
         cmd = [
             "smpirun", "-np", str(ranks), "-platform", str(platform_file(platform)),
@@ -172,14 +164,6 @@ def record_shared(name: str, platform: str, timeout: float) -> dict[str, object]
         "simgrid_wall_s": round(wall, 2),
         "command": " ".join(shown),
     }
-
-
-def shared_traces() -> list[str]:
-    return sorted(
-        d.name
-        for d in DATA.glob("ti_*")
-        if index_of(d, replayable=False).is_file() and any(d.glob("platform_*.xml"))
-    )
 
 
 def main() -> None:

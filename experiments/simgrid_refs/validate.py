@@ -36,7 +36,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-DATA = ROOT.parent / "shared" / "data" / "traces"
+sys.path.insert(0, str(HERE))
+from shared_inputs import mpiuq_input  # noqa: E402
+
 DOC = ROOT / "docs" / "validation" / "simgrid.md"
 LIMITS = {"flat": 0.02, "backbone": 0.05, "fattree": 0.05, "dragonfly": 0.05, "torus": 0.05}
 PLATFORM_NOTES = {
@@ -52,13 +54,15 @@ def trace_index(entry: dict[str, object]) -> Path:
     """The TI index mpiuq replays for a reference."""
     name = str(entry["trace"])
     if entry["kind"] == "shared":
-        return DATA / name / f"{name.removeprefix('ti_')}.txt"
+        return mpiuq_input(name)
     base = name.split("@")[0]
     return HERE / "traces" / name / f"{base}.txt"
 
 
 def any_tag_copy(index: Path, folder: Path) -> Path | None:
     """A copy of the trace with SMPI's any-tag ``-444`` as ``-1`` (None: no ``-444``)."""
+    if not index.is_file():
+        return None
     found = False
     for rel in index.read_text().split():
         text = (index.parent / rel).read_text()

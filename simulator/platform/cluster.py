@@ -24,6 +24,7 @@ from mpiuq.simulator.topologies.dragonfly_zone import build_dragonfly_zone
 from mpiuq.simulator.topologies.fattree_zone import build_fattree_zone
 from mpiuq.simulator.topologies.torus_zone import build_torus_zone
 from mpiuq.simulator.topologies.zone import Zone
+from mpiuq.simulator.topologies.zone_options import ZoneOptions
 
 REQUIRED = ("id", "prefix", "suffix", "radical", "speed", "bw", "lat")
 OPTIONAL = (
@@ -85,6 +86,7 @@ def _topo_zone(
     topology: str, params: str, split: bool, lat: float, reference: tuple[float, float]
 ) -> Zone:
     """The zone of a hierarchical cluster from its ``topo_parameters`` (SimGrid's syntax)."""
+    options = ZoneOptions(split_duplex=split, lat=lat, reference=reference)
     if topology == "FAT_TREE":
         parts = params.split(";")
         if len(parts) != 4:
@@ -97,7 +99,8 @@ def _topo_zone(
             raise ValueError(
                 f"topo_parameters {params!r}: {levels} level(s) need three vectors of {levels}"
             )
-        return build_fattree_zone(*vectors, split_duplex=split, lat=lat, reference=reference)
+        down, up, parallel = vectors
+        return build_fattree_zone(down, up, parallel, options)
     if topology == "DRAGONFLY":
         parts = params.split(";")
         if len(parts) != 4:
@@ -110,11 +113,9 @@ def _topo_zone(
             raise ValueError(f"topo_parameters {params!r}: the first three parts are pairs N,M")
         (nodes,) = _ints(parts[3], ",", "dragonfly nodes")
         (g, blue), (c, black), (r, green) = pairs
-        return build_dragonfly_zone(
-            g, blue, c, black, r, green, nodes, split_duplex=split, lat=lat, reference=reference
-        )
+        return build_dragonfly_zone(g, blue, c, black, r, green, nodes, options)
     dims = _ints(params, ",", "torus dimensions")
-    return build_torus_zone(dims, split_duplex=split, lat=lat, reference=reference)
+    return build_torus_zone(dims, options)
 
 
 def read_cluster(element: XmlElement, file: str) -> Cluster:

@@ -21,6 +21,12 @@ import numpy as np
 from mpiuq.simulator.codes import ZONE_DRAGONFLY
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.topologies.zone import Zone
+from mpiuq.simulator.topologies.zone_options import (
+    DEFAULT_ZONE_OPTIONS,
+    ZoneOptions,
+    check_counts,
+    check_size,
+)
 from mpiuq.simulator.topologies.zone_routes import DragonflyRoutes, zone_routes
 
 #: Most hosts of a SimGrid dragonfly zone built here.
@@ -49,12 +55,9 @@ def build_dragonfly_zone(
     routers: int,
     green: int,
     nodes: int,
-    *,
-    split_duplex: bool = True,
-    lat: float = 1.0,
-    reference: tuple[float, float] | None = None,
+    options: ZoneOptions = DEFAULT_ZONE_OPTIONS,
 ) -> Zone:
-    """SimGrid's dragonfly (see the module docstring).
+    """SimGrid's dragonfly (see the module docstring) with ``options``' links.
 
     Raises
     ------
@@ -62,11 +65,10 @@ def build_dragonfly_zone(
         For a count below 1, more groups than routers per chassis, or more than
         :data:`MAX_HOSTS` hosts.
     """
-    values = {"groups": groups, "blue": blue, "chassis": chassis, "black": black}
-    values |= {"routers": routers, "green": green, "nodes": nodes}
-    for name, v in values.items():
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise SettingError(f"dragonfly {name}={v!r} is invalid: expected a whole number >= 1")
+    check_counts(
+        "dragonfly", groups=groups, blue=blue, chassis=chassis, black=black, routers=routers,
+        green=green, nodes=nodes,
+    )  # fmt: skip
     if groups > routers:
         raise SettingError(
             f"dragonfly groups={groups} is invalid with routers={routers}: SimGrid reaches "
@@ -75,9 +77,8 @@ def build_dragonfly_zone(
         )
     n_routers = groups * chassis * routers
     n_hosts = n_routers * nodes
-    if n_hosts > MAX_HOSTS:
-        raise SettingError(f"dragonfly of {n_hosts} hosts is too large (at most {MAX_HOSTS})")
-    links = _Links(split_duplex)
+    check_size("dragonfly", n_hosts, "hosts", MAX_HOSTS)
+    links = _Links(options.split_duplex)
     node_up = np.full((n_routers, nodes), -1, np.int32)
     node_down = np.full((n_routers, nodes), -1, np.int32)
     green_of = np.full((n_routers, routers), -1, np.int32)
@@ -105,24 +106,19 @@ def build_dragonfly_zone(
             up, down = links.cable(blue)
             blue_of[i * per_group + j] = up
             blue_of[j * per_group + i] = down
-    n_links = len(links.bw)
     routes = DragonflyRoutes(
         chassis, routers, nodes, node_up, node_down, green_of, black_of, blue_of
     )
     spec = f"{groups},{blue};{chassis},{black};{routers},{green};{nodes}"
-    return Zone(
-        name="dragonfly",
-        params={"topo_parameters": spec, "split_duplex": split_duplex},
-        n_nodes=n_hosts,
-        link_bw=np.asarray(links.bw),
-        link_injection=np.zeros(n_links, np.bool_),
-        link_lat=np.full(n_links, float(lat)),
-        link_fatpipe=np.zeros(n_links, np.bool_),
-        routes=zone_routes(ZONE_DRAGONFLY, dragonfly=routes),
-        max_route=7,
-        reference=reference,
-        notes=(
-            f"{n_routers} routers, {n_links} links (green x{green}, black x{black}, "
+    return options.zone(
+        "dragonfly",
+        {"topo_parameters": spec},
+        n_hosts,
+        links.bw,
+        zone_routes(ZONE_DRAGONFLY, dragonfly=routes),
+        7,
+        (
+            f"{n_routers} routers, {len(links.bw)} links (green x{green}, black x{black}, "
             f"blue x{blue} bandwidth)",
             "route: green to the target group's router index, black to chassis 0, blue, "
             "green, black (SimGrid 3.32 DragonflyZone, its chassis quirk included)",

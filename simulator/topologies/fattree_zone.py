@@ -21,6 +21,12 @@ import numpy as np
 from mpiuq.simulator.codes import ZONE_FATTREE
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.topologies.zone import Zone
+from mpiuq.simulator.topologies.zone_options import (
+    DEFAULT_ZONE_OPTIONS,
+    ZoneOptions,
+    check_counts,
+    check_size,
+)
 from mpiuq.simulator.topologies.zone_routes import FatTreeRoutes, zone_routes
 
 
@@ -43,12 +49,10 @@ def build_fattree_zone(
     down: tuple[int, ...],
     up: tuple[int, ...],
     parallel: tuple[int, ...],
-    *,
-    split_duplex: bool = True,
-    lat: float = 1.0,
-    reference: tuple[float, float] | None = None,
+    options: ZoneOptions = DEFAULT_ZONE_OPTIONS,
 ) -> Zone:
-    """SimGrid's fat-tree with ``len(down)`` levels (see the module docstring).
+    """SimGrid's fat-tree with ``len(down)`` levels (see the module docstring) with
+    ``options``' links.
 
     Raises
     ------
@@ -61,14 +65,11 @@ def build_fattree_zone(
             f"fat-tree down={list(down)}, up={list(up)}, parallel={list(parallel)}: expected "
             "three vectors of one value per level (at least one level)"
         )
-    for name, vec in (("down", down), ("up", up), ("parallel", parallel)):
-        if any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in vec):
-            raise SettingError(f"fat-tree {name}={list(vec)}: expected whole numbers >= 1")
+    check_counts("fat-tree", down=down, up=up, parallel=parallel)
     n_at = [math.prod(down)] + [
         math.prod(up[: i + 1]) * math.prod(down[i + 1 :]) for i in range(levels)
     ]
-    if sum(n_at) > 1 << 22:
-        raise SettingError(f"fat-tree of {sum(n_at)} vertices is too large (at most {1 << 22})")
+    check_size("fat-tree", sum(n_at), "vertices", 1 << 22)
     first = np.cumsum([0, *n_at])  # first vertex id of each level
     n_vertices = int(first[-1])
     labels = _labels(n_at, list(down), list(up))
@@ -94,7 +95,7 @@ def build_fattree_zone(
             for p in key_of.get(child_keys[c].tobytes(), []):
                 for j in range(parallel[lv]):
                     up_id = n_links
-                    down_id = n_links + 1 if split_duplex else n_links
+                    down_id = n_links + 1 if options.split_duplex else n_links
                     n_links = down_id + 1
                     pv, cv = first[lv + 1] + p, first[lv] + c
                     cport = labels[lv][c, lv] + j * down[lv]
@@ -117,18 +118,14 @@ def build_fattree_zone(
         child_node,
     )
     spec = ";".join([str(levels), *(",".join(map(str, v)) for v in (down, up, parallel))])
-    return Zone(
-        name="fattree",
-        params={"topo_parameters": spec, "split_duplex": split_duplex},
-        n_nodes=n_at[0],
-        link_bw=np.ones(n_links),
-        link_injection=np.zeros(n_links, np.bool_),
-        link_lat=np.full(n_links, float(lat)),
-        link_fatpipe=np.zeros(n_links, np.bool_),
-        routes=zone_routes(ZONE_FATTREE, fattree=routes),
-        max_route=2 * levels,
-        reference=reference,
-        notes=(
+    return options.zone(
+        "fattree",
+        {"topo_parameters": spec},
+        n_at[0],
+        np.ones(n_links),
+        zone_routes(ZONE_FATTREE, fattree=routes),
+        2 * levels,
+        (
             f"{' + '.join(map(str, n_at[1:]))} switches on {levels} level(s), {n_links} links",
             "route: up by d-mod-k on the destination's position, down by its label "
             "(SimGrid 3.32 FatTreeZone)",

@@ -15,52 +15,45 @@ import math
 import numpy as np
 
 from mpiuq.simulator.codes import ZONE_TORUS
-from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.topologies.zone import Zone
+from mpiuq.simulator.topologies.zone_options import (
+    DEFAULT_ZONE_OPTIONS,
+    ZoneOptions,
+    check_counts,
+    check_size,
+)
 from mpiuq.simulator.topologies.zone_routes import TorusRoutes, zone_routes
 
 #: Most hosts of a torus built here.
 MAX_HOSTS = 1 << 20
 
 
-def build_torus_zone(
-    dims: tuple[int, ...],
-    *,
-    split_duplex: bool = True,
-    lat: float = 1.0,
-    reference: tuple[float, float] | None = None,
-) -> Zone:
-    """SimGrid's torus of ``dims`` (see the module docstring).
+def build_torus_zone(dims: tuple[int, ...], options: ZoneOptions = DEFAULT_ZONE_OPTIONS) -> Zone:
+    """SimGrid's torus of ``dims`` (see the module docstring) with ``options``' links.
 
     Raises
     ------
     SettingError
         For no dimension, a size below 1, or more than :data:`MAX_HOSTS` hosts.
     """
-    if not dims or any(isinstance(d, bool) or not isinstance(d, int) or d < 1 for d in dims):
-        raise SettingError(f"torus dims={list(dims)}: expected one or more whole numbers >= 1")
+    check_counts("torus", dims=dims)
     n_hosts = math.prod(dims)
-    if n_hosts > MAX_HOSTS:
-        raise SettingError(f"torus of {n_hosts} hosts is too large (at most {MAX_HOSTS})")
+    check_size("torus", n_hosts, "hosts", MAX_HOSTS)
     n_dims = len(dims)
-    per = 2 if split_duplex else 1
+    per = 2 if options.split_duplex else 1
     ids = np.arange(n_hosts * n_dims, dtype=np.int32).reshape(n_hosts, n_dims) * per
     up = ids
-    down = ids + 1 if split_duplex else ids
+    down = ids + 1 if options.split_duplex else ids
     n_links = n_hosts * n_dims * per
     max_route = sum(d // 2 for d in dims)
-    return Zone(
-        name="torus",
-        params={"dims": "x".join(map(str, dims)), "split_duplex": split_duplex},
-        n_nodes=n_hosts,
-        link_bw=np.ones(n_links),
-        link_injection=np.zeros(n_links, np.bool_),
-        link_lat=np.full(n_links, float(lat)),
-        link_fatpipe=np.zeros(n_links, np.bool_),
-        routes=zone_routes(ZONE_TORUS, torus=TorusRoutes(np.asarray(dims, np.int64), up, down)),
-        max_route=max(max_route, 1),
-        reference=reference,
-        notes=(
+    return options.zone(
+        "torus",
+        {"dims": "x".join(map(str, dims))},
+        n_hosts,
+        np.ones(n_links),
+        zone_routes(ZONE_TORUS, torus=TorusRoutes(np.asarray(dims, np.int64), up, down)),
+        max(max_route, 1),
+        (
             f"{n_links} links, routes of at most {max_route} hops",
             "route: dimension by dimension, the shorter way round from the source's "
             "coordinates (SimGrid 3.32 TorusZone)",

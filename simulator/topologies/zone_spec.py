@@ -35,6 +35,7 @@ from mpiuq.simulator.topologies.fattree_zone import build_fattree_zone
 from mpiuq.simulator.topologies.spec import split_spec
 from mpiuq.simulator.topologies.torus_zone import build_torus_zone
 from mpiuq.simulator.topologies.zone import Zone
+from mpiuq.simulator.topologies.zone_options import ZoneOptions
 
 #: name -> (required keys, allowed keys)
 ZONE_SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -94,6 +95,7 @@ def make_zone(spec: str, n_ranks: int | None = None) -> Zone:
     """
     name, p = parse_zone_spec(spec)
     split = p.get("shared", 0) == 0
+    options = ZoneOptions(split_duplex=split)
     if name == "cluster":
         hosts = p.get("hosts", n_ranks)
         if hosts is None:
@@ -106,16 +108,16 @@ def make_zone(spec: str, n_ranks: int | None = None) -> Zone:
             backbone_lat=float(p.get("backbone_lat", 0.0)),  # type: ignore[arg-type]
         )
     if name == "torus":
-        return build_torus_zone(p["dims"], split_duplex=split)  # type: ignore[arg-type]
+        return build_torus_zone(p["dims"], options)  # type: ignore[arg-type]
     if name == "sgfattree":
         down = p["down"]
         parallel = p.get("parallel", (1,) * len(down))  # type: ignore[arg-type]
-        return build_fattree_zone(down, p["up"], parallel, split_duplex=split)  # type: ignore[arg-type]
+        return build_fattree_zone(down, p["up"], parallel, options)  # type: ignore[arg-type]
     g, blue, c, black, r, green, n = (
         int(p.get(k, 1))  # type: ignore[call-overload]
         for k in ("groups", "blue", "chassis", "black", "routers", "green", "nodes")
     )
-    return build_dragonfly_zone(g, blue, c, black, r, green, n, split_duplex=split)
+    return build_dragonfly_zone(g, blue, c, black, r, green, n, options)
 
 
 def place_on_zone(n_ranks: int, zone: Zone, placement: str, seed: int = 0) -> np.ndarray:

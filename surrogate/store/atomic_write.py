@@ -18,7 +18,7 @@ from typing import Any
 PARTIAL_MARK = ".partial-"
 
 #: Temporary files being written now by :func:`replace_atomically` (the command line
-#: removes them if the process is interrupted, :mod:`mpiuq.interrupt`).
+#: removes them if the process is interrupted, :mod:`mpiuq.runtime.interrupt`).
 IN_FLIGHT: set[Path] = set()
 
 

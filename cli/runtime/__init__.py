@@ -1,0 +1,1 @@
+"""How a command runs: exit codes, usage errors, Ctrl-C, progress lines on stderr."""
