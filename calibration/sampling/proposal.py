@@ -104,6 +104,27 @@ def with_surrogate(problem: Problem, pce: PolynomialChaos) -> Problem:
     )
 
 
+def _unrefined(
+    problem: Problem,
+    surrogate: PolynomialChaos,
+    post: Posterior,
+    model: BatchModel | None,
+    error_draws: int,
+    data_sd: FloatArray,
+) -> Proposal:
+    """The proposal without refinement rounds: the surrogate's posterior, its error
+    checked on the simulator at ``error_draws`` posterior draws (its LOO error without a
+    model)."""
+    if model is None:
+        loo = np.asarray(surrogate.loo_rmse, dtype=np.float64)
+        check = surrogate_check(np.zeros((1, loo.size)), loo[None, :], data_sd)
+        return Proposal(problem, surrogate, post, check, (), "loo")
+    flat = post.draws.reshape(-1, post.draws.shape[-1])
+    pick = evenly(flat, error_draws)[:, : problem.n_model]
+    check = surrogate_check(surrogate.predict(pick), model(pick), data_sd)
+    return Proposal(problem, surrogate, post, check, (), "simulator")
+
+
 def refined_proposal(
     problem: Problem,
     global_surrogate: PolynomialChaos,
@@ -157,15 +178,7 @@ def refined_proposal(
 
     if model is None or rounds == 0:
         p0 = with_surrogate(problem, global_surrogate) if box_given else problem
-        post = sample(p0, 0)
-        flat = post.draws.reshape(-1, post.draws.shape[-1])
-        if model is None:
-            loo = np.asarray(global_surrogate.loo_rmse, dtype=np.float64)
-            check = surrogate_check(np.zeros((1, loo.size)), loo[None, :], data_sd)
-            return Proposal(p0, global_surrogate, post, check, (), "loo")
-        pick = evenly(flat, error_draws)[:, :nm]
-        check = surrogate_check(global_surrogate.predict(pick), model(pick), data_sd)
-        return Proposal(p0, global_surrogate, post, check, (), "simulator")
+        return _unrefined(p0, global_surrogate, sample(p0, 0), model, error_draws, data_sd)
 
     prior_lo, prior_hi = problem.lower[:nm], problem.upper[:nm]
     names = problem.model_names

@@ -317,6 +317,40 @@ def relative_loo_error(loo_rmse: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.asarray(np.where(varying, rel, np.where(rounding, 0.0, np.inf)))
 
 
+def _fit_inputs(
+    x: ArrayLike,
+    y: ArrayLike,
+    box: ParameterBox,
+    order: int,
+    output_names: Sequence[str] | None,
+    on_rank_deficiency: str,
+) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """The validated training points, outputs and output names of :func:`fit_pce`, after
+    its argument, size and memory checks."""
+    if on_rank_deficiency not in ("raise", "warn"):
+        raise SurrogateInputError(
+            f"on_rank_deficiency must be 'raise' or 'warn', got {on_rank_deficiency!r}"
+        )
+    if isinstance(order, bool) or not isinstance(order, int | np.integer) or order < 0:
+        raise SurrogateInputError(f"polynomial order must be an integer >= 0, got {order!r}")
+    xa, ya = _validate_training(x, y, box)
+    names = _validate_names(output_names, ya.shape[1])
+    n_train = xa.shape[0]
+    terms = n_terms(box.dim, int(order))
+    if n_train <= terms:
+        raise SurrogateInputError(
+            f"order {order} is too high for {n_train} points: a total-order-{order} expansion "
+            f"in {box.dim} dimensions has {terms} terms and least squares with LOO errors "
+            f"needs more than {terms} points"
+        )
+    check_memory(
+        f"fitting an order-{order} chaos ({terms} terms) to {n_train} points",
+        pce_fit_bytes(n_train, terms, ya.shape[1], box.dim),
+        "design matrix, its SVD and the basis workspace",
+    )
+    return xa, ya, names
+
+
 def fit_pce(
     x: ArrayLike,
     y: ArrayLike,
@@ -369,27 +403,9 @@ def fit_pce(
     >>> bool(np.allclose(pce.predict([1.5, 0.5]), [3.75]))
     True
     """
-    if on_rank_deficiency not in ("raise", "warn"):
-        raise SurrogateInputError(
-            f"on_rank_deficiency must be 'raise' or 'warn', got {on_rank_deficiency!r}"
-        )
-    if isinstance(order, bool) or not isinstance(order, int | np.integer) or order < 0:
-        raise SurrogateInputError(f"polynomial order must be an integer >= 0, got {order!r}")
-    xa, ya = _validate_training(x, y, box)
-    names = _validate_names(output_names, ya.shape[1])
+    xa, ya, names = _fit_inputs(x, y, box, order, output_names, on_rank_deficiency)
     n_train = xa.shape[0]
     terms = n_terms(box.dim, int(order))
-    if n_train <= terms:
-        raise SurrogateInputError(
-            f"order {order} is too high for {n_train} points: a total-order-{order} expansion "
-            f"in {box.dim} dimensions has {terms} terms and least squares with LOO errors "
-            f"needs more than {terms} points"
-        )
-    check_memory(
-        f"fitting an order-{order} chaos ({terms} terms) to {n_train} points",
-        pce_fit_bytes(n_train, terms, ya.shape[1], box.dim),
-        "design matrix, its SVD and the basis workspace",
-    )
     mi = total_order_indices(box.dim, int(order))
     vmat = design_matrix(box.to_unit(xa), mi, int(order))
     inv_norm = np.sqrt(1.0 / norms_squared(mi))

@@ -253,6 +253,36 @@ def _failed_chunks_error(
     return DesignRunError(text)
 
 
+def _progress(n_done: int, n_total: int, n_computed: int, start: float) -> DesignProgress:
+    """Progress of a run that started at ``start`` (``time.perf_counter``)."""
+    elapsed = time.perf_counter() - start
+    rate = n_computed / elapsed if n_computed and elapsed > 0 else 0.0
+    left = n_total - n_done
+    eta = 0.0 if left == 0 else (left / rate if rate > 0 else float("inf"))
+    return DesignProgress(n_done, n_total, n_computed, elapsed, rate, eta)
+
+
+def _tidy_finished(store: Path, state: StoreState) -> None:
+    """A store with every point done: consolidate it (an earlier run was killed before it
+    could) or drop the journal a kill left between consolidation and its removal."""
+    if not state.consolidated:
+        consolidate(store, state)
+    else:
+        drop_journal(store)
+
+
+def _next_result(results: Iterator[tuple[int, object]]) -> tuple[int, object] | None:
+    """The executor's next ``(chunk, result)``, None when done; a failure of the executor
+    itself raises :class:`DesignRunError`."""
+    try:
+        return next(results)
+    except StopIteration:
+        return None
+    except Exception as exc:
+        reason = " ".join(str(exc).split()) or "no message"
+        raise DesignRunError(f"model evaluation failed: {type(exc).__name__}: {reason}") from exc
+
+
 def run_design(
     model: Model,
     design: ArrayLike,
@@ -319,35 +349,17 @@ def run_design(
         chunks = [missing[i : i + chunk_size] for i in range(0, missing.size, chunk_size)]
         n_total, n_done, n_computed = arr.shape[0], state.n_done, 0
         start = time.perf_counter()
-
-        def progress() -> DesignProgress:
-            elapsed = time.perf_counter() - start
-            rate = n_computed / elapsed if n_computed and elapsed > 0 else 0.0
-            left = n_total - n_done
-            eta = 0.0 if left == 0 else (left / rate if rate > 0 else float("inf"))
-            return DesignProgress(n_done, n_total, n_computed, elapsed, rate, eta)
-
-        if not chunks and not state.consolidated:
-            consolidate(store, state)  # finished by an earlier run that was killed before
-        elif not chunks:
-            drop_journal(store)  # left by a kill between consolidation and its removal
-        yield progress()
+        if not chunks:
+            _tidy_finished(store, state)
+        yield _progress(n_done, n_total, n_computed, start)
         runner = executor if executor is not None else InProcessExecutor()
         fn: Callable[[np.ndarray], object] = _Guarded(model) if keep_going else model
         results = runner.map_unordered(fn, [arr[idx] for idx in chunks])
         n_outputs = None if state.outputs is None else state.outputs.shape[1]
         failures: list[_Failure] = []
         try:
-            while True:
-                try:
-                    k, result = next(results)
-                except StopIteration:
-                    break
-                except Exception as exc:
-                    reason = " ".join(str(exc).split()) or "no message"
-                    raise DesignRunError(
-                        f"model evaluation failed: {type(exc).__name__}: {reason}"
-                    ) from exc
+            while (item := _next_result(results)) is not None:
+                k, result = item
                 if isinstance(result, _Failure):
                     failures.append(result)
                     continue
@@ -360,7 +372,7 @@ def run_design(
                 if n_done == n_total:
                     recorder.finish()
                     consolidate(store, recorder.final_state())
-                yield progress()
+                yield _progress(n_done, n_total, n_computed, start)
             if failures:
                 raise _failed_chunks_error(failures, len(chunks), n_done, n_total, store)
         finally:
