@@ -150,15 +150,8 @@ class NoiseModel:
         for code in np.unique(fam):
             family = family_by_code(int(code))
             c = fam == code
-            o = FamilyOutputs(
-                mean[:, c],
-                var[:, c],
-                f[:, c],
-                model_var[:, c],
-                surrogate_var[c],
-                log_var[c],
-                nu[:, shape_index[c]] if family.shape is not None else None,
-            )
+            o = _outputs(c, family.shape is not None, mean, var, f, model_var, surrogate_var,
+                         log_var, nu, shape_index)  # fmt: skip
             out[:, c] = family.logpdf(log_mean[c] if family.log_scale else data_mean[c], o)
         return out
 
@@ -190,17 +183,34 @@ class NoiseModel:
         for code in np.unique(fam):
             family = family_by_code(int(code))
             c = fam == code
-            o = FamilyOutputs(
-                mean[:, c],
-                var[:, c],
-                f[:, c],
-                model_var[:, c],
-                surrogate_var[c],
-                log_var[c] if log_var.size else log_var,
-                nu[:, shape_index[c]] if family.shape is not None else None,
-            )
+            o = _outputs(c, family.shape is not None, mean, var, f, model_var, surrogate_var,
+                         log_var if log_var.size else np.zeros(c.size), nu, shape_index)  # fmt: skip
             out[:, c] = family.draw(o, u[:, c], self.positive)
         return out
+
+
+def _outputs(
+    c: npt.NDArray[np.bool_],
+    shaped: bool,
+    mean: FloatArray,
+    var: FloatArray,
+    f: FloatArray,
+    model_var: FloatArray,
+    surrogate_var: FloatArray,
+    log_var: FloatArray,
+    nu: FloatArray,
+    shape_index: IntArray,
+) -> FamilyOutputs:
+    """What the family of the outputs selected by ``c`` sees of them."""
+    return FamilyOutputs(
+        mean[:, c],
+        var[:, c],
+        f[:, c],
+        model_var[:, c],
+        surrogate_var[c],
+        log_var[c],
+        nu[:, shape_index[c]] if shaped else None,
+    )
 
 
 def noise_model(

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import emcee
 
-from mpiuq.calibration.errors import SamplerError
+from mpiuq.calibration.registry import Registry
 
 #: emcee's ``moves`` argument: weighted moves, or None for its default stretch move.
 EmceeMoves = list[tuple[emcee.moves.Move, float]] | None
@@ -47,15 +47,16 @@ def _de() -> EmceeMoves:
     return [(emcee.moves.DEMove(), 1.0)]
 
 
-#: The registered moves by name (``"de"``'s reason to exist and the snooker move's absence:
+#: The registered moves (``"de"``'s reason to exist and the snooker move's absence:
 #: :class:`~mpiuq.calibration.sampling.sampler.SamplerSettings`).
-_MOVES: dict[str, MoveStrategy] = {
-    m.name: m
-    for m in (
+_MOVES: Registry[MoveStrategy] = Registry(
+    "moves",
+    (
         MoveStrategy("stretch", "emcee's default affine-invariant stretch move", _stretch),
         MoveStrategy("de", "emcee's differential-evolution move (DEMove)", _de),
-    )
-}
+    ),
+    lambda name, known: f"moves={name!r} is invalid: expected one of {known}",
+)
 
 
 def register_move(move: MoveStrategy) -> MoveStrategy:
@@ -66,19 +67,12 @@ def register_move(move: MoveStrategy) -> MoveStrategy:
     SamplerError
         If another move already has its name.
     """
-    known = _MOVES.get(move.name)
-    if known is not None and known is not move:
-        raise SamplerError(
-            f"moves {move.name!r} is already registered: expected a new name, "
-            f"not one of {list(_MOVES)}"
-        )
-    _MOVES[move.name] = move
-    return move
+    return _MOVES.register(move)
 
 
 def move_names() -> tuple[str, ...]:
     """Names of the registered moves."""
-    return tuple(_MOVES)
+    return _MOVES.names()
 
 
 def move_strategy(name: str) -> MoveStrategy:
@@ -89,9 +83,4 @@ def move_strategy(name: str) -> MoveStrategy:
     SamplerError
         If no move has that name (lists the registered ones).
     """
-    try:
-        return _MOVES[name]
-    except KeyError:
-        raise SamplerError(
-            f"moves={name!r} is invalid: expected one of {list(_MOVES)}"
-        ) from None
+    return _MOVES.get(name)

@@ -13,14 +13,18 @@ built-in table below, or, outside the package, one :func:`register_likelihood` c
 
 from __future__ import annotations
 
-from mpiuq.calibration.errors import SamplerError
 from mpiuq.calibration.model.families.family import LikelihoodFamily, ShapeParameter
 from mpiuq.calibration.model.families.gaussian import GAUSSIAN
 from mpiuq.calibration.model.families.lognormal import LOGNORMAL
 from mpiuq.calibration.model.families.student_t import STUDENT_T
+from mpiuq.calibration.registry import Registry
 
-#: The registered families by name; the built-in ones first (codes 0, 1, 2), in this order.
-_FAMILIES: dict[str, LikelihoodFamily] = {f.name: f for f in (GAUSSIAN, STUDENT_T, LOGNORMAL)}
+#: The registered families; the built-in ones first (codes 0, 1, 2), in this order.
+_FAMILIES: Registry[LikelihoodFamily] = Registry(
+    "likelihood",
+    (GAUSSIAN, STUDENT_T, LOGNORMAL),
+    lambda name, known: f"likelihood {name!r} is unknown: expected one of {known}",
+)
 
 
 def register_likelihood(family: LikelihoodFamily) -> LikelihoodFamily:
@@ -31,24 +35,17 @@ def register_likelihood(family: LikelihoodFamily) -> LikelihoodFamily:
     SamplerError
         If another family already has its name.
     """
-    known = _FAMILIES.get(family.name)
-    if known is not None and known is not family:
-        raise SamplerError(
-            f"likelihood {family.name!r} is already registered: expected a new name, "
-            f"not one of {list(_FAMILIES)}"
-        )
-    _FAMILIES[family.name] = family
-    return family
+    return _FAMILIES.register(family)
 
 
 def unregister_likelihood(name: str) -> None:
     """Remove a registered family (a test's temporary family); unknown names are ignored."""
-    _FAMILIES.pop(name, None)
+    _FAMILIES.unregister(name)
 
 
 def likelihood_names() -> tuple[str, ...]:
     """Names of the registered families, in code order."""
-    return tuple(_FAMILIES)
+    return _FAMILIES.names()
 
 
 def likelihood_family(name: str) -> LikelihoodFamily:
@@ -59,19 +56,14 @@ def likelihood_family(name: str) -> LikelihoodFamily:
     SamplerError
         If no family has that name (lists the registered ones).
     """
-    try:
-        return _FAMILIES[name]
-    except KeyError:
-        raise SamplerError(
-            f"likelihood {name!r} is unknown: expected one of {list(_FAMILIES)}"
-        ) from None
+    return _FAMILIES.get(name)
 
 
 def family_by_code(code: int) -> LikelihoodFamily:
     """The family with code ``code`` (its registration order)."""
-    return list(_FAMILIES.values())[code]
+    return _FAMILIES.entries()[code]
 
 
 def shape_parameters() -> tuple[tuple[ShapeParameter, str], ...]:
     """Every registered shape parameter with the name of its family."""
-    return tuple((f.shape, f.name) for f in _FAMILIES.values() if f.shape is not None)
+    return tuple((f.shape, f.name) for f in _FAMILIES.entries() if f.shape is not None)
