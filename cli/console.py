@@ -4,7 +4,7 @@
 :mod:`mpiuq.main` take a moment (longer on a loaded machine), and a Ctrl-C in them used
 to end in a ``KeyboardInterrupt`` traceback. The handler writes the same one line as an
 interrupted command (``mpiuq replay: interrupted``) and exits 130;
-:func:`mpiuq.interrupt.run_interruptibly` puts Python's own handler back once it can
+:func:`mpiuq.runtime.interrupt.run_interruptibly` puts Python's own handler back once it can
 catch the interrupt. Importing this module has no side effects.
 """
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from types import FrameType
     from typing import NoReturn
 
-#: Exit code of an interrupted command (:data:`mpiuq.exit_codes.EXIT_INTERRUPTED`).
+#: Exit code of an interrupted command (:data:`mpiuq.runtime.exit_codes.EXIT_INTERRUPTED`).
 _EXIT_INTERRUPTED = 130
 
 

@@ -167,7 +167,7 @@ def run() -> NoReturn:
     distributed client may need its exit handlers (the process then exits as usual),
     and never for :func:`main` called from Python. Also after a failed HDF5 write
     (a full disk): freeing what HDF5 left open can crash the interpreter
-    (:func:`mpiuq.surrogate.hdf5_errors.unsafe_to_finalize`).
+    (:func:`mpiuq.surrogate.store.hdf5_errors.unsafe_to_finalize`).
 
     The command runs in a worker thread, so that Ctrl-C ends it within a second even
     during a numba compilation or a long compiled loop (:mod:`mpiuq.runtime.interrupt`).
@@ -181,7 +181,7 @@ def run() -> NoReturn:
         and "distributed" not in sys.modules
         and all(t.daemon or t is threading.main_thread() for t in threading.enumerate())
     )
-    hdf5 = sys.modules.get("mpiuq.surrogate.hdf5_errors")
+    hdf5 = sys.modules.get("mpiuq.surrogate.store.hdf5_errors")
     quick = quick or (hdf5 is not None and hdf5.unsafe_to_finalize())  # HDF5 cannot clean up
     if quick:
         try:

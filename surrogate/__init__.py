@@ -2,7 +2,7 @@
 
 This layer knows nothing of MPI: sparse-grid designs, Legendre polynomial chaos,
 leave-one-out errors, Sobol indices and design runs through a pluggable executor.
-Plotting (:mod:`mpiuq.surrogate.plots`) and CSV files (:mod:`mpiuq.surrogate.tables`)
+Plotting (:mod:`mpiuq.surrogate.plots`) and CSV files (:mod:`mpiuq.surrogate.chaos.tables`)
 are edge modules, not imported here.
 
 The error types are imported with the package; everything else (NumPy, SciPy,
@@ -30,15 +30,16 @@ from mpiuq.surrogate.errors import (
 )
 
 if TYPE_CHECKING:
-    from mpiuq.surrogate.box import ParameterBox
-    from mpiuq.surrogate.design_run import (
+    from mpiuq.surrogate.chaos.pce import PolynomialChaos, fit_pce
+    from mpiuq.surrogate.design.box import ParameterBox
+    from mpiuq.surrogate.design.design_run import (
         DesignProgress,
         design_status,
         evaluate_design,
         load_design_outputs,
         run_design,
     )
-    from mpiuq.surrogate.designs import random_design, sparse_grid_design
+    from mpiuq.surrogate.design.designs import random_design, sparse_grid_design
     from mpiuq.surrogate.executors import (
         DaskExecutor,
         Executor,
@@ -47,29 +48,28 @@ if TYPE_CHECKING:
         make_executor,
         map_ordered,
     )
-    from mpiuq.surrogate.pce import PolynomialChaos, fit_pce
-    from mpiuq.surrogate.storage import load_pce, save_pce
+    from mpiuq.surrogate.store.storage import load_pce, save_pce
 
 #: Public names imported on first use, and the module of each.
 _LAZY = {
-    "ParameterBox": "box",
-    "DesignProgress": "design_run",
-    "design_status": "design_run",
-    "evaluate_design": "design_run",
-    "load_design_outputs": "design_run",
-    "run_design": "design_run",
-    "random_design": "designs",
-    "sparse_grid_design": "designs",
+    "ParameterBox": "design.box",
+    "DesignProgress": "design.design_run",
+    "design_status": "design.design_run",
+    "evaluate_design": "design.design_run",
+    "load_design_outputs": "design.design_run",
+    "run_design": "design.design_run",
+    "random_design": "design.designs",
+    "sparse_grid_design": "design.designs",
     "DaskExecutor": "executors",
     "Executor": "executors",
     "InProcessExecutor": "executors",
     "ProcessExecutor": "executors",
     "make_executor": "executors",
     "map_ordered": "executors",
-    "PolynomialChaos": "pce",
-    "fit_pce": "pce",
-    "load_pce": "storage",
-    "save_pce": "storage",
+    "PolynomialChaos": "chaos.pce",
+    "fit_pce": "chaos.pce",
+    "load_pce": "store.storage",
+    "save_pce": "store.storage",
 }
 
 __all__ = [

@@ -199,7 +199,7 @@ def sparse_grid_bytes(dim: int, level: int) -> float:
 
 
 def pce_fit_bytes(n_points: int, n_terms: int, n_outputs: int, dim: int) -> float:
-    """Estimated peak memory of :func:`~mpiuq.surrogate.pce.fit_pce`, bytes.
+    """Estimated peak memory of :func:`~mpiuq.surrogate.chaos.pce.fit_pce`, bytes.
 
     The design matrix and its scaled copy, the SVD factors (``U`` like the matrix, ``W``
     square in the terms), the basis workspace, the outputs and their residuals.

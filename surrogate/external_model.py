@@ -1,6 +1,6 @@
 """Any simulator as a batched model: a Python callable, or a command on CSV files.
 
-Design runs (:func:`~mpiuq.surrogate.design_run.run_design`) and calibration campaigns
+Design runs (:func:`~mpiuq.surrogate.design.design_run.run_design`) and calibration campaigns
 call a batched model ``f(X) -> Y``, ``X`` of shape ``(n_sets, n_params)`` and ``Y`` of
 shape ``(n_sets, n_outputs)``. Two picklable adapters make one of a user's simulator:
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mpiuq.surrogate.atomic_write import save_figure_atomically
+from mpiuq.surrogate.store.atomic_write import save_figure_atomically
 
 
 def save_sensitivity_heatmap(

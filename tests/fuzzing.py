@@ -197,7 +197,7 @@ def mutate_hdf5(path: Path, rng: np.random.Generator) -> None:
     """
     import h5py
 
-    from mpiuq.surrogate.hdf5_checksum import sign
+    from mpiuq.surrogate.store.hdf5_checksum import sign
 
     weird: list[object] = [
         -1,
@@ -342,10 +342,10 @@ workers = 0
 
 def run_campaign_file(path: Path) -> list[str]:
     """Load, budget-check and read the data of a campaign file; out-of-range findings."""
-    from mpiuq.calibration.budget import check_campaign_budget
     from mpiuq.calibration.config import MAX_NAME_CHARS, load_campaign
-    from mpiuq.calibration.limits import MAX_MESSAGE_BYTES, parameter_range
-    from mpiuq.calibration.observations import load_observations
+    from mpiuq.calibration.config.limits import MAX_MESSAGE_BYTES, parameter_range
+    from mpiuq.calibration.data.observations import load_observations
+    from mpiuq.calibration.pipeline.budget import check_campaign_budget
 
     c = load_campaign(path)
     check_campaign_budget(c)
@@ -380,9 +380,13 @@ def run_campaign_file(path: Path) -> list[str]:
 
 def run_benchmark_csv(path: Path) -> list[str]:
     """Read a benchmark CSV and reduce it to observations; out-of-range findings."""
-    from mpiuq.calibration.benchmark_csv import MAX_RUN, MAX_VALUE_PER_UNIT, read_benchmark_csv
-    from mpiuq.calibration.limits import MAX_MESSAGE_BYTES
-    from mpiuq.calibration.observations import filter_replicas, select_sizes_per_protocol, summarize
+    from mpiuq.calibration.config.limits import MAX_MESSAGE_BYTES
+    from mpiuq.calibration.data.benchmark_csv import MAX_RUN, MAX_VALUE_PER_UNIT, read_benchmark_csv
+    from mpiuq.calibration.data.observations import (
+        filter_replicas,
+        select_sizes_per_protocol,
+        summarize,
+    )
 
     m = read_benchmark_csv(path, "pingpong_half_rtt")
     problems = []
@@ -419,9 +423,9 @@ def external_model(x: np.ndarray) -> np.ndarray:
 
 def base_design_files(folder: Path) -> tuple[Path, Path]:
     """A valid level-2 design CSV (with its sidecar) and the matching outputs CSV."""
-    from mpiuq.surrogate.box import ParameterBox
-    from mpiuq.surrogate.designs import sparse_grid_design
-    from mpiuq.surrogate.tables import write_design_csv, write_table_csv
+    from mpiuq.surrogate.chaos.tables import write_design_csv, write_table_csv
+    from mpiuq.surrogate.design.box import ParameterBox
+    from mpiuq.surrogate.design.designs import sparse_grid_design
 
     box = ParameterBox.from_bounds(_BOX)
     x = sparse_grid_design(box, 3)
@@ -435,8 +439,8 @@ def run_surrogate_fit(design: Path, outputs: Path) -> list[str]:
     """What ``mpiuq surrogate fit`` does (order 2, no plot); out-of-range findings."""
     from mpiuq.commands.surrogate import resolve_box, summary
     from mpiuq.surrogate import fit_pce
-    from mpiuq.surrogate.pce import MAX_ABS_OUTPUT
-    from mpiuq.surrogate.tables import read_table_csv
+    from mpiuq.surrogate.chaos.pce import MAX_ABS_OUTPUT
+    from mpiuq.surrogate.chaos.tables import read_table_csv
 
     pnames, x = read_table_csv(design)
     onames, y = read_table_csv(outputs, max_abs=MAX_ABS_OUTPUT)
@@ -496,8 +500,8 @@ def run_summary_show(folder: Path) -> list[str]:
     import contextlib
     import io
 
-    from mpiuq.calibration.calibrated import load_calibrated
-    from mpiuq.calibration.limits import parameter_range
+    from mpiuq.calibration.config.limits import parameter_range
+    from mpiuq.calibration.reporting.calibrated import load_calibrated
     from mpiuq.main import main
 
     err = io.StringIO()
@@ -550,7 +554,7 @@ def run_surrogate_fit_cli(design: Path, outputs: Path, out: Path) -> list[str]:
 
 def run_surrogate_run_cli(store: Path, design: Path, reference: np.ndarray) -> list[str]:
     """``mpiuq surrogate run`` in process, resuming ``store``; outputs must equal the reference."""
-    from mpiuq.surrogate.tables import read_table_csv
+    from mpiuq.surrogate.chaos.tables import read_table_csv
 
     outputs = store.with_suffix(".csv")
     argv = [
@@ -592,8 +596,8 @@ class Kinds:
 
     def __init__(self, folder: Path, cli: bool = False) -> None:
         from mpiuq.surrogate import fit_pce, load_design_outputs, run_design, save_pce
-        from mpiuq.surrogate.box import ParameterBox
-        from mpiuq.surrogate.tables import read_table_csv
+        from mpiuq.surrogate.chaos.tables import read_table_csv
+        from mpiuq.surrogate.design.box import ParameterBox
 
         self.folder = folder
         self.cli = cli
@@ -749,7 +753,7 @@ class Kinds:
 
 def results_reference(folder: Path) -> dict[str, object]:
     """What the hand-off of a sound results folder gives: its median values and 50 draws."""
-    from mpiuq.calibration.calibrated import load_calibrated, load_posterior_draws
+    from mpiuq.calibration.reporting.calibrated import load_calibrated, load_posterior_draws
 
     return {
         "values": load_calibrated(folder).values(),
@@ -759,7 +763,7 @@ def results_reference(folder: Path) -> dict[str, object]:
 
 def run_results_folder(folder: Path, reference: dict[str, object]) -> list[str]:
     """The hand-off of a (damaged) results folder: the reference values, or a typed error."""
-    from mpiuq.calibration.calibrated import load_calibrated, load_posterior_draws
+    from mpiuq.calibration.reporting.calibrated import load_calibrated, load_posterior_draws
 
     problems = []
     if load_calibrated(folder).values() != reference["values"]:
@@ -772,7 +776,7 @@ def run_results_folder(folder: Path, reference: dict[str, object]) -> list[str]:
 
 def run_swapped_handoff(folder: Path) -> list[str]:
     """Draws beside another campaign's summary must be refused."""
-    from mpiuq.calibration.calibrated import load_posterior_draws
+    from mpiuq.calibration.reporting.calibrated import load_posterior_draws
 
     load_posterior_draws(folder, 5)
     return ["draws replayed under another campaign's summary"]
@@ -781,9 +785,9 @@ def run_swapped_handoff(folder: Path) -> list[str]:
 def run_parameter_limits(work: Path, rng: np.random.Generator, summary: bytes) -> list[str]:
     """One value (absurd, edge or sound) through one entry point: a typed error, or a
     parameter set whose every value lies in its documented range."""
-    from mpiuq.calibration.calibrated import load_calibrated
-    from mpiuq.calibration.handoff import _record_digest
-    from mpiuq.calibration.limits import parameter_range
+    from mpiuq.calibration.config.limits import parameter_range
+    from mpiuq.calibration.reporting.calibrated import load_calibrated
+    from mpiuq.calibration.reporting.handoff import _record_digest
     from mpiuq.commands.arguments import parse_assignments
     from mpiuq.simulator.parameters import SimParams, params_matrix
     from mpiuq.simulator.scenarios import parse_scenario

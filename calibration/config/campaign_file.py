@@ -13,6 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from mpiuq.calibration.config.data_tables import _parse_datasets
+from mpiuq.calibration.config.dimensions import (
+    default_walkers,
+    discrepancy_dimension,
+    noise_dimension,
+)
 from mpiuq.calibration.config.readers import (
     check_keys,
     check_magnitude,
@@ -37,9 +42,8 @@ from mpiuq.calibration.config.simulator_table import (
     _parse_simulator,
     _regime_key,
 )
-from mpiuq.calibration.dimensions import default_walkers, discrepancy_dimension, noise_dimension
+from mpiuq.calibration.config.validation_spec import ValidationSpec, parse_validation
 from mpiuq.calibration.errors import CampaignError
-from mpiuq.calibration.validation_spec import ValidationSpec, parse_validation
 from mpiuq.simulator.errors import ParameterError
 from mpiuq.simulator.parameters import SimParams, parameter_names
 
@@ -280,7 +284,7 @@ def parse_campaign(raw: Mapping[str, Any], base_dir: Path, source: Path | None =
 
 def discrepancy_terms(campaign: Campaign) -> int:
     """Most discrepancy parameters the campaign samples (a bias and/or a spread per regime,
-    per data table when there are several: :func:`~mpiuq.calibration.dimensions.discrepancy_dimension`).
+    per data table when there are several: :func:`~mpiuq.calibration.config.dimensions.discrepancy_dimension`).
     """
     d = campaign.discrepancy
     sim = campaign.simulator

@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from mpiuq.calibration.config.limits import MAX_MESSAGE_BYTES
 from mpiuq.calibration.config.model_specs import DataSpec, SimulatorSpec
 from mpiuq.calibration.config.readers import (
     check_keys,
@@ -19,13 +20,12 @@ from mpiuq.calibration.config.readers import (
     require,
 )
 from mpiuq.calibration.errors import CampaignError
-from mpiuq.calibration.families.family import LikelihoodFamily
-from mpiuq.calibration.families.registry import (
+from mpiuq.calibration.model.families.family import LikelihoodFamily
+from mpiuq.calibration.model.families.registry import (
     likelihood_family,
     likelihood_names,
     shape_parameters,
 )
-from mpiuq.calibration.limits import MAX_MESSAGE_BYTES
 from mpiuq.simulator.benchmark_kinds import BENCHMARKS, WINDOWED_BENCHMARKS
 
 OBSERVABLES: tuple[str, ...] = ("time_us", "throughput_MBps")
@@ -151,7 +151,7 @@ SERIES_MODELS: dict[str, str] = {
 }
 
 
-#: Replica summaries of a data table (:mod:`~mpiuq.calibration.observations`).
+#: Replica summaries of a data table (:mod:`~mpiuq.calibration.data.observations`).
 SUMMARIES: tuple[str, ...] = ("mean", "median", "trimmed_mean")
 
 
@@ -178,7 +178,7 @@ def _parse_datasets(
         raise CampaignError("data", t, "a [data] table or one or more [[data]] tables")
     specs: list[DataSpec] = []
     if simulator.external is not None:
-        from mpiuq.calibration.external_spec import external_tables
+        from mpiuq.calibration.config.external_spec import external_tables
 
         tables = external_tables(tables, simulator.external)
     for prefix, table in tables:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from mpiuq.calibration.external_spec import ExternalSpec
+from mpiuq.calibration.config.external_spec import ExternalSpec
 from mpiuq.simulator.parameters import SimParams, parameter_names
 from mpiuq.simulator.regimes import Regime
 
@@ -34,7 +34,7 @@ class SimulatorSpec:
         (``regime<k>_<field>``), in file order.
     external
         A user's simulator (``callable`` or ``command``) instead of mpiuq's own
-        (:mod:`~mpiuq.calibration.external_spec`); ``benchmark`` is then ``"external"``.
+        (:mod:`~mpiuq.calibration.config.external_spec`); ``benchmark`` is then ``"external"``.
     """
 
     benchmark: str = "pingpong"
@@ -126,7 +126,7 @@ class DataSpec:
         Messages per window of the ``stream`` benchmark.
     likelihood
         Error model of the per-size summaries, a registered likelihood family
-        (:mod:`~mpiuq.calibration.families.registry`): ``"gaussian"``, ``"student_t"``,
+        (:mod:`~mpiuq.calibration.model.families.registry`): ``"gaussian"``, ``"student_t"``,
         ``"lognormal"`` built in.
     summary
         Replica summary: ``"mean"`` (sd with ddof=1), ``"median"`` (sd = 1.4826 MAD) or

@@ -16,8 +16,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mpiuq.calibration.config.limits import check_parameter_value
 from mpiuq.calibration.errors import CampaignError
-from mpiuq.calibration.limits import check_parameter_value
 from mpiuq.simulator.errors import ParameterError
 
 
@@ -79,7 +79,7 @@ def _number(value: int) -> str:
 
 
 def check_magnitude(key: str, name: str, value: float | int) -> None:
-    """Refuse an absurd value of simulator parameter ``name`` (:mod:`~mpiuq.calibration.limits`)."""
+    """Refuse an absurd value of simulator parameter ``name`` (:mod:`~mpiuq.calibration.config.limits`)."""
     try:
         check_parameter_value(name, value)
     except ParameterError as exc:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mpiuq.calibration.config.model_specs import DataSpec, ParameterSpec, SimulatorSpec, VariantSpec
-from mpiuq.calibration.validation_spec import ValidationSpec
+from mpiuq.calibration.config.validation_spec import ValidationSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +41,7 @@ class CalibrationSpec:
     walkers
         Walkers per emcee ensemble; by default ``max(32, 2 dim + 2)`` for the ``dim``
         parameters, discrepancy and noise terms the samplers explore
-        (:func:`~mpiuq.calibration.dimensions.default_walkers`).
+        (:func:`~mpiuq.calibration.config.dimensions.default_walkers`).
     steps
         Steps per block between convergence checks.
     burn
@@ -134,7 +134,7 @@ class PosteriorSpec:
     ----------
     sampler
         ``"direct"``: differential-evolution MCMC on the simulator itself, to convergence
-        (:mod:`~mpiuq.calibration.direct`); ``"surrogate"``: the refined surrogate's
+        (:mod:`~mpiuq.calibration.sampling.direct`); ``"surrogate"``: the refined surrogate's
         posterior corrected by importance weights and moves (:mod:`.exact`); ``"auto"``:
         direct when its estimated time, from the measured time of one simulator batch, is
         at most ``max_direct_seconds``.

@@ -36,9 +36,9 @@ from mpiuq.calibration.config.schema import (
     key_names,
     read_keys,
 )
-from mpiuq.calibration.discrepancy import DISCREPANCY_MODELS
 from mpiuq.calibration.errors import CampaignError
-from mpiuq.calibration.moves import move_names
+from mpiuq.calibration.model.discrepancy import DISCREPANCY_MODELS
+from mpiuq.calibration.sampling.moves import move_names
 from mpiuq.simulator.errors import ParameterError
 
 GROUPINGS: tuple[str, ...] = ("sobol", "joint")

@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from mpiuq.calibration.config.external_spec import parse_external
 from mpiuq.calibration.config.model_specs import ParameterSpec, SimulatorSpec
 from mpiuq.calibration.config.readers import (
     check_keys,
@@ -20,7 +21,6 @@ from mpiuq.calibration.config.readers import (
     require,
 )
 from mpiuq.calibration.errors import CampaignError
-from mpiuq.calibration.external_spec import parse_external
 from mpiuq.simulator.benchmark_kinds import BENCHMARKS
 from mpiuq.simulator.errors import ParameterError
 from mpiuq.simulator.parameters import CONTINUOUS_PARAMETERS, parameter_names

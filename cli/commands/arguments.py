@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable
 from pathlib import Path
 
-from mpiuq.calibration.limits import check_parameter_value
+from mpiuq.calibration.config.limits import check_parameter_value
 from mpiuq.simulator.errors import ParameterError, SettingError
 from mpiuq.simulator.parameter_limits import parse_decimal
 from mpiuq.simulator.parameters import parameter_names

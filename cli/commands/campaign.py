@@ -13,7 +13,7 @@
     writes it too): checks and what they mean, parameters, figures, validation, hand-off.
 
 ``run`` exits 1 (with a WARNING on stderr) when the chains did not converge or a check
-of severity "fail" failed (:mod:`mpiuq.calibration.checks`).
+of severity "fail" failed (:mod:`mpiuq.calibration.checking.checks`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from mpiuq.runtime.progress import Progress
 
 if TYPE_CHECKING:
     from mpiuq.calibration.config import Campaign
-    from mpiuq.calibration.design_reuse import DesignColumns
+    from mpiuq.calibration.data.design_reuse import DesignColumns
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -66,10 +66,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``mpiuq campaign run``; exits 1 when a check that must pass failed."""
-    from mpiuq.calibration.benchmark_csv import read_benchmark_csv
-    from mpiuq.calibration.budget import check_campaign_budget
     from mpiuq.calibration.config import load_campaign
+    from mpiuq.calibration.data.benchmark_csv import read_benchmark_csv
     from mpiuq.calibration.errors import CampaignError
+    from mpiuq.calibration.pipeline.budget import check_campaign_budget
 
     campaign = load_campaign(args.campaign)
     check_campaign_budget(campaign)
@@ -78,7 +78,9 @@ def run(args: argparse.Namespace) -> int:
     out = args.out if args.out is not None else results_folder() / campaign.name
     if out.exists() and not out.is_dir():
         raise CampaignError("results folder", str(out), "a folder, not an existing file")
-    from mpiuq.calibration.artefacts import hold_results_folder  # SciPy, h5py: after the checks
+    from mpiuq.calibration.reporting.artefacts import (
+        hold_results_folder,  # SciPy, h5py: after the checks
+    )
 
     with hold_results_folder(out):
         return _run_holding(args, campaign, out)
@@ -101,7 +103,7 @@ def _run_holding(args: argparse.Namespace, campaign: Campaign, out: Path) -> int
         "surrogate_local.h5, design.h5, figures)"
     )
     try:
-        from mpiuq.calibration.artefacts import SUMMARY_FILE
+        from mpiuq.calibration.reporting.artefacts import SUMMARY_FILE
         from mpiuq.commands.report import write_folder_report
 
         print(f"report: {write_folder_report(out / SUMMARY_FILE)}")
@@ -124,7 +126,9 @@ def run_into_folder(
     The previous run's results are set aside first and restored if the run is refused
     before it starts (``--restart``, ``--no-plots`` and ``--quiet`` of ``args`` apply).
     """
-    from mpiuq.calibration.artefacts import (
+    from mpiuq.calibration.pipeline.campaign import run_campaign
+    from mpiuq.calibration.pipeline.run_budget import discard_runs
+    from mpiuq.calibration.reporting.artefacts import (
         DESIGN_FILE,
         drop_previous_results,
         restore_previous_results,
@@ -133,11 +137,9 @@ def run_into_folder(
         write_result_files,
         write_summary,
     )
-    from mpiuq.calibration.campaign import run_campaign
-    from mpiuq.calibration.path_record import discard_path_choice
-    from mpiuq.calibration.report import summary_dict
-    from mpiuq.calibration.run_budget import discard_runs
-    from mpiuq.surrogate.design_store import discard_store
+    from mpiuq.calibration.reporting.report import summary_dict
+    from mpiuq.calibration.sampling.path_record import discard_path_choice
+    from mpiuq.surrogate.design.design_store import discard_store
 
     bars = _ProgressBars(disabled=args.quiet)
     started = [False]
@@ -192,7 +194,7 @@ def validate(args: argparse.Namespace) -> int:
 
 def report(args: argparse.Namespace) -> int:
     """Execute ``mpiuq campaign report`` (default ``FOLDER/report.html``)."""
-    from mpiuq.calibration.artefacts import summary_file
+    from mpiuq.calibration.reporting.artefacts import summary_file
     from mpiuq.commands.report import write_folder_report
 
     print(f"wrote {write_folder_report(summary_file(args.folder), args.out)}")
@@ -201,14 +203,14 @@ def report(args: argparse.Namespace) -> int:
 
 def show(args: argparse.Namespace) -> int:
     """Execute ``mpiuq campaign show`` (warnings on stderr; exit 0)."""
-    from mpiuq.calibration.artefacts import (
+    from mpiuq.calibration.errors import ResultsError
+    from mpiuq.calibration.reporting.artefacts import (
         check_result_files,
         read_summary,
         result_file_states,
         run_holder,
     )
-    from mpiuq.calibration.calibrated import posterior_path
-    from mpiuq.calibration.errors import ResultsError
+    from mpiuq.calibration.reporting.calibrated import posterior_path
 
     path, summary = read_summary(args.folder)
     if "checks" not in summary or "posterior_source" not in summary:

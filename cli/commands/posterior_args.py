@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mpiuq.calibration.calibrated import (
+from mpiuq.calibration.reporting.calibrated import (
     ESTIMATES,
     PosteriorDraws,
     load_calibrated,

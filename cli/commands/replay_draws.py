@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from mpiuq.calibration.propagation import PART_KEYS, decomposition_summary, draw_summary
+from mpiuq.calibration.reporting.propagation import PART_KEYS, decomposition_summary, draw_summary
 from mpiuq.commands.calibration_warnings import replay_warnings, warn
 from mpiuq.commands.posterior_args import ParameterSets
 from mpiuq.reports.result_output import emit

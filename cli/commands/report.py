@@ -61,7 +61,7 @@ def result_file(path: Path) -> Path:
             if (path / name).is_file():
                 return path / name
         if (path / ".mpiuq-run.lock").is_file():  # a campaign folder: say why (running...)
-            from mpiuq.calibration.artefacts import summary_file
+            from mpiuq.calibration.reporting.artefacts import summary_file
 
             return summary_file(path)
         raise ResultsError(
@@ -92,7 +92,7 @@ def write_folder_report(source: Path, out: Path | None = None) -> Path:
 def report_html(file: Path) -> str:
     """The HTML report of one result file (see :data:`RESULT_FILES`)."""
     if file.name == "summary.json":
-        from mpiuq.calibration.artefacts import read_summary
+        from mpiuq.calibration.reporting.artefacts import read_summary
         from mpiuq.reports.campaign import campaign_report
 
         path, summary = read_summary(file)

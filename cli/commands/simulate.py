@@ -5,7 +5,7 @@ benchmark CSV format of ``../shared/data/benchmarks`` so users can see what a
 calibration would learn from a planned measurement campaign. ``--params results/X``
 runs the benchmark at the campaign's posterior draws (``--draws``, default 64) and
 reports the **posterior predictive** of a measurement (parameters, discrepancy and
-noise: :mod:`mpiuq.calibration.prediction`; median and 5-95% band, the label says
+noise: :mod:`mpiuq.calibration.reporting.prediction`; median and 5-95% band, the label says
 which parts it holds), or, with ``--estimate``, the benchmark at one posterior point.
 With ``--params`` it warns (stderr and JSON ``warnings``) when the benchmark kind was
 not in the calibration data, sizes lie outside the calibrated range, or a regime had no
@@ -33,10 +33,10 @@ from mpiuq.simulator.benchmark_kinds import BENCHMARKS, WINDOWED_BENCHMARKS
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.parameters import SimParams
 from mpiuq.surrogate.budget import check_memory
-from mpiuq.surrogate.json_text import json_text
+from mpiuq.surrogate.store.json_text import json_text
 
 if TYPE_CHECKING:  # the benchmarks (numba) are imported when a simulation runs
-    from mpiuq.calibration.prediction import CalibrationScope
+    from mpiuq.calibration.reporting.prediction import CalibrationScope
     from mpiuq.simulator.benchmarks import BenchmarkResult, BenchmarkSetup
 
 #: Memory of one synthetic measurement row (noise, value, run and size), bytes.
@@ -141,10 +141,10 @@ def format_table(result: BenchmarkResult) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``mpiuq simulate``."""
-    from mpiuq.calibration.benchmark_csv import write_benchmark_csv
-    from mpiuq.calibration.budget import check_benchmark_budget
     from mpiuq.calibration.config import ParameterFile, load_parameter_file
-    from mpiuq.calibration.synthetic_data import synthetic_measurements
+    from mpiuq.calibration.data.benchmark_csv import write_benchmark_csv
+    from mpiuq.calibration.data.synthetic_data import synthetic_measurements
+    from mpiuq.calibration.pipeline.budget import check_benchmark_budget
     from mpiuq.simulator.benchmarks import BenchmarkSetup, simulate_benchmark, validate_sizes
 
     config = load_parameter_file(args.config) if args.config is not None else ParameterFile(())
@@ -180,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
     result = simulate_benchmark(benchmark, sizes, params, window)
     warnings: list[str] = []
     if args.params is not None:
-        from mpiuq.calibration.prediction import benchmark_warnings
+        from mpiuq.calibration.reporting.prediction import benchmark_warnings
 
         regimes = [params.protocol_of(s) for s in sizes]
         warnings = benchmark_warnings(calibration_scope(args.params), benchmark, sizes, regimes)
@@ -222,8 +222,8 @@ def draws_json(
     90% HDI, 5/50/95% quantiles and the draws), what it is (``predictive``), the
     parameter-only band of the model (``model_time_us``) and what it extrapolates
     (``warnings``)."""
-    from mpiuq.calibration.prediction import benchmark_warnings, predict
-    from mpiuq.calibration.propagation import draw_summary
+    from mpiuq.calibration.reporting.prediction import benchmark_warnings, predict
+    from mpiuq.calibration.reporting.propagation import draw_summary
     from mpiuq.simulator.benchmarks import evaluate_batch
     from mpiuq.simulator.engine import params_vector
 
@@ -259,7 +259,7 @@ def draws_json(
 
 
 def _quantiles(x: np.ndarray) -> dict[str, Any]:
-    from mpiuq.calibration.propagation import draw_summary
+    from mpiuq.calibration.reporting.propagation import draw_summary
 
     q05, q50, q95 = np.quantile(x, [0.05, 0.5, 0.95])
     return draw_summary(x) | {"q05": float(q05), "median": float(q50), "q95": float(q95)}

@@ -32,12 +32,8 @@ from mpiuq.surrogate import (
     save_pce,
     sparse_grid_design,
 )
-from mpiuq.surrogate.design_store import discard_store
-from mpiuq.surrogate.designs import RANDOM_METHODS
-from mpiuq.surrogate.external_model import import_callable
-from mpiuq.surrogate.json_text import write_json
-from mpiuq.surrogate.pce import MAX_ABS_OUTPUT
-from mpiuq.surrogate.tables import (
+from mpiuq.surrogate.chaos.pce import MAX_ABS_OUTPUT
+from mpiuq.surrogate.chaos.tables import (
     json_safe,
     read_design_sidecar,
     read_table_csv,
@@ -45,6 +41,10 @@ from mpiuq.surrogate.tables import (
     write_design_csv,
     write_table_csv,
 )
+from mpiuq.surrogate.design.design_store import discard_store
+from mpiuq.surrogate.design.designs import RANDOM_METHODS
+from mpiuq.surrogate.external_model import import_callable
+from mpiuq.surrogate.store.json_text import write_json
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from mpiuq.commands.trace_synth import add_synth_parser
 from mpiuq.runtime.progress import Progress, add_quiet_argument
 from mpiuq.simulator.trace.ir import TraceSummary
-from mpiuq.surrogate.json_text import json_text
+from mpiuq.surrogate.store.json_text import json_text
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -7,7 +7,7 @@ import math
 import time
 from pathlib import Path
 
-from mpiuq.calibration.limits import MAX_MESSAGE_BYTES
+from mpiuq.calibration.config.limits import MAX_MESSAGE_BYTES
 from mpiuq.commands.arguments import seed_argument
 from mpiuq.runtime.progress import Progress, add_quiet_argument
 from mpiuq.simulator.errors import SettingError
@@ -92,7 +92,7 @@ def run_synth(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     from mpiuq.simulator.trace.cache import save_trace
-    from mpiuq.surrogate.hdf5_errors import naming_hdf5_errors
+    from mpiuq.surrogate.store.hdf5_errors import naming_hdf5_errors
 
     progress = Progress.of(args)
     start = time.perf_counter()

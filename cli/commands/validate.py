@@ -1,7 +1,7 @@
 """``mpiuq campaign validate CAMPAIGN.toml --leave-one-series-out [--out DIR]``.
 
 Fits the campaign once per data series without that series and scores the series with
-the fit's full posterior predictive (:mod:`mpiuq.calibration.loso`). The folds share
+the fit's full posterior predictive (:mod:`mpiuq.calibration.checking.loso`). The folds share
 one global design (``DIR/design.h5``, resumable); each fold is a complete results folder
 ``DIR/without-<series>/`` (``mpiuq campaign show`` reads it; its ``validation.png``
 shows the band against the held-out data). ``DIR/loso.json`` and ``DIR/loso.txt`` hold
@@ -21,7 +21,7 @@ from typing import Any
 from mpiuq.commands.arguments import output_folder
 from mpiuq.reports.result_output import results_folder
 from mpiuq.runtime.progress import add_quiet_argument
-from mpiuq.surrogate.json_text import json_text
+from mpiuq.surrogate.store.json_text import json_text
 
 #: Files of the leave-one-series-out folder besides the folds.
 TABLE_JSON, TABLE_TEXT, FIGURE = "loso.json", "loso.txt", "loso.png"
@@ -88,11 +88,11 @@ def add_run_options(p: argparse.ArgumentParser, default_out: str, restart_help: 
 
 def validate(args: argparse.Namespace, io: CampaignIO) -> int:
     """Execute ``mpiuq campaign validate``."""
-    from mpiuq.calibration.artefacts import DESIGN_FILE, hold_results_folder
-    from mpiuq.calibration.benchmark_csv import read_benchmark_csv
-    from mpiuq.calibration.budget import check_campaign_budget
+    from mpiuq.calibration.checking.loso import fold_campaigns
     from mpiuq.calibration.config import load_campaign
-    from mpiuq.calibration.loso import fold_campaigns
+    from mpiuq.calibration.data.benchmark_csv import read_benchmark_csv
+    from mpiuq.calibration.pipeline.budget import check_campaign_budget
+    from mpiuq.calibration.reporting.artefacts import DESIGN_FILE, hold_results_folder
     from mpiuq.simulator.errors import SettingError
 
     if not args.leave_one_series_out:
@@ -108,7 +108,7 @@ def validate(args: argparse.Namespace, io: CampaignIO) -> int:
         read_benchmark_csv(spec.path, spec.benchmark)
     out = args.out if args.out is not None else results_folder() / f"{campaign.name}-loso"
     with hold_results_folder(out):
-        from mpiuq.surrogate.design_store import discard_store
+        from mpiuq.surrogate.design.design_store import discard_store
 
         if args.restart:
             discard_store(out / DESIGN_FILE)
@@ -118,8 +118,8 @@ def validate(args: argparse.Namespace, io: CampaignIO) -> int:
 def _run_folds(
     args: argparse.Namespace, io: CampaignIO, campaign: Any, folds: Any, out: Path
 ) -> int:
-    from mpiuq.calibration.artefacts import hold_results_folder
-    from mpiuq.calibration.loso import shared_design
+    from mpiuq.calibration.checking.loso import shared_design
+    from mpiuq.calibration.reporting.artefacts import hold_results_folder
     from mpiuq.reports.validation_text import loso_table
     from mpiuq.runtime.progress import Progress
     from mpiuq.surrogate.executors import make_executor

@@ -98,7 +98,7 @@ def run_scenarios(
     scenarios: tuple[Scenario, ...],
 ) -> tuple[dict[str, Any], DrawsReplay]:
     """Replay the baseline and every scenario under the same draws; the JSON and baseline."""
-    from mpiuq.calibration.propagation import decomposition_summary, paired_speedup
+    from mpiuq.calibration.reporting.propagation import decomposition_summary, paired_speedup
     from mpiuq.commands.replay_draws import draws_executor, quiet_large_graphs
     from mpiuq.simulator.lowering import lower_trace
     from mpiuq.simulator.replay import trace_and_settings
@@ -156,7 +156,7 @@ def run_scenarios(
 
 def format_whatif_table(data: dict[str, Any], label: str) -> str:
     """Readable table: per scenario the speed-up, its probabilities and what moved."""
-    from mpiuq.calibration.propagation import PART_KEYS
+    from mpiuq.calibration.reporting.propagation import PART_KEYS
     from mpiuq.commands.replay_draws import PART_LABELS, interval
 
     t = data["trace"]

@@ -21,10 +21,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 
-from mpiuq.calibration.campaign_result import CampaignResult
-from mpiuq.calibration.validation_result import ValidationResult
+from mpiuq.calibration.checking.validation_result import ValidationResult
+from mpiuq.calibration.reporting.campaign_result import CampaignResult
 from mpiuq.simulator.parameters import UNITS
-from mpiuq.surrogate.atomic_write import save_figure_atomically
+from mpiuq.surrogate.store.atomic_write import save_figure_atomically
 
 
 def write_figures(result: CampaignResult, out: Path) -> list[Path]:
@@ -46,7 +46,7 @@ def write_figures(result: CampaignResult, out: Path) -> list[Path]:
 
 def _validation(r: CampaignResult, v: ValidationResult, path: Path) -> Path:
     """Held-out and unselected data against the predictive (:mod:`mpiuq.plots.validation`)."""
-    from mpiuq.calibration.validation_report import validation_dict
+    from mpiuq.calibration.checking.validation_report import validation_dict
     from mpiuq.plots.validation import plot_validation
 
     obs, pred = r.observations, r.main.predictive
@@ -325,7 +325,7 @@ def _marginal_panel(
     """A pair plot's diagonal panel: the histogram of one parameter's draws ``x``, its
     median (solid) and 90% HDI (dashed), titled with them and the parameter's unit
     (right-aligned for the ``last`` panel, left-aligned otherwise)."""
-    from mpiuq.calibration.summaries import hdi
+    from mpiuq.calibration.reporting.summaries import hdi
 
     ax.hist(x, bins=40, range=value_range, color="tab:blue", alpha=0.7)
     med, (lo, hi) = float(np.median(x)), hdi(x)

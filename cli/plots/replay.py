@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
 from mpiuq.simulator.replay import ReplayResult
-from mpiuq.surrogate.atomic_write import save_figure_atomically
+from mpiuq.surrogate.store.atomic_write import save_figure_atomically
 
 #: Category label and colour, in stacking order (bottom to top).
 PARTS: tuple[tuple[str, str, str], ...] = (

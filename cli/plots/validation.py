@@ -21,7 +21,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 
-from mpiuq.surrogate.atomic_write import save_figure_atomically
+from mpiuq.surrogate.store.atomic_write import save_figure_atomically
 
 #: In-sample rows of one series: sizes, data, 5% and 95% of the in-sample predictive.
 InSampleRows = Mapping[

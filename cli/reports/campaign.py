@@ -250,7 +250,7 @@ def _parameter_rows(table_: Mapping[str, Any], kind: str) -> list[list[str]]:
 
 
 def _parameters(s: Mapping[str, Any]) -> str:
-    from mpiuq.calibration.identifiability import IDENTIFIED_RATIO, UNINFORMED_RATIO
+    from mpiuq.calibration.reporting.identifiability import IDENTIFIED_RATIO, UNINFORMED_RATIO
 
     headers = [
         "parameter",
@@ -431,7 +431,7 @@ def _validation(s: Mapping[str, Any]) -> str:
 
 
 def _validation_table(v: Mapping[str, Any]) -> str:
-    """A ``[validation]`` campaign's scores (:mod:`mpiuq.calibration.validation_report`)."""
+    """A ``[validation]`` campaign's scores (:mod:`mpiuq.calibration.checking.validation_report`)."""
     from mpiuq.reports.html import badge, esc
 
     ins = v["in_sample"]

@@ -20,9 +20,9 @@ HANDOFF_KEYS = ("handoff", "hand_off")
 
 def handoff_section(folder: Path, s: Mapping[str, Any]) -> str:
     """Which file replay and what-if read (and its SHA-256), or an external simulator's runs."""
-    from mpiuq.calibration.artefacts import SUMMARY_FILE, file_sha256
-    from mpiuq.calibration.calibrated import posterior_path
-    from mpiuq.calibration.handoff import external_simulator
+    from mpiuq.calibration.reporting.artefacts import SUMMARY_FILE, file_sha256
+    from mpiuq.calibration.reporting.calibrated import posterior_path
+    from mpiuq.calibration.reporting.handoff import external_simulator
 
     external = external_simulator(s)
     if external is not None:
@@ -195,7 +195,7 @@ def _surrogate_and_exact(s: Mapping[str, Any]) -> str:
 
 def _written_files(folder: Path, s: Mapping[str, Any]) -> str:
     """Each file the run recorded and whether it is still as written ("" when none)."""
-    from mpiuq.calibration.artefacts import SUMMARY_FILE, result_file_states
+    from mpiuq.calibration.reporting.artefacts import SUMMARY_FILE, result_file_states
 
     states = result_file_states(folder / SUMMARY_FILE, dict(s))
     if not states:

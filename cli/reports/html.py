@@ -284,7 +284,7 @@ def page(
 
 def write_report(text: str, path: Path) -> Path:
     """Write ``text`` to ``path`` atomically (UTF-8); returns ``path``."""
-    from mpiuq.surrogate.atomic_write import replace_atomically
+    from mpiuq.surrogate.store.atomic_write import replace_atomically
 
     with replace_atomically(path) as tmp:
         tmp.write_text(text, encoding="utf-8")

@@ -197,7 +197,7 @@ def _scenarios(data: Mapping[str, Any]) -> str:
 
 
 def _calibration(data: Mapping[str, Any]) -> str:
-    from mpiuq.calibration.artefacts import file_sha256
+    from mpiuq.calibration.reporting.artefacts import file_sha256
 
     c: Mapping[str, Any] = data.get("calibration", {})
     rows = [("parameters", esc(_label(c)))]

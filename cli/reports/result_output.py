@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mpiuq.surrogate.json_text import json_text, write_json
+from mpiuq.surrogate.store.json_text import json_text, write_json
 
 _NUMBER = r"(?:-?[0-9][0-9.eE+-]*|null|NaN|-?Infinity)"
 #: A JSON list of numbers as ``json.dumps(..., indent=1)`` lays it out, one item a line.
@@ -37,8 +37,8 @@ def results_folder() -> Path:
 def result_json(data: dict[str, Any], where: str = "") -> str:
     """``data`` as indented JSON with every list of numbers on one line.
 
-    JSON of :func:`~mpiuq.surrogate.json_text.json_text`: a NaN or infinite number is
-    refused (a :class:`~mpiuq.surrogate.json_text.NonFiniteJSONError` naming its key and
+    JSON of :func:`~mpiuq.surrogate.store.json_text.json_text`: a NaN or infinite number is
+    refused (a :class:`~mpiuq.surrogate.store.json_text.NonFiniteJSONError` naming its key and
     ``where``), never written as the non-standard ``NaN``/``Infinity``.
 
     The per-draw values of a replay are lists of 64 or more numbers: one line each keeps

@@ -1,7 +1,7 @@
 """Text of a campaign's validation: ``campaign show`` lines and the leave-one-series-out table.
 
 Both read the ``validation`` section of ``summary.json``
-(:mod:`mpiuq.calibration.validation_report`); in-sample and out-of-sample figures are
+(:mod:`mpiuq.calibration.checking.validation_report`); in-sample and out-of-sample figures are
 printed on separate lines and the in-sample line says what it is.
 """
 

@@ -6,7 +6,7 @@ compiled loop, Ctrl-C would wait for minutes. So the console script runs the com
 in a worker thread (:func:`run_interruptibly`) while the main thread only waits for it,
 a wait that a signal interrupts at once. On SIGINT the main thread prints
 ``mpiuq COMMAND: interrupted`` on stderr, removes the temporary files being written
-(:data:`mpiuq.surrogate.atomic_write.IN_FLIGHT`), and ends the process with exit code
+(:data:`mpiuq.surrogate.store.atomic_write.IN_FLIGHT`), and ends the process with exit code
 130 without waiting for the worker. What the command had finished is on disk as after
 a kill: result files, checkpoints and cache entries are written to temporary names and
 renamed into place, and every compiled loop is cached as soon as it is compiled.
@@ -31,7 +31,7 @@ POLL_S = 0.1
 
 def remove_in_flight_files() -> None:
     """Remove the temporary files the command is writing now (if it writes any)."""
-    atomic = sys.modules.get("mpiuq.surrogate.atomic_write")
+    atomic = sys.modules.get("mpiuq.surrogate.store.atomic_write")
     for path in list(getattr(atomic, "IN_FLIGHT", ())):
         with contextlib.suppress(OSError):
             path.unlink()

@@ -257,11 +257,11 @@ _CHOICES = {
     ("simulator.regimes[k]", "protocol"): "mpiuq.simulator.regimes.PROTOCOLS",
     ("data", "observable"): "OBSERVABLES",
     ("data", "model"): "mpiuq.simulator.benchmark_kinds.BENCHMARKS",
-    ("data", "likelihood"): "mpiuq.calibration.families.registry.likelihood_names",
+    ("data", "likelihood"): "mpiuq.calibration.model.families.registry.likelihood_names",
     ("data", "summary"): "SUMMARIES",
     ("calibration", "grouping"): "GROUPINGS",
     ("calibration", "nominal_source"): "NOMINAL_SOURCES",
-    ("calibration", "moves"): "mpiuq.calibration.moves.move_names",
+    ("calibration", "moves"): "mpiuq.calibration.sampling.moves.move_names",
     ("posterior", "sampler"): "POSTERIOR_SAMPLERS",
 }
 

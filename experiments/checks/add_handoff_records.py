@@ -19,9 +19,14 @@ import json
 import sys
 from pathlib import Path
 
-from mpiuq.calibration.artefacts import POSTERIOR_DRAWS_FILE, POSTERIOR_FILE
-from mpiuq.calibration.handoff import SUMMARY_FORMAT, SUMMARY_VERSION, build_handoff, file_sha256
-from mpiuq.surrogate.json_text import write_json
+from mpiuq.calibration.reporting.artefacts import POSTERIOR_DRAWS_FILE, POSTERIOR_FILE
+from mpiuq.calibration.reporting.handoff import (
+    SUMMARY_FORMAT,
+    SUMMARY_VERSION,
+    build_handoff,
+    file_sha256,
+)
+from mpiuq.surrogate.store.json_text import write_json
 
 
 def migrate(folder: Path) -> str:

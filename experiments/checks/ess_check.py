@@ -4,7 +4,7 @@ Usage (from the repository root; about 5-10 minutes of one core)::
 
     python experiments/checks/ess_check.py --runs 40 [--target-ess 2000] [--out FILE]
 
-Runs the campaign's direct sampler (:func:`mpiuq.calibration.direct.direct_posterior`,
+Runs the campaign's direct sampler (:func:`mpiuq.calibration.sampling.direct.direct_posterior`,
 target ESS ``--target-ess``, 16 walkers, 4 populations) ``--runs`` times with independent seeds on
 the known-answer posterior of ``known_answer.py`` (whose mean and sd are known by
 quadrature), and compares the scatter of the posterior-mean estimates with what the
@@ -41,7 +41,7 @@ def former_ess(traces: np.ndarray) -> float:
     from scipy.special import ndtri
     from scipy.stats import rankdata
 
-    from mpiuq.calibration.diagnostics import autocorr_time
+    from mpiuq.calibration.sampling.diagnostics import autocorr_time
 
     r = rankdata(traces, method="average").reshape(traces.shape)
     z = ndtri((r - 0.375) / (traces.size + 0.25))
@@ -52,9 +52,9 @@ def run(runs: int, target_ess: float, seed0: int = 5000) -> dict[str, Any]:
     """The independent runs and the variance ratios of every estimator."""
     import known_answer as ka
 
-    from mpiuq.calibration.diagnostics import ess_mean
-    from mpiuq.calibration.direct import direct_posterior
-    from mpiuq.calibration.population import PopulationSettings
+    from mpiuq.calibration.sampling.diagnostics import ess_mean
+    from mpiuq.calibration.sampling.direct import direct_posterior
+    from mpiuq.calibration.sampling.population import PopulationSettings
 
     truth = ka.quadrature()
     names = ("a_us", "b_us_per_unit", "sd_rel_r")

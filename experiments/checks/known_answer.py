@@ -16,7 +16,7 @@ resolution`` prints how much doubling every resolution changes the moments.
 :func:`exact_draws` draws independently from the same discretisation.
 
 ``python known_answer.py compare --seeds 1 2 3`` runs the campaign's direct sampler
-(the spread drawn from its conditional in every proposal, :mod:`mpiuq.calibration.spreads`)
+(the spread drawn from its conditional in every proposal, :mod:`mpiuq.calibration.sampling.spreads`)
 and round 1's (all columns moved jointly, the spread on the log scale) on this posterior and
 compares each with the quadrature (mean shift in sd, sd ratio) and with 4,000 exact draws
 (the fraction of its draws below the exact draws' 5% log-posterior quantile, 0.05
@@ -54,9 +54,9 @@ def model(x: np.ndarray) -> np.ndarray:
 
 def problem() -> Any:
     """The known-answer posterior as a campaign likelihood problem (one regime)."""
-    from mpiuq.calibration.discrepancy import Discrepancy
-    from mpiuq.calibration.likelihood import ModelPredictor
-    from mpiuq.calibration.posterior import Problem
+    from mpiuq.calibration.model.discrepancy import Discrepancy
+    from mpiuq.calibration.model.likelihood import ModelPredictor
+    from mpiuq.calibration.sampling.posterior import Problem
 
     mean, var = data()
     disc = Discrepancy(("r",), (0, 0, 0, 0), 0.0, SPREAD_MAX)
@@ -188,7 +188,7 @@ def joint_sampler(
 ) -> tuple[np.ndarray, Any]:
     """Round 1's direct sampler: all columns moved jointly, the spread on the log scale
     (kept here to show what the collapsed spreads changed)."""
-    from mpiuq.calibration.direct import (
+    from mpiuq.calibration.sampling.direct import (
         from_log,
         log_scale_columns,
         log_scale_density,
@@ -196,7 +196,7 @@ def joint_sampler(
         start_positions,
         to_log,
     )
-    from mpiuq.calibration.population import run_populations
+    from mpiuq.calibration.sampling.population import run_populations
 
     density = simulator_density(target, ())
     x0 = start_positions(density, start, (), settings.populations, settings.walkers, rng)
@@ -210,9 +210,9 @@ def joint_sampler(
 def collapsed_sampler(
     target: Any, start: np.ndarray, settings: Any, n_draws: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, Any]:
-    """The campaign's direct sampler (:func:`mpiuq.calibration.direct.direct_posterior`:
+    """The campaign's direct sampler (:func:`mpiuq.calibration.sampling.direct.direct_posterior`:
     the spread drawn from its conditional inside every proposal)."""
-    from mpiuq.calibration.direct import direct_posterior
+    from mpiuq.calibration.sampling.direct import direct_posterior
 
     ex, stats = direct_posterior(target, start, settings, (), n_draws, rng)
     return ex.draws, stats
@@ -228,7 +228,7 @@ def compare(seeds: tuple[int, ...], n_draws: int = 4000) -> dict[str, Any]:
     """
     from posterior_reference import energy_test
 
-    from mpiuq.calibration.population import PopulationSettings
+    from mpiuq.calibration.sampling.population import PopulationSettings
 
     ref = quadrature()
     names = ("a_us", "b_us_per_unit", "sd_rel_r")

@@ -13,7 +13,7 @@ Usage (from the repository root)::
 ``DESnookerMove``, which shrinks the target: see ``run_reference``; no surrogate, none of
 the campaign's sampler code) directly
 on the campaign's log-posterior with the simulator as predictor
-(:func:`mpiuq.calibration.target.simulator_problem`), four independent ensembles started
+(:func:`mpiuq.calibration.model.target.simulator_problem`), four independent ensembles started
 in a small ball around a MAP found by scipy's Powell search from the best of 20,000 prior
 draws. Parameters the campaign declares exchangeable (``[posterior] exchangeable``; its
 run checks that swapping them leaves the outputs unchanged) are sampled in one order
@@ -120,9 +120,9 @@ def campaign_file(case: str, work: Path) -> Path:
 def target_of(path: Path, threads: int = 2) -> tuple[Any, Any, list[list[int]]]:
     """The campaign's simulator log-posterior (all parameters), its problem and the column
     indices of its declared exchangeable groups."""
-    from mpiuq.calibration.campaign import discrepancy_for, model_for, observations_for
     from mpiuq.calibration.config import load_campaign
-    from mpiuq.calibration.target import simulator_problem
+    from mpiuq.calibration.model.target import simulator_problem
+    from mpiuq.calibration.pipeline.campaign import discrepancy_for, model_for, observations_for
 
     campaign = load_campaign(path)
     obs = observations_for(campaign)
@@ -355,8 +355,8 @@ def main() -> int:
 
 def compare_case(case: str, path: Path, out: Path, work: Path) -> None:
     """Run the campaign, store its draws and write ``comparison.json`` against the reference."""
-    from mpiuq.calibration.campaign import run_campaign
     from mpiuq.calibration.config import load_campaign
+    from mpiuq.calibration.pipeline.campaign import run_campaign
 
     ref_file = out / "reference.npz"
     if not ref_file.exists():

@@ -34,7 +34,7 @@ conditional that costs no simulator run. This script
    draws per ``theta`` draw; every stored draw carries one exact conditional draw of each
    spread, so the stored draws are joint posterior draws.
 
-None of the campaign's sampler code is used (not :mod:`mpiuq.calibration.spreads`, not the
+None of the campaign's sampler code is used (not :mod:`mpiuq.calibration.sampling.spreads`, not the
 population sampler); the only shared code is the campaign's log-likelihood itself
 (``LogPosterior.loglik_at``), which is the target's definition. ``known-answer`` checks the
 whole construction against the 3-D quadrature of ``known_answer.py`` (its own grids, linear
@@ -568,8 +568,8 @@ def cmd_sampler(cases: list[str], work: Path, results: Path, seeds: list[int]) -
     from posterior_reference import target_of
 
     from mpiuq.calibration.config import load_campaign
-    from mpiuq.calibration.direct import direct_posterior
-    from mpiuq.calibration.posterior_path import population_settings
+    from mpiuq.calibration.sampling.direct import direct_posterior
+    from mpiuq.calibration.sampling.posterior_path import population_settings
 
     for case in cases:
         _, names, groups, path = _case_target(case, work)

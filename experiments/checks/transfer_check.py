@@ -52,15 +52,20 @@ import numpy.typing as npt
 from scipy.optimize import differential_evolution, minimize
 from scipy.special import gammaln
 
-from mpiuq.calibration.benchmark_csv import read_benchmark_csv
-from mpiuq.calibration.campaign import discrepancy_for, model_for, noise_for, regime_thresholds
 from mpiuq.calibration.config import Campaign, parse_campaign, read_toml
-from mpiuq.calibration.discrepancy import Discrepancy
-from mpiuq.calibration.exact import psis_weights, systematic_resample
-from mpiuq.calibration.likelihood import ModelPredictor
-from mpiuq.calibration.observations import Observations, load_observations
-from mpiuq.calibration.posterior import Problem
-from mpiuq.calibration.sampler import diagnose
+from mpiuq.calibration.data.benchmark_csv import read_benchmark_csv
+from mpiuq.calibration.data.observations import Observations, load_observations
+from mpiuq.calibration.model.discrepancy import Discrepancy
+from mpiuq.calibration.model.likelihood import ModelPredictor
+from mpiuq.calibration.pipeline.campaign import (
+    discrepancy_for,
+    model_for,
+    noise_for,
+    regime_thresholds,
+)
+from mpiuq.calibration.sampling.exact import psis_weights, systematic_resample
+from mpiuq.calibration.sampling.posterior import Problem
+from mpiuq.calibration.sampling.sampler import diagnose
 
 FloatArray = npt.NDArray[np.float64]
 INSIDE_HELD_OUT = 0.80

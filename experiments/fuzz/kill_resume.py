@@ -4,7 +4,7 @@ Three scenarios, each compared with one uninterrupted reference run:
 
 ``store-phase``
     ``mpiuq surrogate run`` killed by itself at every phase of creating, journalling and
-    consolidating its design store (the ``phase_hook`` of ``mpiuq.surrogate.design_store``),
+    consolidating its design store (the ``phase_hook`` of ``mpiuq.surrogate.design.design_store``),
     ``--phase-repeats`` times each; then resumed.
 ``store-random``
     ``mpiuq surrogate run`` (a model taking ~10 ms per chunk) killed from outside after a
@@ -56,7 +56,7 @@ MODEL = textwrap.dedent(
 KILL_AT_PHASE = textwrap.dedent(
     """
     import os, signal, sys
-    from mpiuq.surrogate import design_store
+    from mpiuq.surrogate.design import design_store
     from mpiuq.main import main
     phase, nth = sys.argv[1], int(sys.argv[2])
     seen = [0]
@@ -224,7 +224,11 @@ def store_phases(
     row: list[int],
     notes: list[str],
 ) -> None:
-    from mpiuq.surrogate.design_store import CONSOLIDATE_PHASES, CREATE_PHASES, JOURNAL_PHASES
+    from mpiuq.surrogate.design.design_store import (
+        CONSOLIDATE_PHASES,
+        CREATE_PHASES,
+        JOURNAL_PHASES,
+    )
 
     for r in range(repeats):
         record = int(rng.integers(1, 51))  # the design has 50 chunks: any record

@@ -220,7 +220,7 @@ def zero_draws(ctx: Ctx) -> Outcome:
 
 def committed_results_load(ctx: Ctx) -> Outcome:
     """Committed results unusable: replay, whatif and simulate --params results/<each>."""
-    from mpiuq.calibration.handoff import external_simulator
+    from mpiuq.calibration.reporting.handoff import external_simulator
 
     bad, names = [], []
     for summary in sorted(RESULTS.glob("*/summary.json")):
@@ -424,7 +424,7 @@ def stale_partials(ctx: Ctx) -> Outcome:
     """Writes: posterior.nc.partial-<pid> files survived killed runs."""
     code = (
         "import sys\nfrom pathlib import Path\n"
-        "from mpiuq.surrogate.atomic_write import replace_atomically\n"
+        "from mpiuq.surrogate.store.atomic_write import replace_atomically\n"
         "t = Path(sys.argv[1]) / 'posterior.nc'\n"
         "dead = t.with_name(t.name + '.partial-' + str(2**22 + 12345))\n"
         "dead.write_text('left by a killed run')\n"

@@ -21,9 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from mpiuq.calibration.artefacts import write_result_files
-from mpiuq.calibration.campaign import CampaignProgress, run_campaign
 from mpiuq.calibration.config import load_campaign
+from mpiuq.calibration.pipeline.campaign import CampaignProgress, run_campaign
+from mpiuq.calibration.reporting.artefacts import write_result_files
 from mpiuq.plots.campaign import write_figures
 from mpiuq.surrogate.executors import make_executor
 

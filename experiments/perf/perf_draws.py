@@ -47,7 +47,7 @@ def main() -> None:
     ap.add_argument("--commands", action="store_true")
     args = ap.parse_args()
 
-    from mpiuq.calibration.calibrated import load_posterior_draws
+    from mpiuq.calibration.reporting.calibrated import load_posterior_draws
     from mpiuq.simulator.motifs import MotifSpec, synthesize
     from mpiuq.simulator.parameters import SimParams
     from mpiuq.simulator.replay import ReplaySetup, replay

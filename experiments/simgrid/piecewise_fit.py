@@ -97,7 +97,7 @@ def segment_lines(
 
 def fit(machine_name: str, machine: Machine, data_dir: Path) -> PiecewiseFit:
     """Apply the procedure to a machine's ping-pong, Isend and Recv data (seconds)."""
-    from mpiuq.calibration.benchmark_csv import read_benchmark_csv
+    from mpiuq.calibration.data.benchmark_csv import read_benchmark_csv
 
     eager, detached, bw_exp, lat_exp = AUTHOR_CONFIG[machine_name]
     edges = [0, *machine.breakpoints, 2**31 - 1]

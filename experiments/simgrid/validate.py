@@ -8,7 +8,7 @@ For every measured size (490 per series) of the three series the campaign calibr
 * **Bayesian**: SimGrid (smpirun) at ``--draws`` draws of the campaign's posterior
   (``posterior.nc``), then the campaign's own predictive replication (discrepancy of
   the size's regime and data set, log-normal noise of the size's replica spread,
-  :func:`mpiuq.calibration.predictive.replicate`): the 90% band;
+  :func:`mpiuq.calibration.reporting.predictive.replicate`): the 90% band;
 * **piecewise (published)**: SimGrid at the settings of SimGrid's calibration procedure
   (:mod:`piecewise_fit`) with the same noise: the 90% band of a point prediction;
 * **piecewise (SMPI 3.32 accounting)**: the same lines, with the ping-pong's network part
@@ -91,18 +91,18 @@ def main() -> None:
 
     import arviz as az
 
-    from mpiuq.calibration.campaign import discrepancy_for, noise_for
     from mpiuq.calibration.config import load_campaign
-    from mpiuq.calibration.discrepancy import Discrepancy
-    from mpiuq.calibration.observations import load_observations
-    from mpiuq.calibration.posterior import Problem
-    from mpiuq.calibration.predictive import replicate
+    from mpiuq.calibration.data.observations import load_observations
+    from mpiuq.calibration.model.discrepancy import Discrepancy
+    from mpiuq.calibration.pipeline.campaign import discrepancy_for, noise_for
+    from mpiuq.calibration.reporting.predictive import replicate
+    from mpiuq.calibration.sampling.posterior import Problem
 
     t_start = time.perf_counter()
     machine = sp.MACHINES[args.machine]
     campaign = load_campaign(HERE / f"{args.machine}.toml")
     data_dir = campaign.datasets[0].path.parent
-    from mpiuq.calibration.benchmark_csv import read_benchmark_csv
+    from mpiuq.calibration.data.benchmark_csv import read_benchmark_csv
 
     all_sizes = sorted(
         set(read_benchmark_csv(data_dir / "data.csv", "pingpong_half_rtt").size_bytes.tolist())

@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpiuq.calibration.artefacts import file_sha256
-from mpiuq.calibration.campaign import CampaignProgress, run_campaign
 from mpiuq.calibration.config import load_campaign
+from mpiuq.calibration.pipeline.campaign import CampaignProgress, run_campaign
+from mpiuq.calibration.reporting.artefacts import file_sha256
 from mpiuq.main import main
 
 TRUTH = {"post_header_delay_us": 0.8, "memory_bw_GBps": 6.0, "post_rdma_delay_us": 1.2}

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpiuq.calibration.calibrated import CalibratedParametersError, load_calibrated
+from mpiuq.calibration.reporting.calibrated import CalibratedParametersError, load_calibrated
 from mpiuq.main import main
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,9 +17,9 @@ from synthetic_machine import (
     stream_data,
 )
 
-from mpiuq.calibration.campaign import run_campaign
 from mpiuq.calibration.config import parse_campaign, read_toml
 from mpiuq.calibration.errors import CampaignError
+from mpiuq.calibration.pipeline.campaign import run_campaign
 
 PINGPONG_SIZES = (1, 64, 512, 1024, 2048, 8192, 16384, 32768, 131072, 524288)
 STREAM_SIZES = (64, 1024, 4096, 16384, 65536, 262144, 1048576)
@@ -85,7 +85,7 @@ def test_output_names_and_grouping_span_both_data_sets(data_dir: Path) -> None:
     c = parse_campaign(read_toml(data_dir / "names.toml"), base_dir=data_dir)
     assert [d.model for d in c.datasets] == ["pingpong", "stream"]
     assert [d.likelihood for d in c.datasets] == ["gaussian", "lognormal"]
-    from mpiuq.calibration.campaign import model_for, observations_for
+    from mpiuq.calibration.pipeline.campaign import model_for, observations_for
 
     obs = observations_for(c)
     model = model_for(c, obs)
@@ -142,7 +142,7 @@ def test_benchmark_labels_map_explicitly_to_simulator_programs(tmp_path: Path) -
 def test_discrepancy_terms_per_series_or_shared(tmp_path: Path, data_dir: Path) -> None:
     """Several series: one spread per series and regime by default; with ``per_series =
     false`` one per regime, shared by the series (what a held-out series inherits)."""
-    from mpiuq.calibration.campaign import discrepancy_for, observations_for
+    from mpiuq.calibration.pipeline.campaign import discrepancy_for, observations_for
 
     text = _head("d") + PINGPONG + STREAM + TAIL + "[discrepancy]\nmodel = 'regime'\n"
     for shared in (False, True):

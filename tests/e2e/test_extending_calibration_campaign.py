@@ -1,6 +1,6 @@
-"""The contributor guide's Laplace likelihood family (registered from a temporary folder,
-as in ``tests/integration/test_extending_calibration.py``) carries a small campaign of an
-external simulator on synthetic Laplace data to the truth."""
+"""A small campaign of an external simulator on synthetic Laplace data, its data table
+using the Laplace family of ``docs/extending-calibration.md`` registered from a temporary
+folder: the registered family carries the campaign to the truth."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from test_extending_calibration import TRUTH, _write_folder, registered_laplace
+from extending_family import TRUTH, laplace_family, write_folder
 
 from mpiuq.calibration.config import load_campaign
 from mpiuq.main import main
@@ -18,14 +18,15 @@ from mpiuq.main import main
 
 @pytest.fixture
 def laplace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
-    """The guide's module, imported from a temporary folder and registered."""
-    yield from registered_laplace(tmp_path, monkeypatch)
+    """The guide's Laplace module, imported from a temporary folder and registered."""
+    yield from laplace_family(tmp_path, monkeypatch)
 
 
+@pytest.mark.slow
 def test_a_campaign_with_the_registered_family_recovers_the_truth(
     laplace: ModuleType, tmp_path: Path
 ) -> None:
-    toml = _write_folder(tmp_path)
+    toml = write_folder(tmp_path)
     assert load_campaign(toml).datasets[0].likelihood == "laplace"
     out = tmp_path / "results"
     assert main(["campaign", "run", str(toml), "--out", str(out), "--quiet", "--no-plots"]) == 0

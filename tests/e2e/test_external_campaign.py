@@ -93,7 +93,7 @@ def test_a_budget_without_moves_is_said(user_folder: Path, tmp_path: Path) -> No
 
 
 def test_no_handoff_to_replay_but_a_report_with_the_runs(runs: dict[str, Path]) -> None:
-    from mpiuq.calibration.calibrated import CalibratedParametersError, load_calibrated
+    from mpiuq.calibration.reporting.calibrated import CalibratedParametersError, load_calibrated
     from mpiuq.commands.report import report_html
 
     s = json.loads((runs["callable"] / "summary.json").read_text())
@@ -113,8 +113,8 @@ def test_runs_go_through_any_executor_with_the_same_results(
 ) -> None:
     """Local worker processes (spawned: they import the user's module from its folder)
     and a Dask cluster give the in-process outputs bit for bit."""
-    from mpiuq.calibration.external import simulator_runs_for
-    from mpiuq.calibration.observations import load_observations
+    from mpiuq.calibration.data.observations import load_observations
+    from mpiuq.calibration.pipeline.external import simulator_runs_for
     from mpiuq.surrogate.executors import DaskExecutor, ProcessExecutor
 
     campaign = load_campaign(user_folder / "callable.toml")

@@ -18,8 +18,8 @@ import pytest
 
 from mpiuq.main import main
 from mpiuq.surrogate import design_status, load_design_outputs, run_design
-from mpiuq.surrogate.design_store import CONSOLIDATE_PHASES, CREATE_PHASES, JOURNAL_PHASES
-from mpiuq.surrogate.store_journal import journal_path
+from mpiuq.surrogate.design.design_store import CONSOLIDATE_PHASES, CREATE_PHASES, JOURNAL_PHASES
+from mpiuq.surrogate.store.store_journal import journal_path
 
 #: The folder of test_design_store (whose design and model the children run).
 TESTS = Path(__file__).resolve().parents[1] / "integration"
@@ -32,7 +32,8 @@ KILL_AT_PHASE = textwrap.dedent(
     import os, signal, sys
     sys.path.insert(0, {str(TESTS)!r})
     import test_design_store as t
-    from mpiuq.surrogate import design_store, run_design
+    from mpiuq.surrogate import run_design
+    from mpiuq.surrogate.design import design_store
     phase, nth, store = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     seen = [0]
     def hook(reached):
@@ -176,7 +177,7 @@ KILLED_CAMPAIGN = textwrap.dedent(
     def die(*args, **kwargs):
         os.kill(os.getpid(), signal.SIGKILL)
     if where == "design":
-        from mpiuq.surrogate import design_store
+        from mpiuq.surrogate.design import design_store
         seen = []
         def hook(phase):
             if phase == "journal:record":
@@ -185,7 +186,7 @@ KILLED_CAMPAIGN = textwrap.dedent(
                     die()
         design_store.phase_hook = hook
     else:
-        import mpiuq.calibration.artefacts as artefacts
+        import mpiuq.calibration.reporting.artefacts as artefacts
         artefacts.write_summary = die
     sys.exit(main(["campaign", "run", *sys.argv[2:], "--quiet", "--no-plots"]))
     """

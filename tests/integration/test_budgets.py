@@ -10,13 +10,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mpiuq.calibration.budget import (
+from mpiuq.calibration.config import parse_campaign
+from mpiuq.calibration.errors import CampaignError
+from mpiuq.calibration.pipeline.budget import (
     benchmark_program_ops,
     check_benchmark_budget,
     check_campaign_budget,
 )
-from mpiuq.calibration.config import parse_campaign
-from mpiuq.calibration.errors import CampaignError
 from mpiuq.main import main
 from mpiuq.simulator.benchmarks import BenchmarkSetup, benchmark_program
 from mpiuq.surrogate import ParameterBox, fit_pce, make_executor, random_design
@@ -28,7 +28,7 @@ from mpiuq.surrogate.budget import (
     machine_memory_bytes,
     sparse_grid_size,
 )
-from mpiuq.surrogate.designs import sparse_grid_unit
+from mpiuq.surrogate.design.designs import sparse_grid_unit
 from mpiuq.surrogate.errors import BudgetError, SurrogateInputError
 
 CAMPAIGN: dict[str, Any] = {

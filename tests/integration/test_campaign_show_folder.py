@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from shared_data import ROOT
 
-from mpiuq.calibration.artefacts import (
+from mpiuq.calibration.reporting.artefacts import (
     LOCK_FILE,
     WORKING_FILES,
     hold_results_folder,

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from mpiuq.calibration.benchmark_csv import read_benchmark_csv
+from mpiuq.calibration.data.benchmark_csv import read_benchmark_csv
 from mpiuq.calibration.errors import DataError
 from mpiuq.main import main
+from mpiuq.surrogate.chaos.tables import read_table_csv
 from mpiuq.surrogate.errors import SurrogateInputError
-from mpiuq.surrogate.tables import read_table_csv
-from mpiuq.surrogate.text_input import other_separator
+from mpiuq.surrogate.store.text_input import other_separator
 
 
 def _one_line(capsys: pytest.CaptureFixture[str]) -> str:

@@ -21,11 +21,15 @@ from mpiuq.surrogate import (
     random_design,
     run_design,
 )
-from mpiuq.surrogate import design_store as store_module
-from mpiuq.surrogate.design_store import CONSOLIDATE_PHASES, CREATE_PHASES, design_fingerprint
+from mpiuq.surrogate.design import design_store as store_module
+from mpiuq.surrogate.design.design_store import (
+    CONSOLIDATE_PHASES,
+    CREATE_PHASES,
+    design_fingerprint,
+)
 from mpiuq.surrogate.errors import StoreError, StoreWriteError
-from mpiuq.surrogate.hdf5_checksum import HDF5_SIGNATURE, MAGIC, USERBLOCK_BYTES, sign
-from mpiuq.surrogate.store_journal import journal_path, read_journal
+from mpiuq.surrogate.store.hdf5_checksum import HDF5_SIGNATURE, MAGIC, USERBLOCK_BYTES, sign
+from mpiuq.surrogate.store.store_journal import journal_path, read_journal
 
 BOX = ParameterBox.from_bounds({"a": (0.0, 1.0), "b": (-2.0, 2.0)})
 DESIGN = random_design(BOX, 60, 7)

@@ -24,7 +24,7 @@ def user_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_run_plan_must_fit_the_budget(user_folder: Path, tmp_path: Path) -> None:
     text = (user_folder / "callable.toml").read_text().replace("= 600", "= 400")
     (tmp_path / "c.toml").write_text(text)
-    from mpiuq.calibration.budget import check_campaign_budget
+    from mpiuq.calibration.pipeline.budget import check_campaign_budget
 
     with pytest.raises(
         CampaignError,
@@ -38,7 +38,7 @@ def test_the_direct_sampler_must_fit_the_budget(user_folder: Path, tmp_path: Pat
     text = (user_folder / "callable.toml").read_text()
     direct = 'sampler = "direct"\nwalkers = 8\npopulations = 2\nburn = 20\n'
     (tmp_path / "c.toml").write_text(text + direct + "steps = 20\n")
-    from mpiuq.calibration.budget import check_campaign_budget
+    from mpiuq.calibration.pipeline.budget import check_campaign_budget
 
     # every direct proposal is a run: 8 walkers x 2 populations x (20 + 20) steps = 640
     with pytest.raises(
@@ -52,8 +52,8 @@ def test_the_direct_sampler_must_fit_the_budget(user_folder: Path, tmp_path: Pat
 
 
 def test_a_stage_beyond_the_budget_runs_nothing(user_folder: Path, tmp_path: Path) -> None:
-    from mpiuq.calibration.external import simulator_runs_for
-    from mpiuq.calibration.observations import load_observations
+    from mpiuq.calibration.data.observations import load_observations
+    from mpiuq.calibration.pipeline.external import simulator_runs_for
 
     campaign = load_campaign(user_folder / "callable.toml")
     obs = load_observations(campaign.datasets, campaign.simulator.thresholds())

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpiuq.surrogate.design_run import design_status, load_design_outputs, run_design
+from mpiuq.surrogate.design.design_run import design_status, load_design_outputs, run_design
 from mpiuq.surrogate.errors import SimulatorRunError, SurrogateInputError
 from mpiuq.surrogate.external_model import CommandModel, PythonModel, import_callable
 

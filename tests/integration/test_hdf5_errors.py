@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 
 from mpiuq.runtime.exit_codes import EXIT_FAILED, describe, exit_code
-from mpiuq.surrogate import hdf5_errors, storage
-from mpiuq.surrogate.box import ParameterBox
-from mpiuq.surrogate.hdf5_errors import hdf5_reason, naming_hdf5_errors
-from mpiuq.surrogate.pce import fit_pce
+from mpiuq.surrogate.chaos.pce import fit_pce
+from mpiuq.surrogate.design.box import ParameterBox
+from mpiuq.surrogate.store import hdf5_errors, storage
+from mpiuq.surrogate.store.hdf5_errors import hdf5_reason, naming_hdf5_errors
 
 #: What h5py raised on a full tmpfs (HDF5 1.14, h5py 3.16), line break included.
 FULL_DISK_TEXT = (
@@ -106,8 +106,8 @@ def test_hdf5_reason(text: str, reason: str) -> None:
 DESIGN_WRITE = """
 import sys
 import numpy as np
-from mpiuq.surrogate.box import ParameterBox
-from mpiuq.surrogate.tables import write_design_csv, write_table_csv
+from mpiuq.surrogate.design.box import ParameterBox
+from mpiuq.surrogate.chaos.tables import write_design_csv, write_table_csv
 
 rng = np.random.default_rng(0)
 box = ParameterBox.from_bounds({"a": (0.0, 1.0), "b": (0.0, 1.0)})

@@ -11,18 +11,18 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mpiuq.calibration.benchmark_csv import read_benchmark_csv
-from mpiuq.calibration.calibrated import CalibratedParametersError, load_calibrated
 from mpiuq.calibration.config import load_campaign, parse_campaign, read_toml
+from mpiuq.calibration.config.limits import MAX_MESSAGE_BYTES, check_parameter_value
+from mpiuq.calibration.data.benchmark_csv import read_benchmark_csv
+from mpiuq.calibration.data.observations import load_observations
 from mpiuq.calibration.errors import CampaignError, DataError
-from mpiuq.calibration.limits import MAX_MESSAGE_BYTES, check_parameter_value
-from mpiuq.calibration.observations import load_observations
+from mpiuq.calibration.reporting.calibrated import CalibratedParametersError, load_calibrated
 from mpiuq.main import main
 from mpiuq.simulator.benchmarks import MAX_SIZE_BYTES
 from mpiuq.simulator.errors import ParameterError
 from mpiuq.surrogate import ParameterBox, fit_pce
+from mpiuq.surrogate.chaos.tables import read_design_sidecar, read_table_csv
 from mpiuq.surrogate.errors import SurrogateInputError
-from mpiuq.surrogate.tables import read_design_sidecar, read_table_csv
 
 HEADER = "run,msg_size_bytes,value,unit,benchmark\n"
 GOOD_ROWS = "".join(
@@ -269,7 +269,7 @@ def test_parameter_magnitudes_on_the_command_line(capsys: pytest.CaptureFixture[
 
 
 def test_calibrated_values_out_of_range(tmp_path: Path) -> None:
-    from mpiuq.calibration.artefacts import write_summary
+    from mpiuq.calibration.reporting.artefacts import write_summary
 
     doc = {
         "name": "x",
@@ -281,7 +281,7 @@ def test_calibrated_values_out_of_range(tmp_path: Path) -> None:
     write_summary(doc, tmp_path, [], fingerprint="f")
     assert load_calibrated(tmp_path, "mean").values() == {"link_bw_GBps": 5.0}
     written = json.loads((tmp_path / "summary.json").read_text())
-    from mpiuq.calibration.handoff import _record_digest
+    from mpiuq.calibration.reporting.handoff import _record_digest
 
     record = written["handoff"]
     record["estimates"]["link_bw_GBps"]["median"] = 1e300  # edited, its digest recorded again

@@ -20,8 +20,8 @@ import pytest
 from cache_fuzzing import SMALL_TI
 
 from mpiuq.main import main
-from mpiuq.surrogate.atomic_write import partial_path, replace_atomically
-from mpiuq.surrogate.json_text import NonFiniteJSONError, json_text, read_json, write_json
+from mpiuq.surrogate.store.atomic_write import partial_path, replace_atomically
+from mpiuq.surrogate.store.json_text import NonFiniteJSONError, json_text, read_json, write_json
 
 
 def _run(argv: list[str]) -> tuple[int, str, str]:
@@ -138,7 +138,7 @@ def test_stale_partial_files_of_dead_processes_are_removed(tmp_path: Path) -> No
 def test_data_paths_that_are_no_files_get_clear_errors_without_echo(
     tmp_path: Path, kind: str
 ) -> None:
-    from mpiuq.calibration.benchmark_csv import read_benchmark_csv
+    from mpiuq.calibration.data.benchmark_csv import read_benchmark_csv
     from mpiuq.calibration.errors import DataError
 
     if kind == "fifo":
@@ -155,7 +155,7 @@ def test_data_paths_that_are_no_files_get_clear_errors_without_echo(
 
 
 def test_a_non_csv_header_is_not_echoed(tmp_path: Path) -> None:
-    from mpiuq.calibration.benchmark_csv import read_benchmark_csv
+    from mpiuq.calibration.data.benchmark_csv import read_benchmark_csv
     from mpiuq.calibration.errors import DataError
 
     secret = tmp_path / "key.txt"

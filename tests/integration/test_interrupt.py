@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from mpiuq.runtime.interrupt import SAVE_GRACE_S, let_the_cache_write_finish, remove_in_flight_files
-from mpiuq.surrogate.atomic_write import IN_FLIGHT, replace_atomically
+from mpiuq.surrogate.store.atomic_write import IN_FLIGHT, replace_atomically
 
 ROOT = Path(__file__).resolve().parents[2]
 CAMPAIGN = ROOT / "experiments" / "stampede-ib.toml"

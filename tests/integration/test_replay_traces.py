@@ -73,7 +73,7 @@ def test_cli_writes_json_and_plot_and_prints_the_table(
     tmp_path: Path, cache: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("MPIUQ_CACHE_DIR", str(cache))
-    from mpiuq.calibration.artefacts import write_summary
+    from mpiuq.calibration.reporting.artefacts import write_summary
 
     summary = tmp_path / "campaign" / "summary.json"
     summary.parent.mkdir()

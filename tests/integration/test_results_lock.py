@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from mpiuq.calibration.artefacts import LOCK_FILE, hold_results_folder
 from mpiuq.calibration.errors import ResultsError
+from mpiuq.calibration.reporting.artefacts import LOCK_FILE, hold_results_folder
 
 
 def test_a_second_holder_is_refused_naming_folder_and_process(tmp_path: Path) -> None:
@@ -28,7 +28,7 @@ def test_the_lock_goes_with_a_killed_process(tmp_path: Path) -> None:
     out = tmp_path / "results"
     holder = (
         "import os, sys\n"
-        "from mpiuq.calibration.artefacts import hold_results_folder\n"
+        "from mpiuq.calibration.reporting.artefacts import hold_results_folder\n"
         f"with hold_results_folder({str(out)!r}):\n"
         "    print('held', flush=True)\n"
         "    sys.stdin.read()\n"

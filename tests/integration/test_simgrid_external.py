@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpiuq.calibration.budget import check_campaign_budget
 from mpiuq.calibration.config import load_campaign
-from mpiuq.calibration.run_plan import run_plan
+from mpiuq.calibration.pipeline.budget import check_campaign_budget
+from mpiuq.calibration.pipeline.run_plan import run_plan
 
 HERE = Path(__file__).resolve().parents[2] / "experiments" / "simgrid"
 HAVE_SIMGRID = shutil.which("smpirun") is not None and shutil.which("smpicc") is not None

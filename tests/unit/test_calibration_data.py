@@ -7,14 +7,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpiuq.calibration.benchmark_csv import Measurements, read_benchmark_csv
-from mpiuq.calibration.errors import DataError
-from mpiuq.calibration.observations import (
+from mpiuq.calibration.data.benchmark_csv import Measurements, read_benchmark_csv
+from mpiuq.calibration.data.observations import (
     convert_values,
     filter_replicas,
     select_sizes_per_protocol,
     summarize,
 )
+from mpiuq.calibration.errors import DataError
 
 
 def _meas(sizes: list[int], values: list[float], runs: list[int] | None = None) -> Measurements:
@@ -126,8 +126,8 @@ def test_real_stampede_data_matches_its_readme(stampede_csv: Path) -> None:
 
 
 def test_warmup_signal_tells_real_bursts_from_synthetic_replicas(stampede_csv: Path) -> None:
-    from mpiuq.calibration.observations import warmup_signal
-    from mpiuq.calibration.synthetic_data import synthetic_measurements
+    from mpiuq.calibration.data.observations import warmup_signal
+    from mpiuq.calibration.data.synthetic_data import synthetic_measurements
     from mpiuq.simulator.benchmarks import simulate_benchmark
 
     excess, p = warmup_signal(read_benchmark_csv(stampede_csv, "pingpong_half_rtt"), 10)

@@ -6,7 +6,8 @@ import arviz as az
 import numpy as np
 import pytest
 
-from mpiuq.calibration.diagnostics import (
+from mpiuq.calibration.reporting.summaries import hdi, marginal
+from mpiuq.calibration.sampling.diagnostics import (
     autocorr_time,
     ensemble_rhat,
     ess_bulk,
@@ -14,7 +15,6 @@ from mpiuq.calibration.diagnostics import (
     ess_tail,
     rank_rhat,
 )
-from mpiuq.calibration.summaries import hdi, marginal
 
 
 def _ar1(rng: np.random.Generator, phi: float, shape: tuple[int, int, int]) -> np.ndarray:

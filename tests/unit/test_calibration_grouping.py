@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mpiuq.calibration.errors import SamplerError
-from mpiuq.calibration.grouping import Group, group_by_sobol, joint_grouping
+from mpiuq.calibration.sampling.grouping import Group, group_by_sobol, joint_grouping
 
 
 def test_paper_like_structure_gives_three_groups_and_an_unconstrained_parameter() -> None:

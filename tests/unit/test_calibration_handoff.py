@@ -8,15 +8,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpiuq.calibration.benchmark_csv import Measurements, read_benchmark_csv, write_benchmark_csv
-from mpiuq.calibration.calibrated import (
+from mpiuq.calibration.config import load_parameter_file
+from mpiuq.calibration.data.benchmark_csv import (
+    Measurements,
+    read_benchmark_csv,
+    write_benchmark_csv,
+)
+from mpiuq.calibration.data.synthetic_data import synthetic_measurements
+from mpiuq.calibration.errors import CampaignError, DataError
+from mpiuq.calibration.reporting.calibrated import (
     CalibratedParametersError,
     load_calibrated,
     load_posterior_draws,
 )
-from mpiuq.calibration.config import load_parameter_file
-from mpiuq.calibration.errors import CampaignError, DataError
-from mpiuq.calibration.synthetic_data import synthetic_measurements
 from mpiuq.simulator.benchmarks import simulate_benchmark
 from mpiuq.simulator.parameters import SimParams
 
@@ -92,7 +96,7 @@ def test_synthetic_measurements_have_the_requested_mean_and_cv() -> None:
 def _summary(tmp_path: Path, files: tuple[str, ...] = (), **over: object) -> Path:
     """A summary written as ``mpiuq campaign run`` writes it (with its hand-off record,
     listing the posterior ``files`` of the folder)."""
-    from mpiuq.calibration.artefacts import write_summary
+    from mpiuq.calibration.reporting.artefacts import write_summary
 
     data: dict[str, object] = {
         "name": "demo",
@@ -111,7 +115,7 @@ def _summary(tmp_path: Path, files: tuple[str, ...] = (), **over: object) -> Pat
 def _edit_summary(folder: Path, change, reseal: bool = True) -> None:  # type: ignore[no-untyped-def]
     """Change a summary; ``reseal``: record the changed hand-off's own SHA-256 again (as a
     program rewriting it would), so the checks behind that digest are reached."""
-    from mpiuq.calibration.handoff import _record_digest
+    from mpiuq.calibration.reporting.handoff import _record_digest
 
     doc = json.loads((folder / "summary.json").read_text())
     change(doc)
@@ -306,7 +310,7 @@ def test_every_committed_result_loads(name: str) -> None:
     record, each range-checked) and the point estimates (each the summary's, carried by
     the parameter set), regime names round-tripped; an external simulator's calibration
     is refused by name."""
-    from mpiuq.calibration.handoff import external_simulator
+    from mpiuq.calibration.reporting.handoff import external_simulator
 
     folder = ROOT / "results" / name
     doc = json.loads((folder / "summary.json").read_text())

@@ -7,21 +7,29 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mpiuq.calibration.checks import coverage_threshold
-from mpiuq.calibration.discrepancy import Discrepancy, regime_discrepancy
+from mpiuq.calibration.checking.checks import coverage_threshold
 from mpiuq.calibration.errors import SamplerError
-from mpiuq.calibration.exact import exact_posterior, psis_weights, systematic_resample
-from mpiuq.calibration.grouping import sensitivity_grouping
-from mpiuq.calibration.identifiability import analyse, parameter_information, spacing_entropy
-from mpiuq.calibration.likelihood import ModelPredictor, gaussian_pointwise, make_log_posterior
-from mpiuq.calibration.mode import search_mode
-from mpiuq.calibration.posterior import Problem
-from mpiuq.calibration.proposal import refined_proposal
-from mpiuq.calibration.refinement import local_box, pressed_faces, surrogate_check
-from mpiuq.calibration.sampler import SamplerSettings
-from mpiuq.surrogate.box import ParameterBox
-from mpiuq.surrogate.designs import sparse_grid_design
-from mpiuq.surrogate.pce import fit_pce
+from mpiuq.calibration.model.discrepancy import Discrepancy, regime_discrepancy
+from mpiuq.calibration.model.likelihood import (
+    ModelPredictor,
+    gaussian_pointwise,
+    make_log_posterior,
+)
+from mpiuq.calibration.reporting.identifiability import (
+    analyse,
+    parameter_information,
+    spacing_entropy,
+)
+from mpiuq.calibration.sampling.exact import exact_posterior, psis_weights, systematic_resample
+from mpiuq.calibration.sampling.grouping import sensitivity_grouping
+from mpiuq.calibration.sampling.mode import search_mode
+from mpiuq.calibration.sampling.posterior import Problem
+from mpiuq.calibration.sampling.proposal import refined_proposal
+from mpiuq.calibration.sampling.refinement import local_box, pressed_faces, surrogate_check
+from mpiuq.calibration.sampling.sampler import SamplerSettings
+from mpiuq.surrogate.chaos.pce import fit_pce
+from mpiuq.surrogate.design.box import ParameterBox
+from mpiuq.surrogate.design.designs import sparse_grid_design
 
 
 def test_discrepancy_likelihood_is_the_inflated_gaussian() -> None:

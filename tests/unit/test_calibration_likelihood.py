@@ -8,9 +8,9 @@ import pytest
 from scipy.stats import norm
 
 from mpiuq.calibration.errors import SamplerError
-from mpiuq.calibration.likelihood import make_log_posterior
-from mpiuq.calibration.sampler import SamplerSettings, iter_ensembles, run_ensembles
-from mpiuq.calibration.summaries import find_map
+from mpiuq.calibration.model.likelihood import make_log_posterior
+from mpiuq.calibration.reporting.summaries import find_map
+from mpiuq.calibration.sampling.sampler import SamplerSettings, iter_ensembles, run_ensembles
 
 
 class Linear:

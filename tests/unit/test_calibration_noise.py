@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from mpiuq.calibration.data.observations import MAD_TO_SD, replica_summary
 from mpiuq.calibration.errors import DataError, SamplerError
-from mpiuq.calibration.likelihood import ModelPredictor, make_log_posterior
-from mpiuq.calibration.noise import NoiseModel, noise_model
-from mpiuq.calibration.observations import MAD_TO_SD, replica_summary
+from mpiuq.calibration.model.likelihood import ModelPredictor, make_log_posterior
+from mpiuq.calibration.model.noise import NoiseModel, noise_model
 
 F = np.array([[2.0, 20.0, 200.0]])  # model outputs of three sizes
 Y = np.array([2.5, 18.0, 230.0])  # data centres

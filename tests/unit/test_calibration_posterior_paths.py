@@ -8,22 +8,22 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mpiuq.calibration.checks import importance_check
+from mpiuq.calibration.checking.checks import importance_check
 from mpiuq.calibration.config import PosteriorSpec
-from mpiuq.calibration.direct import direct_posterior
 from mpiuq.calibration.errors import SamplerError
-from mpiuq.calibration.exact import corrected_posterior, de_moves, psis_weights
-from mpiuq.calibration.likelihood import ModelPredictor
-from mpiuq.calibration.population import (
+from mpiuq.calibration.model.likelihood import ModelPredictor
+from mpiuq.calibration.sampling.direct import direct_posterior
+from mpiuq.calibration.sampling.exact import corrected_posterior, de_moves, psis_weights
+from mpiuq.calibration.sampling.population import (
     PopulationSettings,
     _distinct,
     check_population,
     propose,
     run_populations,
 )
-from mpiuq.calibration.posterior import Problem
-from mpiuq.calibration.posterior_path import choose_path
-from mpiuq.calibration.symmetry import fold, ordered, swap_error, symmetrise
+from mpiuq.calibration.sampling.posterior import Problem
+from mpiuq.calibration.sampling.posterior_path import choose_path
+from mpiuq.calibration.sampling.symmetry import fold, ordered, swap_error, symmetrise
 
 
 def test_population_sampler_recovers_a_correlated_gaussian() -> None:
@@ -225,7 +225,7 @@ def test_the_de_moves_of_the_surrogate_mcmc_keep_a_heavy_tailed_target() -> None
     # sd 1.303: 4 x 40 walkers x 2500 kept steps, the sds within 3% and 12%.
     import emcee
 
-    from mpiuq.calibration.sampler import make_moves
+    from mpiuq.calibration.sampling.sampler import make_moves
 
     def lp(x: np.ndarray) -> np.ndarray:
         out = np.full(x.shape[0], -np.inf)

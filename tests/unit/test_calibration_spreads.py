@@ -1,5 +1,5 @@
 """The discrepancy spreads drawn from their conditional inside the direct sampler's
-proposals (:mod:`mpiuq.calibration.spreads`): the proposal weights are unbiased for the
+proposals (:mod:`mpiuq.calibration.sampling.spreads`): the proposal weights are unbiased for the
 collapsed posterior whatever the grid, carried values move with their walker, and the
 direct sampler recovers a funnel-shaped posterior against 2-D quadrature."""
 
@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from mpiuq.calibration.direct import direct_posterior
-from mpiuq.calibration.discrepancy import Discrepancy
-from mpiuq.calibration.likelihood import ModelPredictor
-from mpiuq.calibration.population import PopulationSettings, run_populations
-from mpiuq.calibration.posterior import Problem
-from mpiuq.calibration.spreads import SpreadGrid, spread_density, spread_layout
+from mpiuq.calibration.model.discrepancy import Discrepancy
+from mpiuq.calibration.model.likelihood import ModelPredictor
+from mpiuq.calibration.sampling.direct import direct_posterior
+from mpiuq.calibration.sampling.population import PopulationSettings, run_populations
+from mpiuq.calibration.sampling.posterior import Problem
+from mpiuq.calibration.sampling.spreads import SpreadGrid, spread_density, spread_layout
 
 #: One regime of four sizes: outputs ``a x_i``, a 1% replica spread, a misfit of 0.5-1.6%
 #: the model cannot follow, and a relative spread ``s`` on [0, 0.2]: the posterior of ``s``

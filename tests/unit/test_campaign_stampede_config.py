@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from mpiuq.calibration.campaign import observations_for
 from mpiuq.calibration.config import load_campaign
+from mpiuq.calibration.pipeline.campaign import observations_for
 from mpiuq.simulator.parameters import CONTINUOUS_PARAMETERS
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"

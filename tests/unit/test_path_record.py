@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mpiuq.calibration.path_record import (
+from mpiuq.calibration.sampling.path_record import (
     PATH_FILE,
     discard_path_choice,
     read_path_choice,
     write_path_choice,
 )
-from mpiuq.calibration.posterior_path import PathChoice
+from mpiuq.calibration.sampling.posterior_path import PathChoice
 
 CHOICE = PathChoice("direct", "auto", 64, 0.01, 42.0, 300.0, "automatic: timed")
 

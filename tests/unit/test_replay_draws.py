@@ -12,7 +12,11 @@ import numpy as np
 import pytest
 from test_replay_lowering import builder, mixed_trace
 
-from mpiuq.calibration.propagation import decomposition_summary, draw_summary, paired_speedup
+from mpiuq.calibration.reporting.propagation import (
+    decomposition_summary,
+    draw_summary,
+    paired_speedup,
+)
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.lowering import LoweringOptions, lower_trace
 from mpiuq.simulator.parameters import SimParams

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mpiuq.surrogate import ParameterBox, SurrogateInputError, random_design, sparse_grid_design
-from mpiuq.surrogate.designs import sparse_grid_unit
+from mpiuq.surrogate.design.designs import sparse_grid_unit
 
 
 def box7() -> ParameterBox:

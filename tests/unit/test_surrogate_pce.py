@@ -22,8 +22,8 @@ from mpiuq.surrogate import (
     save_pce,
     sparse_grid_design,
 )
-from mpiuq.surrogate.basis import n_terms, total_order_indices
-from mpiuq.surrogate.pce import design_matrix
+from mpiuq.surrogate.chaos.basis import n_terms, total_order_indices
+from mpiuq.surrogate.chaos.pce import design_matrix
 
 BOX3 = ParameterBox.from_bounds({"a": (-2.0, 1.0), "b": (10.0, 14.0), "c": (0.5, 0.75)})
 

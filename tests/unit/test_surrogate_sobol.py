@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from mpiuq.surrogate import ParameterBox, fit_pce, random_design
-from mpiuq.surrogate.basis import total_order_indices
-from mpiuq.surrogate.sensitivity import chaos_variance, sobol_first_order, sobol_total
+from mpiuq.surrogate.chaos.basis import total_order_indices
+from mpiuq.surrogate.chaos.sensitivity import chaos_variance, sobol_first_order, sobol_total
 
 
 def ishigami_reference(a: float, b: float) -> tuple[np.ndarray, np.ndarray]:

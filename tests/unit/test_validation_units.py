@@ -13,25 +13,25 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from mpiuq.calibration.bounds import EDGE_FRACTION, bound_shares, bounds_check
-from mpiuq.calibration.budget import campaign_cost, check_campaign_budget
-from mpiuq.calibration.checks import coverage_threshold
+from mpiuq.calibration.checking.checks import coverage_threshold
 from mpiuq.calibration.config import parse_campaign
 from mpiuq.calibration.errors import CampaignError
-from mpiuq.calibration.prediction import (
-    CalibrationScope,
-    SeriesScope,
-    benchmark_warnings,
-    message_warnings,
-    predict,
-)
-from mpiuq.calibration.transfer import (
+from mpiuq.calibration.model.transfer import (
     RegimeTerm,
     Target,
     predictive_band,
     regime_terms,
     term_source,
     transferred_discrepancy,
+)
+from mpiuq.calibration.pipeline.budget import campaign_cost, check_campaign_budget
+from mpiuq.calibration.reporting.bounds import EDGE_FRACTION, bound_shares, bounds_check
+from mpiuq.calibration.reporting.prediction import (
+    CalibrationScope,
+    SeriesScope,
+    benchmark_warnings,
+    message_warnings,
+    predict,
 )
 from mpiuq.calibration.units import unit_of
 

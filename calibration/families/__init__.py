@@ -1,2 +1,0 @@
-"""Likelihood families of the per-size data summaries, one registered entry each
-(:mod:`~mpiuq.calibration.families.registry`): Gaussian, Student-t and log-normal built in."""

@@ -1,0 +1,2 @@
+"""The Legendre polynomial chaos: its basis, least-squares fit with LOO error, Sobol
+indices and the coefficient tables."""
