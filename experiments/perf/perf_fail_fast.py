@@ -96,9 +96,7 @@ def main() -> None:
                 proc = subprocess.run([mpiuq, *argv], capture_output=True, text=True, cwd=tmp)
                 times.append(time.perf_counter() - t0)
                 after = resource.getrusage(resource.RUSAGE_CHILDREN)
-                cpu.append(
-                    after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-                )
+                cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
                 code = proc.returncode
                 first = (proc.stderr.strip().splitlines() or [""])[0][:90]
             print(
