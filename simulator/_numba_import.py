@@ -7,6 +7,13 @@ ms of a command's start-up (SciPy's own imports include ``subprocess``) for neit
 file), then lets them be imported as usual. This module imports neither numba nor
 NumPy, so the command line can call it once it knows it will replay.
 
+numba's array implementations (``numba.np.arraymath``, imported when the first compiled
+loop is called, even from the cache) probe SciPy's BLAS on import
+(``scipy.linalg.cython_blas``, which loads SciPy's OpenBLAS): the probe only chooses how
+numba compiles ``np.dot``-like calls, which no loop here makes. :func:`import_numba`
+imports that module inside the same window, so a replay neither imports SciPy nor maps
+its BLAS (numba then compiles such calls without BLAS, as it does without SciPy).
+
 The two are hidden from the importing thread only: a finder at the head of
 ``sys.meta_path`` refuses them to that thread while numba imports, so another thread
 importing SciPy meanwhile gets SciPy (``sys.modules["scipy"] = None``, the earlier way,
@@ -43,6 +50,7 @@ def import_numba() -> None:
     sys.meta_path.insert(0, finder)
     try:
         importlib.import_module("numba")
+        importlib.import_module("numba.np.arraymath")
     finally:
         sys.meta_path.remove(finder)
 
