@@ -22,13 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from mpiuq.simulator._numba_import import import_numba
-
-import_numba()  # numba without its optional SciPy/PyYAML probes (see that module)
-
-from numba.core import types  # noqa: E402
-from numba.core.errors import TypingError  # noqa: E402
-from numba.extending import intrinsic  # noqa: E402
+from mpiuq.simulator._jit import intrinsic
 
 __all__ = ["borrowed"]
 
@@ -43,6 +37,8 @@ def _members(ty: Any) -> list[Any]:
 def _borrowable(ty: Any) -> bool:
     """Whether :func:`_borrowed` takes a value of numba type ``ty``: an array, a number,
     a boolean, or a (named) tuple of these, nested at will."""
+    from numba.core import types
+
     if isinstance(ty, types.Array):
         return True
     if isinstance(ty, types.BaseTuple):
@@ -53,6 +49,8 @@ def _borrowable(ty: Any) -> bool:
 def _borrow(context: Any, builder: Any, ty: Any, value: Any) -> Any:
     """The LLVM value of ``value`` (numba type ``ty``) with every array's memory-info
     pointer set to null (:func:`_borrowed`)."""
+    from numba.core import types
+
     if isinstance(ty, types.Array):
         array = context.make_array(ty)(context, builder, value=value)
         array.meminfo = context.get_constant_null(types.MemInfoPointer(types.voidptr))
@@ -76,6 +74,8 @@ def _borrowed(typingctx: Any, bundle: Any) -> Any:
         At compile time, for a bundle holding anything but arrays, numbers, booleans
         and tuples of them.
     """
+    from numba.core.errors import TypingError
+
     if not _borrowable(bundle):
         raise TypingError(f"borrowed: expected arrays, scalars or tuples of them, got {bundle}")
 

@@ -43,12 +43,9 @@ from numba import objmode  # noqa: E402
 from numba.core import event  # noqa: E402
 from numba.extending import intrinsic, overload  # noqa: E402
 
-from mpiuq.simulator._borrow import borrowed  # noqa: E402
-
 __all__ = [
     "COMPILED_SOURCES",
     "LOOPS",
-    "borrowed",
     "drop_stale_caches",
     "intrinsic",
     "last_compile_s",

@@ -11,7 +11,8 @@ operations (0.4 s for a million of them).
 from __future__ import annotations
 
 from mpiuq.simulator import codes
-from mpiuq.simulator._jit import borrowed, njit
+from mpiuq.simulator._borrow import borrowed
+from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import (
     NO_PEER,
     OP_COMPUTE,

@@ -12,7 +12,8 @@ restored), so live and stale events always fit.
 
 from __future__ import annotations
 
-from mpiuq.simulator._jit import borrowed, njit
+from mpiuq.simulator._borrow import borrowed
+from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import EV_BITS, EV_FLOW, EV_SHARE, FLOW_LATENCY, N_EV
 from mpiuq.simulator.kernel.heap import heapify, pop_root, sift_up
 from mpiuq.simulator.kernel.transfers import stage_event

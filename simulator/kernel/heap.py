@@ -17,7 +17,8 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from mpiuq.simulator._jit import borrowed, njit
+from mpiuq.simulator._borrow import borrowed
+from mpiuq.simulator._jit import njit
 from mpiuq.simulator.kernel.unsigned import U
 
 

@@ -7,7 +7,8 @@ endpoints (:mod:`.messages`), transfers and packets (:mod:`.transfers`), flows
 
 from __future__ import annotations
 
-from mpiuq.simulator._jit import borrowed, njit
+from mpiuq.simulator._borrow import borrowed
+from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import (
     EV_ACK_ISSUE,
     EV_BITS,
@@ -61,7 +62,7 @@ def event_loop(prog, net, state, rates, ep, compute_scale, ctl, ctl_t):  # type:
     run. Returns -1 when the run is over (``ctl[CTL_EVENTS]`` holds the event count).
     For a whole program (:class:`~.rows.ProgramArrays`) the resume code compiles away.
 
-    The bundles are borrowed (:func:`~mpiuq.simulator._jit.borrowed`) on entry: the
+    The bundles are borrowed (:func:`~mpiuq.simulator._borrow.borrowed`) on entry: the
     handlers are inlined, and passing a bundle to one otherwise updates the reference
     count of every array in it with an atomic instruction (with them, a replay of
     ti_lulesh_512r took 5.3-5.7 s of CPU against 0.6-0.7 s). The loop allocates nothing.

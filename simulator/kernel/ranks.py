@@ -13,7 +13,8 @@ and the heap's size, root state and sequence counter.
 
 from __future__ import annotations
 
-from mpiuq.simulator._jit import borrowed, njit
+from mpiuq.simulator._borrow import borrowed
+from mpiuq.simulator._jit import njit
 from mpiuq.simulator._prefetch import prefetch
 from mpiuq.simulator.codes import (
     CAT_COMPUTE,

@@ -21,7 +21,8 @@ and a new end time; they are listed in ``resched`` for the kernel to schedule.
 
 from __future__ import annotations
 
-from mpiuq.simulator._jit import borrowed, njit
+from mpiuq.simulator._borrow import borrowed
+from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import FLOW_SHARING
 
 INF = float("inf")
