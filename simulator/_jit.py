@@ -13,6 +13,10 @@ the loops' :data:`DEFAULT_OPTIONS`) differs from the one recorded beside them
 (:func:`drop_stale_caches`, once per process, before the first loop is made): an edit
 anywhere in them recompiles every loop once.
 
+**Reference counts.** numba counts references to every array a compiled function
+holds, with atomic instructions; :func:`~mpiuq.simulator._borrow.borrowed` lets a
+loop's body work on its argument bundles without them (see there).
+
 **Compilations.** :func:`on_compile` tells the command line (the only code that
 prints) when a loop misses the cache and compiles, and how long it took.
 """
@@ -163,17 +167,15 @@ def _record_compile_s(loop: str, seconds: float, root: Path = SIMULATOR_DIR) -> 
         os.replace(tmp, path)
 
 
-def njit(*, nrt: bool = True, **options: Any) -> Callable[[F], F]:
+def njit(**options: Any) -> Callable[[F], F]:
     """``numba.njit(cache=True, nogil=True, **options)``, listed in :data:`LOOPS`.
 
-    ``nrt=False`` compiles the loop without numba's reference counting (numba's
-    ``_nrt=False`` option: the one option used here that numba does not document).
-    Inside a compiled loop, passing an array to an inlined helper or unpacking a tuple of
-    arrays updates its reference count with an atomic instruction: compiled with them,
-    a warm replay of ti_lulesh_512r took 5.3-5.7 s of CPU and 271 MiB against 0.6-0.7 s
-    and 180 MiB without (the same session). Such a loop must neither allocate arrays nor
-    return new ones (the event loop and the lowering kernels do not: their callers
-    allocate).
+    Only numba's documented options: every loop keeps numba's reference counting.
+    Loops whose bodies pass bundles of arrays to inlined helpers (the event loop, the
+    lowering kernels, the flow network's) take them through
+    :func:`~mpiuq.simulator._borrow.borrowed` on entry, so that those counts compile to
+    nothing (with the counts, a warm replay of ti_lulesh_512r took 5.3-5.7 s of CPU
+    against 0.6-0.7 s).
 
     Loops release the GIL (``nogil``): models replayed in threads run at once, and a
     command's main thread, waiting for its worker, reacts to Ctrl-C while a loop runs
@@ -181,8 +183,6 @@ def njit(*, nrt: bool = True, **options: Any) -> Callable[[F], F]:
     from other sources (:func:`drop_stale_caches`) before any loop is made.
     """
     options = DEFAULT_OPTIONS | options
-    if not nrt:
-        options["_nrt"] = False
     if not _checked:
         with _lock:
             if not _checked:
@@ -249,7 +249,8 @@ def _loop_name(ev: event.Event) -> str:
     func = getattr(data.get("dispatcher"), "py_func", None)
     if func is None:
         return "a compiled loop"
-    return f"{func.__module__.removeprefix('mpiuq.simulator.')}.{func.__qualname__}"
+    module = getattr(func, "__module__", None) or "?"  # None for a function made by exec
+    return f"{module.removeprefix('mpiuq.simulator.')}.{func.__qualname__}"
 
 
 event.register("numba:compile", _CompileListener())

@@ -11,6 +11,7 @@ operations (0.4 s for a million of them).
 from __future__ import annotations
 
 from mpiuq.simulator import codes
+from mpiuq.simulator._borrow import borrowed
 from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import (
     NO_PEER,
@@ -35,7 +36,7 @@ from mpiuq.simulator.codes import (
 )
 
 
-@njit(nrt=False)
+@njit()
 def plan_rows(  # type: ignore[no-untyped-def]
     kind, seconds, request, nbc_request, t_len, t_req, w_len, tid, n_requests, n_user_wl, plan
 ):
@@ -65,6 +66,7 @@ def plan_rows(  # type: ignore[no-untyped-def]
     -------
     (rows, requests, wait_list_length) of the program.
     """
+    plan = borrowed(plan)
     out_ptr, req_base, wl_base, slot = plan
     rows = 0
     req = n_requests
@@ -107,7 +109,7 @@ def plan_rows(  # type: ignore[no-untyped-def]
     return rows, req, wl
 
 
-@njit(nrt=False, inline="always")
+@njit(inline="always")
 def _row(out, at, kind, peer, tag, comm, nbytes, req, count, seconds):  # type: ignore[no-untyped-def]
     ops, o_nbytes, o_seconds = out
     ops[at, codes.COL_KIND] = kind
@@ -126,7 +128,7 @@ def _row(out, at, kind, peer, tag, comm, nbytes, req, count, seconds):  # type: 
         o_nbytes[at] = nbytes
 
 
-@njit(nrt=False)
+@njit()
 def emit_program(  # type: ignore[no-untyped-def]
     trace_cols,
     plan,
@@ -167,6 +169,14 @@ def emit_program(  # type: ignore[no-untyped-def]
     wait_list
         Output wait list; the user wait-all entries are already in place.
     """
+    trace_cols = borrowed(trace_cols)
+    plan = borrowed(plan)
+    collectives = borrowed(collectives)
+    templates = borrowed(templates)
+    comm_members = borrowed(comm_members)
+    comm_ptr = borrowed(comm_ptr)
+    out = borrowed(out)
+    wait_list = borrowed(wait_list)
     kind, call, peer, peer2, tag, tag2, comm, bytes_send, bytes_recv, request, seconds = trace_cols
     out_ptr, req_base, wl_base, slot = plan
     tid, c_comm, c_tag, c_op_s, wa_off, wa_count = collectives
@@ -236,7 +246,7 @@ def emit_program(  # type: ignore[no-untyped-def]
                 wait_list[wb + r] = w_pool[w0 + r] + rb
 
 
-@njit(nrt=False)
+@njit()
 def combine_steps(row_ptr, coll_ops, tid, t_first, pool, rows, nbytes):  # type: ignore[no-untyped-def]
     """Count the reductions' combine steps, and write them while ``rows`` has room.
 
@@ -257,6 +267,13 @@ def combine_steps(row_ptr, coll_ops, tid, t_first, pool, rows, nbytes):  # type:
     -------
     The number of combine steps.
     """
+    row_ptr = borrowed(row_ptr)
+    coll_ops = borrowed(coll_ops)
+    tid = borrowed(tid)
+    t_first = borrowed(t_first)
+    pool = borrowed(pool)
+    rows = borrowed(rows)
+    nbytes = borrowed(nbytes)
     n = 0
     for j in range(coll_ops.shape[0]):
         op = coll_ops[j]

@@ -15,6 +15,7 @@ _HERE = Path(__file__).resolve().parent
 #: to the ``simulator`` folder; a glob per package. (``_jit.py`` is not one: what of it
 #: reaches the machine code, the loops' default options, is in the caches' stamp.)
 COMPILED_SOURCES: tuple[str, ...] = (
+    "_borrow.py",
     "_prefetch.py",
     "_program_check.py",
     "_lowering_kernel.py",

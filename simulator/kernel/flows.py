@@ -12,6 +12,7 @@ restored), so live and stale events always fit.
 
 from __future__ import annotations
 
+from mpiuq.simulator._borrow import borrowed
 from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import EV_BITS, EV_FLOW, EV_SHARE, FLOW_LATENCY, N_EV
 from mpiuq.simulator.kernel.heap import heapify, pop_root, sift_up
@@ -29,9 +30,11 @@ CTR_STALE = 2  #: stale flow events in the heap
 CTR_STALE_LIMIT = 3  #: most stale events the heap holds beside every live event
 
 
-@njit(nrt=False, error_model="numpy")
+@njit(error_model="numpy")
 def compact(heap, n, fl):  # type: ignore[no-untyped-def]
     """Drop the stale flow events of a heap of ``n`` events; returns the new size."""
+    heap = borrowed(heap)
+    fl = borrowed(fl)
     k = 0
     for i in range(n):
         code = heap.code[i]

@@ -17,6 +17,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from mpiuq.simulator._borrow import borrowed
 from mpiuq.simulator._jit import njit
 from mpiuq.simulator.kernel.unsigned import U
 
@@ -121,9 +122,10 @@ def pop_root(heap, n):  # type: ignore[no-untyped-def]
     return n
 
 
-@njit(nrt=False, error_model="numpy")
+@njit(error_model="numpy")
 def heapify(heap, n):  # type: ignore[no-untyped-def]
     """Restore the order of the first ``n`` elements, in any order (Floyd: sift every
     parent down, the last first)."""
+    heap = borrowed(heap)
     for start in range(n // 2 - 1, -1, -1):
         sift_down_from(heap, n, start, heap.t[U(start)], heap.seq[U(start)], heap.code[U(start)])

@@ -13,6 +13,7 @@ and the heap's size, root state and sequence counter.
 
 from __future__ import annotations
 
+from mpiuq.simulator._borrow import borrowed
 from mpiuq.simulator._jit import njit
 from mpiuq.simulator._prefetch import prefetch
 from mpiuq.simulator.codes import (
@@ -202,7 +203,7 @@ def account_wait(r, c, a, b, q, state):  # type: ignore[no-untyped-def]
     acc_call[c, CAT_NETWORK] += net
 
 
-@njit(nrt=False, error_model="numpy")
+@njit(error_model="numpy")
 def _complete_in_order(r, t, waits, slot_of, ready):  # type: ignore[no-untyped-def]
     """The complete requests rank ``r``'s wait still lists, in the order the wait consumes
     them: ``(n_complete, pending)``, the program request ids in ``waits.burst[:n_complete]``.
@@ -213,6 +214,9 @@ def _complete_in_order(r, t, waits, slot_of, ready):  # type: ignore[no-untyped-
     registers to itself, and the event loop keeps its own for the other handlers
     (inlined, this loop made the trace replays 3-16% slower).
     """
+    waits = borrowed(waits)
+    slot_of = borrowed(slot_of)
+    ready = borrowed(ready)
     act = waits.active
     burst = waits.burst
     burst_t = waits.burst_t

@@ -21,6 +21,7 @@ and a new end time; they are listed in ``resched`` for the kernel to schedule.
 
 from __future__ import annotations
 
+from mpiuq.simulator._borrow import borrowed
 from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import FLOW_SHARING
 
@@ -91,11 +92,12 @@ def _mark_pending(m, fl):  # type: ignore[no-untyped-def]
             fl.ctr[CTR_PENDING] += 1
 
 
-@njit(nrt=False, error_model="numpy")
+@njit(error_model="numpy")
 def flow_join(m, t, fl):  # type: ignore[no-untyped-def]
     """Flow ``m`` has paid its latency at ``t`` and starts sharing. Returns the number of
     flows listed in ``fl.resched`` (``m`` among them), or -1 when its links wait for the
     recomputation of this instant (:func:`recompute_pending`)."""
+    fl = borrowed(fl)
     fl.phase[m] = FLOW_SHARING
     fl.t_last[m] = t
     fl.rate[m] = 0.0
@@ -123,10 +125,11 @@ def flow_join(m, t, fl):  # type: ignore[no-untyped-def]
     return -1
 
 
-@njit(nrt=False, error_model="numpy")
+@njit(error_model="numpy")
 def flow_leave(m, t, fl):  # type: ignore[no-untyped-def]
     """Flow ``m`` ends at ``t`` and stops sharing. Returns 0 (no share changes), or -1
     when its links wait for the recomputation of this instant."""
+    fl = borrowed(fl)
     ne = fl.n_ent[m]
     saturated = fl.ctr[CTR_PENDING] > 0
     for e in range(ne):
@@ -143,11 +146,12 @@ def flow_leave(m, t, fl):  # type: ignore[no-untyped-def]
     return -1
 
 
-@njit(nrt=False, error_model="numpy")
+@njit(error_model="numpy")
 def _component(fl):  # type: ignore[no-untyped-def]
     """The pending links and the links and flows reachable from them (a new epoch marks
     them); the pending list is emptied. Returns ``(n_links, n_flows)`` in ``fl.comp_c``
     and ``fl.comp_f``."""
+    fl = borrowed(fl)
     fl.ctr[CTR_EPOCH] += 1
     epoch = fl.ctr[CTR_EPOCH]
     n_e = fl.cnst.shape[1]
@@ -195,10 +199,11 @@ def _fix(fl, f, x, epoch):  # type: ignore[no-untyped-def]
         fl.c_left[c] -= 1
 
 
-@njit(nrt=False, error_model="numpy")
+@njit(error_model="numpy")
 def _fill(nc, nf, fl, epoch):  # type: ignore[no-untyped-def]
     """Progressive filling of the component in ``comp_c[:nc]``, ``comp_f[:nf]`` (module
     docstring); the shares go to ``new_value``."""
+    fl = borrowed(fl)
     n_e = fl.cnst.shape[1]
     for i in range(nc):
         c = fl.comp_c[i]
@@ -266,10 +271,11 @@ def _fill(nc, nf, fl, epoch):  # type: ignore[no-untyped-def]
             fl.new_value[f] = fl.bound[f]
 
 
-@njit(nrt=False, error_model="numpy")
+@njit(error_model="numpy")
 def recompute_pending(t, fl):  # type: ignore[no-untyped-def]
     """Recompute the shares of the components of the pending links at ``t``. Returns the
     number of flows listed in ``fl.resched`` (their rate changed)."""
+    fl = borrowed(fl)
     nc, nf = _component(fl)
     epoch = fl.ctr[CTR_EPOCH]
     _fill(nc, nf, fl, epoch)

@@ -11,6 +11,7 @@ link on both gets the sum). Fat pipes bound the flow but are not shared.
 
 from __future__ import annotations
 
+from mpiuq.simulator._borrow import borrowed
 from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import FLOW_LATENCY
 from mpiuq.simulator.topologies.zone_routing import zone_route
@@ -42,11 +43,13 @@ def _add_entry(fl, m, n, link, w):  # type: ignore[no-untyped-def]
     return n + 1
 
 
-@njit(nrt=False, error_model="numpy")
+@njit(error_model="numpy")
 def start_flow(t, a, b, nbytes, m, stage, seq, net, ns, rates):  # type: ignore[no-untyped-def]
     """Start the flow of message slot ``m`` (``stage``) of ``nbytes`` from node ``a`` to
     ``b`` at ``t``; its first event (latency paid) has heap sequence ``seq``. Returns
     that event's time."""
+    net = borrowed(net)
+    ns = borrowed(ns)
     ft = net.flow
     fl = ns.flow
     route = ns.route

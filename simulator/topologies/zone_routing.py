@@ -13,6 +13,7 @@ memory). Without loopback or limiter links.
 
 from __future__ import annotations
 
+from mpiuq.simulator._borrow import borrowed
 from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import ZONE_DRAGONFLY, ZONE_FATTREE, ZONE_STAR, ZONE_TORUS
 from mpiuq.simulator.topologies.routing import route_links
@@ -27,9 +28,11 @@ def _put(out, n, link):  # type: ignore[no-untyped-def]
     return n + 1
 
 
-@njit(nrt=False, error_model="numpy")
+@njit(error_model="numpy")
 def star_route(z, a, b, out):  # type: ignore[no-untyped-def]
     """Flat cluster: ``a``'s up link, the backbone, ``b``'s down link (each link once)."""
+    z = borrowed(z)
+    out = borrowed(out)
     n = _put(out, 0, z.up[a])
     if z.backbone >= 0:
         n = _put(out, n, z.backbone)
@@ -53,11 +56,13 @@ def _in_subtree(z, root, node):  # type: ignore[no-untyped-def]
     return same
 
 
-@njit(nrt=False, error_model="numpy")
+@njit(error_model="numpy")
 def fattree_route(z, a, b, out):  # type: ignore[no-untyped-def]
     """SimGrid's fat-tree: up by d-mod-k on the destination's position to the nearest
     common ancestor, then down; among parallel down links the one of the source's
     position modulo their number."""
+    z = borrowed(z)
+    out = borrowed(out)
     n = 0
     cur = a
     while not _in_subtree(z, cur, b):
@@ -89,10 +94,12 @@ def fattree_route(z, a, b, out):  # type: ignore[no-untyped-def]
     return n
 
 
-@njit(nrt=False, error_model="numpy")
+@njit(error_model="numpy")
 def dragonfly_route(z, a, b, out):  # type: ignore[no-untyped-def]
     """SimGrid's dragonfly: green to the router of the target group's index, black to
     chassis 0, blue to the target group, then green and black to the target router."""
+    z = borrowed(z)
+    out = borrowed(out)
     per_router = z.nodes
     per_chassis = z.routers * per_router
     per_group = z.chassis * per_chassis
@@ -123,10 +130,12 @@ def dragonfly_route(z, a, b, out):  # type: ignore[no-untyped-def]
     return _put(out, n, z.node_down[target, t_n])
 
 
-@njit(nrt=False, error_model="numpy")
+@njit(error_model="numpy")
 def torus_route(z, a, b, out):  # type: ignore[no-untyped-def]
     """SimGrid's torus: dimension by dimension, the first dimension first; the way round
     each dimension is chosen from the source's and target's coordinates."""
+    z = borrowed(z)
+    out = borrowed(out)
     n = 0
     cur = a
     while cur != b:
@@ -155,10 +164,13 @@ def torus_route(z, a, b, out):  # type: ignore[no-untyped-def]
     return n
 
 
-@njit(nrt=False, error_model="numpy")
+@njit(error_model="numpy")
 def zone_route(zr, tables, a, b, out):  # type: ignore[no-untyped-def]
     """Write the links from host ``a`` to host ``b`` into ``out``; returns their number,
     or -1 if ``out`` is too short or the tables are broken (an engine bug)."""
+    zr = borrowed(zr)
+    tables = borrowed(tables)
+    out = borrowed(out)
     if zr.kind == ZONE_STAR:
         return star_route(zr.star, a, b, out)
     if zr.kind == ZONE_FATTREE:
