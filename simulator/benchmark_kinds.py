@@ -16,9 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from mpiuq.simulator.program import ProgramBuilder
 from mpiuq.simulator.registry import NamesView, Registry
+
+if TYPE_CHECKING:
+    from mpiuq.simulator.program import ProgramBuilder
 
 __all__ = [
     "BENCHMARKS",
@@ -40,7 +43,7 @@ RECV_SLEEP_S = 0.1
 
 #: ``repetition(builder, size_bytes, window, mark)``: append one repetition; ``mark()``
 #: marks rank 0 (a call-timing kind calls it right before and after its timed call).
-Repetition = Callable[[ProgramBuilder, int, int, Callable[[], None]], None]
+Repetition = Callable[["ProgramBuilder", int, int, Callable[[], None]], None]
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import emcee
+if TYPE_CHECKING:
+    import emcee
 
 from mpiuq.calibration.registry import Registry
 
 #: emcee's ``moves`` argument: weighted moves, or None for its default stretch move.
-EmceeMoves = list[tuple[emcee.moves.Move, float]] | None
+EmceeMoves = list[tuple["emcee.moves.Move", float]] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +46,8 @@ def _stretch() -> EmceeMoves:
 
 
 def _de() -> EmceeMoves:
+    import emcee
+
     return [(emcee.moves.DEMove(), 1.0)]
 
 

@@ -78,7 +78,7 @@ def test_campaign_report_holds_checks_parameters_figures_and_handoff(
 
 
 def test_every_check_kind_has_a_plain_meaning() -> None:
-    doc = (ROOT / "calibration" / "checks.py").read_text()
+    doc = (ROOT / "calibration" / "checking" / "checks.py").read_text()
     kinds = set(re.findall(r"^``([a-z_]+)[^`]*`` \((?:fail|warn)", doc, flags=re.M))
     assert kinds == set(CHECK_MEANINGS)
     assert (

