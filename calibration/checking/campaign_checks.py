@@ -44,17 +44,26 @@ def campaign_checks(
         else "the grouped MCMC met the [calibration] R-hat/ESS targets and the final refined "
         "MCMC the [refinement] ones"
     )
+    # on the direct path the surrogate MCMC only groups parameters and seeds the walkers:
+    # the posterior is the simulator's, judged by posterior_converged
+    aid_only = main.direct is not None
     out = [
         Check(
             "mcmc_converged",
             all(stages),
-            "fail",
+            "warn" if aid_only else "fail",
             None,
             None,
             f"surrogate MCMC: {surrogate_mcmc}"
             if all(stages)
             else "a surrogate MCMC stage did not meet its R-hat/ESS targets within its "
-            "max_steps (grouped: [calibration]; refined: [refinement])",
+            "max_steps (grouped: [calibration]; refined: [refinement])"
+            + (
+                " (it only grouped the parameters and seeded the direct sampler: the "
+                "posterior is judged by posterior_converged)"
+                if aid_only
+                else ""
+            ),
         )
     ]
     check = main.proposal.check

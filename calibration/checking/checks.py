@@ -5,8 +5,10 @@ Every check has a value, a threshold and a severity. A failed ``"fail"`` check m
 ``"warn"`` check is printed as a warning only. Thresholds come from the campaign's
 ``[checks]`` table (:class:`~mpiuq.calibration.config.ChecksSpec`):
 
-``mcmc_converged`` (fail)
-    every surrogate MCMC stage met its R-hat and ESS targets.
+``mcmc_converged`` (fail; warn on the direct path)
+    every surrogate MCMC stage met its R-hat and ESS targets. On the direct path the
+    surrogate MCMC only groups the parameters and seeds the direct sampler, whose own
+    convergence is ``posterior_converged`` (fail), so there it is a warning.
 ``surrogate_error`` (fail)
     the final surrogate's RMS error at posterior draws is at most
     ``max_surrogate_error_sd`` data sd at every output (default 1.0: beyond that the

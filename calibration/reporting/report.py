@@ -320,12 +320,22 @@ def summary_dict(result: CampaignResult) -> dict[str, Any]:
         summary["simulator_runs"] = result.simulator_runs
         summary["predictive"]["prior_source"] = "surrogate"
         summary["map"]["source"] = "surrogate"
-    summary["diagnostics"]["converged"] = bool(
+    summary["diagnostics"]["converged"] = _converged(result)
+    return _finite_or_none(summary)
+
+
+def _converged(result: CampaignResult) -> bool:
+    """Whether the samplers the posterior rests on met their targets: the direct sampler's
+    populations where the simulator was sampled directly (the surrogate MCMC then only
+    grouped the parameters and seeded the walkers), else every surrogate MCMC stage."""
+    variants = (result.main, *result.alternatives)
+    if all(v.direct is not None for v in variants):
+        return all(v.direct is not None and v.direct.passed for v in variants)
+    return bool(
         result.posterior.converged
-        and main.proposal.posterior.converged
+        and result.main.proposal.posterior.converged
         and all(a.proposal.posterior.converged for a in result.alternatives)
     )
-    return _finite_or_none(summary)
 
 
 def _finite_or_none(x: Any) -> Any:

@@ -172,7 +172,9 @@ def test_unconverged_run_says_so_loudly(
     toml, out = blind_run
     short = toml.parent / "short.toml"
     text = toml.read_text().replace("max_steps = 4000", "max_steps = 60")
-    short.write_text(text.replace("steps = 300", "steps = 20").replace("burn = 200", "burn = 40"))
+    text = text.replace("steps = 300", "steps = 20").replace("burn = 200", "burn = 40")
+    # the posterior is sampled on the simulator directly: its sampler is the one cut short
+    short.write_text(text + "\n[posterior]\nburn = 10\nsteps = 20\nmax_steps = 30\n")
     rc = main(
         ["campaign", "run", str(short), "--out", str(out.parent / "short"), "--quiet", "--no-plots"]
     )
