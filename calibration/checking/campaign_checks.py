@@ -25,6 +25,23 @@ from mpiuq.calibration.units import unit_of
 FloatArray = npt.NDArray[np.float64]
 
 
+def _mcmc_check(passed: bool, what: str, *, aid_only: bool) -> Check:
+    """``mcmc_converged``: a warning where the surrogate MCMC only grouped the parameters
+    and seeded the direct sampler (the posterior is judged by ``posterior_converged``)."""
+    message = (
+        f"surrogate MCMC: {what}"
+        if passed
+        else "a surrogate MCMC stage did not meet its R-hat/ESS targets within its "
+        "max_steps (grouped: [calibration]; refined: [refinement])"
+    )
+    if aid_only and not passed:
+        message += (
+            " (it only grouped the parameters and seeded the direct sampler: the posterior "
+            "is judged by posterior_converged)"
+        )
+    return Check("mcmc_converged", passed, "warn" if aid_only else "fail", None, None, message)
+
+
 def campaign_checks(
     campaign: Campaign,
     grouped: Posterior,
@@ -44,28 +61,7 @@ def campaign_checks(
         else "the grouped MCMC met the [calibration] R-hat/ESS targets and the final refined "
         "MCMC the [refinement] ones"
     )
-    # on the direct path the surrogate MCMC only groups parameters and seeds the walkers:
-    # the posterior is the simulator's, judged by posterior_converged
-    aid_only = main.direct is not None
-    out = [
-        Check(
-            "mcmc_converged",
-            all(stages),
-            "warn" if aid_only else "fail",
-            None,
-            None,
-            f"surrogate MCMC: {surrogate_mcmc}"
-            if all(stages)
-            else "a surrogate MCMC stage did not meet its R-hat/ESS targets within its "
-            "max_steps (grouped: [calibration]; refined: [refinement])"
-            + (
-                " (it only grouped the parameters and seeded the direct sampler: the "
-                "posterior is judged by posterior_converged)"
-                if aid_only
-                else ""
-            ),
-        )
-    ]
+    out = [_mcmc_check(all(stages), surrogate_mcmc, aid_only=main.direct is not None)]
     check = main.proposal.check
     worst = check.worst_sd
     by = main.proposal.checked_by
