@@ -39,20 +39,22 @@ from mpiuq.simulator.runtime.sources import COMPILED_SOURCES, digest_of
 import_numba()  # numba without its optional SciPy/PyYAML probes (see that module)
 
 import numba  # noqa: E402  (after the probes are hidden)
-from numba import objmode  # noqa: E402
+from numba import objmode as objmode  # noqa: E402
 from numba.core import event  # noqa: E402
-from numba.extending import intrinsic, overload  # noqa: E402
+from numba.extending import intrinsic as intrinsic  # noqa: E402
+from numba.extending import overload as overload  # noqa: E402
+
+#: What this module defines; numba's ``intrinsic``, ``overload`` and ``objmode`` are
+#: re-exported too (imported ``as`` themselves), for the modules whose loops use them,
+#: but documented by numba.
 
 __all__ = [
     "COMPILED_SOURCES",
     "LOOPS",
     "drop_stale_caches",
-    "intrinsic",
     "last_compile_s",
     "njit",
-    "objmode",
     "on_compile",
-    "overload",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
