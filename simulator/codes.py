@@ -44,7 +44,7 @@ COL_CALL = 6  #: index into Program.call_names
 OPS_WIDTH = 8  #: columns per row (32 bytes, two rows per cache line); the last is padding
 TABLE_COLUMNS: tuple[str, ...] = ("kind", "peer", "tag", "comm", "req", "count", "call")
 
-# --- columns of a collective schedule template row (lowering._Template.rows) ---------------
+# --- columns of a collective schedule template row (lowering.templates.Template.rows) -----
 
 TPL_KIND = 0  #: OP_* code
 TPL_PEER = 1  #: communicator rank, or NO_PEER

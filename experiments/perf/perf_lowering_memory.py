@@ -76,14 +76,14 @@ def build_trace(p: int, dense: bool) -> object:
 
 
 def run_case(p: int, case: str, mode: str, process_caches: bool = False) -> dict[str, float]:
-    from mpiuq.simulator.lowering import lower as lowering
+    from mpiuq.simulator.lowering import templates
     from mpiuq.simulator.lowering.lower import LoweringOptions, lower_trace
 
     if process_caches:  # as before: process-wide caches of templates and schedules
         from functools import lru_cache
 
-        lowering.schedule = lru_cache(maxsize=65536)(lowering.schedule)  # type: ignore[attr-defined]
-        lowering._template = lru_cache(maxsize=65536)(lowering._template)  # type: ignore[assignment]
+        templates.schedule = lru_cache(maxsize=65536)(templates.schedule)  # type: ignore[attr-defined]
+        templates.template = lru_cache(maxsize=65536)(templates.template)  # type: ignore[assignment]
 
     t0 = time.perf_counter()
     trace = build_trace(p, case == "dense")

@@ -18,7 +18,7 @@ import numpy.typing as npt
 from mpiuq.simulator.codes import COL_COUNT, COL_KIND, N_CATEGORIES, OP_WAITALL, SLOT_NONE
 from mpiuq.simulator.kernel.heap import Heap
 from mpiuq.simulator.networks.state import FlowState, NetState
-from mpiuq.simulator.runtime.jit import njit
+from mpiuq.simulator.runtime.jit import njit, register_jitable
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
@@ -115,30 +115,9 @@ class State(NamedTuple):
     waits: Waits
 
 
-def new_state(  # type: ignore[no-untyped-def]
-    n_ranks,
-    n_requests,
-    n_calls,
-    n_marks,
-    n_nodes,
-    n_links,
-    n_flows,
-    n_route,
-    flow_entries,
-    wait_ptr,
-):
-    """Fresh simulation state for ``run_program``.
-
-    ``n_route``: length of the route buffer of the packet or flow network
-    (``route_capacity`` of its topology, or the zone's longest route); ``flow_entries``:
-    link entries per flow of the flow network (0 for other networks); ``wait_ptr``
-    comes from :func:`wait_offsets`. Plain NumPy, so
-    that callers allocate large state through NumPy (which asks the kernel for huge
-    pages, cutting page-fault time for a million requests by about four);
-    :func:`new_state_compiled` is the same function compiled for loops over
-    parameter sets.
-    """
-    ranks = RankState(
+@register_jitable
+def _rank_state(n_ranks, n_calls, n_marks):  # type: ignore[no-untyped-def]
+    return RankState(
         np.zeros(n_ranks, np.int64),
         np.zeros(n_ranks, np.int64),
         np.zeros(n_ranks, np.bool_),
@@ -149,25 +128,38 @@ def new_state(  # type: ignore[no-untyped-def]
         np.full(n_marks, np.nan),
         np.zeros(n_ranks, np.float64),
     )
-    queues = Queues(
+
+
+@register_jitable
+def _queues(n_ranks, n_requests):  # type: ignore[no-untyped-def]
+    return Queues(
         np.full(n_ranks, -1, np.int64),
         np.full(n_ranks, -1, np.int64),
         np.full(n_ranks, -1, np.int64),
         np.full(n_ranks, -1, np.int64),
         np.empty(n_requests, np.int64),
     )
-    requests = Requests(
-        np.empty(n_requests, np.float64),
-        np.empty(n_requests, np.float64),
-        np.empty(n_requests, np.float64),
-        np.empty(n_requests, np.float64),
-        np.empty(n_requests, np.float64),
-        np.empty(n_requests, np.float64),
-        np.empty(n_requests, np.float64),
-        np.empty(n_requests, np.float64),
+
+
+@register_jitable
+def _requests(n_requests):  # type: ignore[no-untyped-def]
+    f64 = np.float64
+    return Requests(
+        np.empty(n_requests, f64),
+        np.empty(n_requests, f64),
+        np.empty(n_requests, f64),
+        np.empty(n_requests, f64),
+        np.empty(n_requests, f64),
+        np.empty(n_requests, f64),
+        np.empty(n_requests, f64),
+        np.empty(n_requests, f64),
         np.empty(n_requests, np.int64),
     )
-    messages = Messages(
+
+
+@register_jitable
+def _messages(n_requests):  # type: ignore[no-untyped-def]
+    return Messages(
         np.empty(n_requests, np.int32),
         np.empty(n_requests, np.int32),
         np.empty(n_requests, np.int32),
@@ -181,9 +173,13 @@ def new_state(  # type: ignore[no-untyped-def]
         np.empty(n_requests, np.float64),
         np.empty(n_requests, np.float64),
     )
+
+
+@register_jitable
+def _slots(n_requests):  # type: ignore[no-untyped-def]
     # the two arrays filled for every program request are int32 (a program's request
     # ids and hence its slots fit: Program.validate), 8 bytes per request instead of 16
-    slots = Slots(
+    return Slots(
         np.full(n_requests, SLOT_NONE, np.int32),
         np.empty(n_requests, np.int64),
         np.empty(n_requests, np.int8),
@@ -191,22 +187,16 @@ def new_state(  # type: ignore[no-untyped-def]
         np.full(n_requests, -1, np.int32),
         np.zeros(2, np.int64),
     )
-    # at most one pending event per rank (its resume) and per message (the next step
-    # of its protocol, or its flow's event), so this capacity is never exceeded; the flow
-    # network's heap has as much room again for stale flow events (kernel.flows);
-    # untouched pages cost nothing
-    live = n_ranks + n_requests + 1
-    if flow_entries > 0:
-        live += 1  # the flow network's recomputation event
-    stale_room = live if flow_entries > 0 else 0
-    cap = live + stale_room
-    # the flow network: per message slot (one flow at a time) and per link; empty otherwise
-    n_fs = n_requests if flow_entries > 0 else 0
-    n_fl = n_links if flow_entries > 0 else 0
+
+
+@register_jitable
+def _flow_state(n_fs, n_fl, flow_entries, stale_room):  # type: ignore[no-untyped-def]
+    """The flow network's state: ``n_fs`` message slots (one flow at a time) of
+    ``flow_entries`` link entries, ``n_fl`` links (all 0 for the other networks)."""
     f64 = np.float64
     ctr = np.zeros(6, np.int64)
     ctr[3] = stale_room - 1
-    flow = FlowState(
+    return FlowState(
         np.full(n_fs, -1, np.int8),
         np.zeros(n_fs, np.int8),
         np.full(n_fs, -1, np.int64),
@@ -243,6 +233,58 @@ def new_state(  # type: ignore[no-untyped-def]
         np.zeros(n_fl, np.int8),
         ctr,
     )
+
+
+@register_jitable
+def _waits(n_ranks, wait_ptr):  # type: ignore[no-untyped-def]
+    largest = 0
+    if n_ranks > 0:
+        largest = np.max(wait_ptr[1:] - wait_ptr[:-1])
+    return Waits(
+        np.empty(wait_ptr[-1], np.int64),
+        wait_ptr,
+        np.zeros(n_ranks, np.int64),
+        np.empty(largest, np.int64),
+        np.empty(largest, np.float64),
+    )
+
+
+def new_state(  # type: ignore[no-untyped-def]
+    n_ranks,
+    n_requests,
+    n_calls,
+    n_marks,
+    n_nodes,
+    n_links,
+    n_flows,
+    n_route,
+    flow_entries,
+    wait_ptr,
+):
+    """Fresh simulation state for ``run_program``.
+
+    ``n_route``: length of the route buffer of the packet or flow network
+    (``route_capacity`` of its topology, or the zone's longest route); ``flow_entries``:
+    link entries per flow of the flow network (0 for other networks); ``wait_ptr``
+    comes from :func:`wait_offsets`. Plain NumPy, so
+    that callers allocate large state through NumPy (which asks the kernel for huge
+    pages, cutting page-fault time for a million requests by about four);
+    :func:`new_state_compiled` is the same function compiled for loops over
+    parameter sets (the bundles' helpers are ``register_jitable``: plain Python here,
+    compiled there).
+    """
+    # at most one pending event per rank (its resume) and per message (the next step
+    # of its protocol, or its flow's event), so this capacity is never exceeded; the flow
+    # network's heap has as much room again for stale flow events (kernel.flows);
+    # untouched pages cost nothing
+    live = n_ranks + n_requests + 1
+    if flow_entries > 0:
+        live += 1  # the flow network's recomputation event
+    stale_room = live if flow_entries > 0 else 0
+    cap = live + stale_room
+    # the flow network: per message slot (one flow at a time) and per link; empty otherwise
+    n_fs = n_requests if flow_entries > 0 else 0
+    n_fl = n_links if flow_entries > 0 else 0
     network = NetState(
         np.zeros(n_nodes, np.float64),
         np.zeros(n_nodes, np.float64),
@@ -251,20 +293,19 @@ def new_state(  # type: ignore[no-untyped-def]
         np.zeros(n_links, np.float64),
         np.zeros(n_links, np.float64),
         np.zeros(n_route, np.int32),
-        flow,
+        _flow_state(n_fs, n_fl, flow_entries, stale_room),
     )
     heap = Heap(np.empty(cap, np.float64), np.empty(cap, np.int64), np.empty(cap, np.int64))
-    largest = 0
-    if n_ranks > 0:
-        largest = np.max(wait_ptr[1:] - wait_ptr[:-1])
-    waits = Waits(
-        np.empty(wait_ptr[-1], np.int64),
-        wait_ptr,
-        np.zeros(n_ranks, np.int64),
-        np.empty(largest, np.int64),
-        np.empty(largest, np.float64),
+    return State(
+        _rank_state(n_ranks, n_calls, n_marks),
+        _queues(n_ranks, n_requests),
+        _requests(n_requests),
+        _messages(n_requests),
+        network,
+        heap,
+        _slots(n_requests),
+        _waits(n_ranks, wait_ptr),
     )
-    return State(ranks, queues, requests, messages, network, heap, slots, waits)
 
 
 new_state_compiled = njit(nogil=True)(new_state)

@@ -128,6 +128,40 @@ def _row(out, at, kind, peer, tag, comm, nbytes, req, count, seconds):  # type: 
         o_nbytes[at] = nbytes
 
 
+@njit(inline="always")
+def _emit_collective(out, wait_list, bases, j, collectives, templates, comm_tables, rates):  # type: ignore[no-untyped-def]
+    """Write the rows of collective call ``j`` (of :func:`emit_program`): its template's
+    rows at ``at`` (``n_out`` of them), peers mapped through the communicator, requests
+    from ``rb`` and wait-list entries from ``wb`` (``bases = (at, n_out, rb, wb)``)."""
+    at, n_out, rb, wb = bases
+    tid, c_comm, c_tag, c_op_s = collectives[0], collectives[1], collectives[2], collectives[3]
+    t_first, rows_pool, combine_pool, w_first, w_len, w_pool = templates
+    comm_members, comm_ptr, coll_comm_base = comm_tables
+    reduce_rate = rates[1]
+    tp = tid[j]
+    src = t_first[tp]
+    members = comm_ptr[c_comm[j]]
+    cc = coll_comm_base + c_comm[j]
+    for r in range(n_out):
+        rk = rows_pool[src + r, TPL_KIND]
+        nb_ = rows_pool[src + r, TPL_BYTES]
+        cnt = rows_pool[src + r, TPL_COUNT]
+        if rk in (OP_ISEND, OP_IRECV):
+            pr = comm_members[members + rows_pool[src + r, TPL_PEER]]
+            q = rows_pool[src + r, TPL_REQ] + rb
+            _row(out, at + r, rk, pr, c_tag[j], cc, nb_, q, cnt, 0.0)
+        elif rk == OP_WAITALL:
+            q = rows_pool[src + r, TPL_REQ] + wb
+            _row(out, at + r, rk, NO_PEER, 0, 0, nb_, q, cnt, 0.0)
+        else:  # COMPUTE: a combine step, or the trace's operator cost
+            cb = combine_pool[src + r]
+            d = cb / reduce_rate if cb >= 0.0 else c_op_s[j]
+            _row(out, at + r, rk, NO_PEER, 0, 0, nb_, -1, cnt, d)
+    w0 = w_first[tp]
+    for r in range(w_len[tp]):
+        wait_list[wb + r] = w_pool[w0 + r] + rb
+
+
 @njit()
 def emit_program(  # type: ignore[no-untyped-def]
     trace_cols,
@@ -155,7 +189,7 @@ def emit_program(  # type: ignore[no-untyped-def]
         ``(wa_off, wa_count)``: ``(tid, comm, tag, op_s, wa_off, wa_count)``.
     templates
         ``(t_first, rows_pool, combine_pool, w_first, w_len, w_pool)`` of the schedule
-        templates (rows as in ``lowering._Template``).
+        templates (rows as in ``lowering.templates.Template``).
     comm_members, comm_ptr
         Communicator member lists (world ranks) of the trace.
     rates
@@ -179,9 +213,9 @@ def emit_program(  # type: ignore[no-untyped-def]
     wait_list = borrowed(wait_list)
     kind, call, peer, peer2, tag, tag2, comm, bytes_send, bytes_recv, request, seconds = trace_cols
     out_ptr, req_base, wl_base, slot = plan
-    tid, c_comm, c_tag, c_op_s, wa_off, wa_count = collectives
-    t_first, rows_pool, combine_pool, w_first, w_len, w_pool = templates
-    compute_scale, reduce_rate = rates
+    wa_off, wa_count = collectives[4], collectives[5]
+    compute_scale = rates[0]
+    comm_tables = (comm_members, comm_ptr, coll_comm_base)
     ops = out[0]
     for i in range(kind.shape[0]):
         at = out_ptr[i]
@@ -220,30 +254,8 @@ def emit_program(  # type: ignore[no-untyped-def]
             _row(out, at, OP_WAITALL, NO_PEER, 0, 0, 0, wa_off[j], wa_count[j], 0.0)
         else:  # a collective: its template, peers mapped through the communicator
             j = slot[i]
-            tp = tid[j]
-            src = t_first[tp]
-            members = comm_ptr[c_comm[j]]
-            cc = coll_comm_base + c_comm[j]
-            rb = req_base[i]
-            wb = wl_base[i]
-            for r in range(n_out):
-                rk = rows_pool[src + r, TPL_KIND]
-                nb_ = rows_pool[src + r, TPL_BYTES]
-                cnt = rows_pool[src + r, TPL_COUNT]
-                if rk in (OP_ISEND, OP_IRECV):
-                    pr = comm_members[members + rows_pool[src + r, TPL_PEER]]
-                    q = rows_pool[src + r, TPL_REQ] + rb
-                    _row(out, at + r, rk, pr, c_tag[j], cc, nb_, q, cnt, 0.0)
-                elif rk == OP_WAITALL:
-                    q = rows_pool[src + r, TPL_REQ] + wb
-                    _row(out, at + r, rk, NO_PEER, 0, 0, nb_, q, cnt, 0.0)
-                else:  # COMPUTE: a combine step, or the trace's operator cost
-                    cb = combine_pool[src + r]
-                    d = cb / reduce_rate if cb >= 0.0 else c_op_s[j]
-                    _row(out, at + r, rk, NO_PEER, 0, 0, nb_, -1, cnt, d)
-            w0 = w_first[tp]
-            for r in range(w_len[tp]):
-                wait_list[wb + r] = w_pool[w0 + r] + rb
+            bases = (at, n_out, req_base[i], wl_base[i])
+            _emit_collective(out, wait_list, bases, j, collectives, templates, comm_tables, rates)
 
 
 @njit()

@@ -58,7 +58,7 @@ def combine_rows(
 
 
 class ScheduleTemplate(Protocol):
-    """A collective schedule template (``lowering._Template``) as the row writer reads it."""
+    """A collective schedule template (:class:`~mpiuq.simulator.lowering.templates.Template`) as the row writer reads it."""
 
     @property
     def rows(self) -> IntArray: ...

@@ -2,8 +2,9 @@
 
 * :mod:`.table` -- :class:`~.table.Program` (the operation table) and its builder;
 * :mod:`.check` -- the compiled validation of a program;
-* :mod:`.file` -- the program file (``NAME.mpiuqprog/``), its writer and a reader of row
-  slices;
+* :mod:`.file` -- the program file (``NAME.mpiuqprog/``) and its reader of row slices;
+  :mod:`.file_format` (format v1, its errors, the trace facts) and :mod:`.file_writer`
+  (its writers);
 * :mod:`.source` -- where a program's rows come from (memory or a program file);
 * :mod:`.cache` -- the lowered-program cache beside a trace's cache entry.
 

@@ -1,6 +1,8 @@
 """Trace replay: a lowered trace run under each network model, in memory or streamed.
 
 * :mod:`.run` -- :func:`~.run.replay` and :func:`~.run.replay_lowered` per network model;
+* :mod:`.results` -- what a replay gives (:class:`~.results.ReplayResult`), its progress
+  and its deadlock error;
 * :mod:`.setup` -- :class:`~.setup.ReplaySetup` and the network and placement it gives;
 * :mod:`.draws` -- one trace under many parameter sets (posterior draws);
 * :mod:`.windowed` -- :func:`~.windowed.simulate_windowed`: a run holding a window of

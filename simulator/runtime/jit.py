@@ -43,10 +43,11 @@ from numba import objmode as objmode  # noqa: E402
 from numba.core import event  # noqa: E402
 from numba.extending import intrinsic as intrinsic  # noqa: E402
 from numba.extending import overload as overload  # noqa: E402
+from numba.extending import register_jitable as register_jitable  # noqa: E402
 
-#: What this module defines; numba's ``intrinsic``, ``overload`` and ``objmode`` are
-#: re-exported too (imported ``as`` themselves), for the modules whose loops use them,
-#: but documented by numba.
+#: What this module defines; numba's ``intrinsic``, ``overload``, ``register_jitable``
+#: and ``objmode`` are re-exported too (imported ``as`` themselves), for the modules
+#: whose loops use them, but documented by numba.
 
 __all__ = [
     "COMPILED_SOURCES",

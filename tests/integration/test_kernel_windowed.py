@@ -1,4 +1,4 @@
-"""The windowed kernel (simulator.streaming): a program read through per-rank windows of
+"""The windowed kernel (simulator.replay.windowed): a program read through per-rank windows of
 a few rows gives the in-memory run bit for bit (events, their order, every float), its
 deadlock reports and its bad-window errors."""
 

@@ -137,13 +137,13 @@ def test_wide_collectives_cut_the_blocks_by_their_rows(
 ) -> None:
     """One all-to-all-v operation per rank lowers to ~2 p rows: the default blocks are cut
     by those rows, not by the trace's 2 operations per rank, and lower to the same program."""
-    from mpiuq.simulator.lowering import blocks as lowering_blocks
+    from mpiuq.simulator.lowering import block_cuts
 
     save_trace(_dense_alltoallv(12), tmp_path / "t.h5")
     ref = lower_trace(load_trace_h5(tmp_path / "t.h5"))
     whole = lower_trace_blocks(tmp_path / "t.h5", None, tmp_path / "a.mpiuqprog")
     assert whole.n_blocks == 1
-    monkeypatch.setattr(lowering_blocks, "WIDE_BLOCK_ROWS", 50)  # 2 ranks of 24 counts
+    monkeypatch.setattr(block_cuts, "WIDE_BLOCK_ROWS", 50)  # 2 ranks of 24 counts
     cut = lower_trace_blocks(tmp_path / "t.h5", None, tmp_path / "b.mpiuqprog")
     assert (cut.n_blocks, cut.ranks_per_block) == (6, 2)
     with ProgramFile.open(cut.path) as pf:

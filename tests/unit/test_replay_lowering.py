@@ -320,7 +320,7 @@ def test_ranks_without_operations_named_as_partners_mean_a_partial_trace() -> No
 @pytest.mark.parametrize("high", [4, 1 << 40])  # packed into integers / lexicographic sort
 @pytest.mark.parametrize("n", [0, 1, 500])
 def test_unique_rows_equals_numpy_unique_with_axis(n: int, high: int) -> None:
-    from mpiuq.simulator.lowering.lower import _unique_rows
+    from mpiuq.simulator.lowering.templates import _unique_rows
 
     keys = np.random.default_rng(n).integers(-1, high, size=(n, 7)).astype(np.int64)
     keys[n // 2 :] = keys[: n - n // 2]  # repeated rows
