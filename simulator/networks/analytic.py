@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import NET_ANALYTIC
 from mpiuq.simulator.errors import SettingError
+from mpiuq.simulator.runtime.jit import njit
 from mpiuq.simulator.topologies.base import Topology
 from mpiuq.simulator.topologies.routing import switch_hops
 

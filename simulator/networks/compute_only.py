@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import NET_ZERO
+from mpiuq.simulator.runtime.jit import njit
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import NET_PACKET, ROUTINGS
 from mpiuq.simulator.errors import SettingError
+from mpiuq.simulator.runtime.jit import njit
 from mpiuq.simulator.topologies.base import Topology
 from mpiuq.simulator.topologies.routing import intermediate, route_links
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import NET_PACKET, NET_ZERO
 from mpiuq.simulator.networks.analytic import analytic_arrival
 from mpiuq.simulator.networks.compute_only import zero_arrival
 from mpiuq.simulator.networks.packet import packet_start
+from mpiuq.simulator.runtime.jit import njit
 
 
 @njit(inline="always", error_model="numpy")
