@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 if TYPE_CHECKING:
-    from mpiuq.simulator.benchmarks import SimulationWork
+    from mpiuq.simulator.benchmarks.run import SimulationWork
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -88,7 +88,7 @@ def model_work(model: object, x: npt.ArrayLike) -> SimulationWork | None:
     """The built-in simulator's counted work of evaluating ``model`` at the rows of ``x``
     (:meth:`BenchmarkModel.work`, summed over the parts of a :class:`JointModel`), or None
     for a model that does not count its work."""
-    from mpiuq.simulator.benchmarks import SimulationWork  # the kernel loads where it runs
+    from mpiuq.simulator.benchmarks.run import SimulationWork  # the kernel loads where it runs
 
     parts = model.parts if isinstance(model, JointModel) else (model,)
     total = SimulationWork(0, 0, 0)

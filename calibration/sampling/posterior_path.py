@@ -4,7 +4,7 @@ The choice is by cost, and the same campaign makes the same choice on every mach
 under any load. The built-in simulator counts the work of one batch (all walkers of one
 half of every population, as the direct sampler calls it) at the campaign's own start
 draws: programs built, programs run and kernel events
-(:class:`~mpiuq.simulator.benchmarks.SimulationWork`). The counts are priced at fixed
+(:class:`~mpiuq.simulator.benchmarks.run.SimulationWork`). The counts are priced at fixed
 nominal costs (:data:`NOMINAL_SECONDS_PER_PROGRAM`, :data:`NOMINAL_SECONDS_PER_RUN`,
 :data:`NOMINAL_SECONDS_PER_EVENT`: 0.77-1.15 times the measured CPU time of every
 benchmark kind's batches on the 2-core reference machine, as
@@ -33,7 +33,7 @@ from mpiuq.calibration.config import PosteriorSpec
 from mpiuq.calibration.sampling.population import PopulationSettings
 
 if TYPE_CHECKING:
-    from mpiuq.simulator.benchmarks import SimulationWork
+    from mpiuq.simulator.benchmarks.run import SimulationWork
 
 FloatArray = npt.NDArray[np.float64]
 

@@ -26,8 +26,8 @@ from mpiuq.calibration.sampling.posterior_path import (
     NOMINAL_SECONDS_PER_RUN,
     nominal_seconds,
 )
-from mpiuq.simulator.benchmark_kinds import BENCHMARK_KINDS
-from mpiuq.simulator.benchmarks import BenchmarkModel, SimulationWork
+from mpiuq.simulator.benchmarks.kinds import BENCHMARK_KINDS
+from mpiuq.simulator.benchmarks.run import BenchmarkModel, SimulationWork
 
 #: The stock campaign's 18 sizes, 1 B to 4 MiB.
 SIZES = tuple(int(s) for s in np.unique(np.logspace(0, 22, 18, base=2).astype(int)))

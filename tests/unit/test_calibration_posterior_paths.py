@@ -30,7 +30,7 @@ from mpiuq.calibration.sampling.posterior_path import (
     choose_path,
 )
 from mpiuq.calibration.sampling.symmetry import fold, ordered, swap_error, symmetrise
-from mpiuq.simulator.benchmarks import BenchmarkModel, SimulationWork, evaluate_batch
+from mpiuq.simulator.benchmarks.run import BenchmarkModel, SimulationWork, evaluate_batch
 from mpiuq.simulator.parameters import params_matrix
 
 
