@@ -25,9 +25,9 @@ and tag -444 (SMPI's MPI_ANY_TAG, in receives and wait keys) ``ANY_TAG``.
 Every value is checked against :mod:`.limits` as it is read (ranks, peers, roots,
 counts, tags, bytes, compute seconds); any problem is a :class:`TraceFormatError`
 naming file, rank and line. The text is parsed by compiled code over the raw bytes
-(:mod:`.ti_kernel`), about 3-5 million lines per second; the files of a trace are
+(:mod:`.ti.kernel`), about 3-5 million lines per second; the files of a trace are
 read, decompressed and scanned in two halves on two threads, and a trace of 2 MiB of text
-or more is parsed that way too (:mod:`.split_parse`), with the serial parse's result.
+or more is parsed that way too (:mod:`.ti.split`), with the serial parse's result.
 """
 
 from __future__ import annotations
@@ -39,13 +39,13 @@ import numpy as np
 from mpiuq.simulator.trace.errors import TraceFormatError
 from mpiuq.simulator.trace.ir import ANY_SOURCE, Trace
 from mpiuq.simulator.trace.limits import MAX_LINES
-from mpiuq.simulator.trace.split_parse import SPLIT_MIN_BYTES, run_parser_split
-from mpiuq.simulator.trace.ti_errors import line_error
-from mpiuq.simulator.trace.ti_files import find_ti_files, read_text_bytes
-from mpiuq.simulator.trace.ti_kernel import scan_ranks
-from mpiuq.simulator.trace.ti_lex import ACTIONS, action_table
-from mpiuq.simulator.trace.ti_parse import assemble, run_parser
-from mpiuq.simulator.trace.ti_state import (
+from mpiuq.simulator.trace.ti.files import find_ti_files, read_text_bytes
+from mpiuq.simulator.trace.ti.kernel import scan_ranks
+from mpiuq.simulator.trace.ti.lex import ACTIONS, action_table
+from mpiuq.simulator.trace.ti.messages import line_error
+from mpiuq.simulator.trace.ti.parse import assemble, run_parser
+from mpiuq.simulator.trace.ti.split import SPLIT_MIN_BYTES, run_parser_split
+from mpiuq.simulator.trace.ti.state import (
     C_CALLS,
     C_FAILED_TESTS,
     C_MSG_RECVS,
@@ -128,7 +128,7 @@ def read_ti(
         files is then resolved once).
     threads : int
         2 (default): the files are read and scanned in two halves on two threads, and a
-        trace of :data:`~.split_parse.SPLIT_MIN_BYTES` or more is parsed that way too;
+        trace of :data:`~.ti.split.SPLIT_MIN_BYTES` or more is parsed that way too;
         1: everything on the calling thread. The trace is the same.
 
     Returns

@@ -11,7 +11,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from mpiuq.simulator.trace.builder import TraceBuilder
-from mpiuq.simulator.trace.dumpi_common import (
+from mpiuq.simulator.trace.dumpi.common import (
     BOOKKEEPING,
     COMM_NULL,
     COMM_SELF,
@@ -20,8 +20,8 @@ from mpiuq.simulator.trace.dumpi_common import (
     REQUEST_NULL,
     mpi_name,
 )
-from mpiuq.simulator.trace.dumpi_comms import CommState, unknown_comm
-from mpiuq.simulator.trace.dumpi_raw import RawCall, RawRank
+from mpiuq.simulator.trace.dumpi.comms import CommState, unknown_comm
+from mpiuq.simulator.trace.dumpi.raw import RawCall, RawRank
 from mpiuq.simulator.trace.errors import TraceFormatError
 from mpiuq.simulator.trace.ir import ANY_SOURCE, ANY_TAG, NO_PEER, UNKNOWN_PEER, OpKind
 from mpiuq.simulator.trace.limits import MAX_ACTION_SECONDS, MAX_MESSAGE_BYTES, MAX_RANKS, MAX_TAG

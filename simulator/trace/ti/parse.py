@@ -1,8 +1,8 @@
 """The compiled line loop of the TI parser and the packing of its rows into columns.
 
 :func:`parse_lines` walks every line of every file (in the order given), checks the
-rank token and the finalize rule, decodes each action (:mod:`.ti_kernel`) and
-applies it to the parser state (:mod:`.ti_state`). :func:`assemble` then drops
+rank token and the finalize rule, decodes each action (:mod:`.ti.kernel`) and
+applies it to the parser state (:mod:`.ti.state`). :func:`assemble` then drops
 failed tests, orders rows by rank (stable: each rank keeps its line order), and
 builds the ``wait_reqs`` and ``vcounts`` pools exactly as
 :class:`~mpiuq.simulator.trace.builder.TraceBuilder` would.
@@ -15,8 +15,8 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from mpiuq.simulator._jit import njit
-from mpiuq.simulator.trace.ti_args import T_COLS, arg_seconds, read_tokens
-from mpiuq.simulator.trace.ti_kernel import (
+from mpiuq.simulator.trace.ti.args import T_COLS, arg_seconds, read_tokens
+from mpiuq.simulator.trace.ti.kernel import (
     A_ALLGATHERV,
     A_ALLTOALLV,
     A_COMPUTE,
@@ -36,8 +36,8 @@ from mpiuq.simulator.trace.ti_kernel import (
     decode_p2p,
     decode_vcollective,
 )
-from mpiuq.simulator.trace.ti_lex import BYTE_CLASS, lookup_action, tokenize
-from mpiuq.simulator.trace.ti_state import (
+from mpiuq.simulator.trace.ti.lex import BYTE_CLASS, lookup_action, tokenize
+from mpiuq.simulator.trace.ti.state import (
     C_CALLS,
     C_COLS,
     C_KEYS,
@@ -125,7 +125,7 @@ FAILED = 2  # E holds the error
 
 @dataclass
 class ParserState:
-    """The arrays :func:`parse_lines` works on (see :mod:`.ti_state` for their columns)."""
+    """The arrays :func:`parse_lines` works on (see :mod:`.ti.state` for their columns)."""
 
     TK: np.ndarray
     ops: tuple[np.ndarray, ...]
@@ -297,7 +297,7 @@ def parse_lines(  # type: ignore[no-untyped-def]
     start, line end, rank]``, ``DF[0]`` a float detail) or NEED_ROOM when a line
     may not fit the token, hash or vcount arrays (``pos`` then points at it; the
     caller grows them and calls again). Arrays are never reassigned here, helpers
-    get borrowed views (:func:`.ti_state.borrow`), and the loop only calls small
+    get borrowed views (:func:`.ti.state.borrow`), and the loop only calls small
     functions: a call into a large compiled function costs hundreds of ns to set up.
     """
     buf, TK, ops, C, R = borrow(buf), borrow(TK), borrow_rows(ops), borrow(C), borrow(R)
