@@ -24,6 +24,7 @@ COMPILED_SOURCES: tuple[str, ...] = (
     "trace/ir.py",
     "trace/limits.py",
     "trace/ti/args.py",
+    "trace/ti/assemble.py",
     "trace/ti/kernel.py",
     "trace/ti/lex.py",
     "trace/ti/parse.py",
