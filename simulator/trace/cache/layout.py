@@ -36,8 +36,8 @@ from mpiuq.simulator.checksums import (
     read_sealed_json,
     seal_text,
 )
+from mpiuq.simulator.trace.cache.h5_format import FORMAT_VERSION
 from mpiuq.simulator.trace.errors import TraceFormatError
-from mpiuq.simulator.trace.h5_format import FORMAT_VERSION
 from mpiuq.simulator.trace.ir import AUX_COLUMNS, OP_COLUMNS, Trace
 from mpiuq.simulator.trace.limits import MAX_LINES, MAX_RANKS
 
@@ -162,7 +162,7 @@ def discard_entry(entry: Path) -> None:
 def load_mapped(entry: Path, doc: dict[str, Any] | None = None) -> Trace | None:
     """The trace of cache entry ``entry`` with its columns mapped by its layout ``doc``
     (read and verified when not given: :func:`verify_entry`); ``None`` when the layout
-    does not fit the entry (read the verified entry with :func:`~.h5_reader.load_trace_h5`
+    does not fit the entry (read the verified entry with :func:`~.cache.h5_reader.load_trace_h5`
     then).
 
     Raises
