@@ -2,7 +2,7 @@
 
 The compiled kernel (:mod:`mpiuq.simulator.kernel`), the program checker, the
 lowering loops and the network units read their integer constants from here;
-the Python-facing enumerations (:class:`mpiuq.simulator.program.Op`, the names of
+the Python-facing enumerations (:class:`mpiuq.simulator.program.table.Op`, the names of
 protocols, network models, routings and link classes) are views of these
 definitions, and the parameter slots ``P_*`` are derived from the field order of
 :class:`~mpiuq.simulator.parameters.SimParams`, so reordering a field moves its

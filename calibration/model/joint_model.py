@@ -45,7 +45,7 @@ class JointModel:
 
     Examples
     --------
-    >>> from mpiuq.simulator.benchmarks import BenchmarkModel
+    >>> from mpiuq.simulator.benchmarks.run import BenchmarkModel
     >>> a = BenchmarkModel("pingpong", (1, 4096), ("post_header_delay_us",))
     >>> b = BenchmarkModel("stream", (65536,), ("post_header_delay_us",), observable="throughput_MBps")
     >>> m = JointModel((a, b), ("pp", "bw"))

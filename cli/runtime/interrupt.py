@@ -46,7 +46,7 @@ SAVE_GRACE_S = 0.5
 def let_the_cache_write_finish() -> None:
     """Wait out :data:`SAVE_GRACE_S` after the last compilation's end, if it ended that
     recently (numba imported only if the command had imported it)."""
-    jit = sys.modules.get("mpiuq.simulator._jit")
+    jit = sys.modules.get("mpiuq.simulator.runtime.jit")
     if jit is not None:
         wait = SAVE_GRACE_S - (time.monotonic() - jit.LAST_COMPILE_END[0])
         if wait > 0:

@@ -5,7 +5,7 @@ in this process, the time of
 
 * ``verify``: checking the program entry's ``checksums.json`` (every member's size and
   xxh3-64 digest, on two threads): what a cached replay does now and did not before;
-* ``load``: :func:`~mpiuq.simulator.program_cache.find_cached_program`, the whole load
+* ``load``: :func:`~mpiuq.simulator.program.cache.find_cached_program`, the whole load
   of the cached program (``verify`` included), and ``load - verify``, the load as before;
 * ``hash 1 thread`` and ``crc32``: the entry's bytes hashed on one thread with xxh3-64
   and with ``zlib.crc32`` (the standard library's fastest), for comparison;
@@ -66,8 +66,8 @@ def main() -> int:
 
     from mpiuq.simulator.checksums import verify_manifest
     from mpiuq.simulator.parameters import SimParams
-    from mpiuq.simulator.program_cache import find_cached_program, program_entry
-    from mpiuq.simulator.replay import ReplaySetup
+    from mpiuq.simulator.program.cache import find_cached_program, program_entry
+    from mpiuq.simulator.replay.run import ReplaySetup
     from mpiuq.simulator.trace.read import locate_trace
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])

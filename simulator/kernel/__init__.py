@@ -51,7 +51,7 @@ Extending it
   :class:`.ProgramArrays` and to a per-rank window for a :class:`.WindowArrays`;
   :func:`.run_window` stops when a rank's ``pc`` reaches its window's end and
   resumes where it stopped once the caller has refilled it
-  (:func:`mpiuq.simulator.streaming.simulate_windowed`).
+  (:func:`mpiuq.simulator.replay.windowed.simulate_windowed`).
 """
 
 from __future__ import annotations

@@ -11,7 +11,6 @@ arrives when sent.
 
 from __future__ import annotations
 
-from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import (
     EV_ACK,
     EV_DATA,
@@ -33,6 +32,7 @@ from mpiuq.simulator.kernel.protocols import HEADER_BYTES, data_bytes
 from mpiuq.simulator.networks._dispatch import start_transfer
 from mpiuq.simulator.networks.flow_start import start_flow
 from mpiuq.simulator.networks.packet import inject_packet
+from mpiuq.simulator.runtime.jit import njit
 
 
 @njit(inline="always", error_model="numpy")

@@ -7,10 +7,10 @@ when it differs from what the registry generates.
 
 from __future__ import annotations
 
-from mpiuq.simulator._jit import njit
 from mpiuq.simulator.networks.analytic import analytic_arrival as _start_0
 from mpiuq.simulator.networks.compute_only import zero_arrival as _start_1
 from mpiuq.simulator.networks.packet import packet_start as _start_2
+from mpiuq.simulator.runtime.jit import njit
 
 
 @njit(inline="always", error_model="numpy")

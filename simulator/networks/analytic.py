@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mpiuq.simulator._jit import njit
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.networks.registry import NetworkModelEntry, model_code, register_network
+from mpiuq.simulator.runtime.jit import njit
 from mpiuq.simulator.topologies.base import Topology
 from mpiuq.simulator.topologies.routing import switch_hops
 from mpiuq.simulator.topologies.zone import Zone

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mpiuq.simulator._jit import njit
 from mpiuq.simulator.networks.registry import NetworkModelEntry, model_code, register_network
+from mpiuq.simulator.runtime.jit import njit
 
 
 @dataclass(frozen=True, slots=True)

@@ -112,8 +112,13 @@ def dispatch_source(entries: Sequence[NetworkModelEntry]) -> str:
     if not units:
         raise ValueError("no network model has a compiled start unit")
     imports = sorted(
-        f"from {e.start.py_func.__module__} import {e.start.py_func.__name__} as _start_{i}"
-        for i, e in units
+        [
+            "from mpiuq.simulator.runtime.jit import njit",
+            *(
+                f"from {e.start.py_func.__module__} import {e.start.py_func.__name__} as _start_{i}"
+                for i, e in units
+            ),
+        ]
     )
     lines = [
         '"""The kernel\'s one call into the network models\' compiled units (generated).',
@@ -125,7 +130,6 @@ def dispatch_source(entries: Sequence[NetworkModelEntry]) -> str:
         "",
         "from __future__ import annotations",
         "",
-        "from mpiuq.simulator._jit import njit",
         *imports,
         "",
         "",

@@ -17,11 +17,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import ROUTINGS
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.networks.arrays import topology_arrays
 from mpiuq.simulator.networks.registry import NetworkModelEntry, model_code, register_network
+from mpiuq.simulator.runtime.jit import njit
 from mpiuq.simulator.topologies.base import Topology
 from mpiuq.simulator.topologies.routing import intermediate, route_links
 from mpiuq.simulator.topologies.zone import Zone

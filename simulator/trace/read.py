@@ -70,7 +70,7 @@ class TraceLocation:
         its cache entry if it exists now and passes its checksum (None before the first
         read, with a read-only cache, or for a damaged entry, which is deleted). Lets a
         caller read the trace in blocks
-        (:func:`~mpiuq.simulator.lowering_blocks.lower_trace_blocks`) instead of whole."""
+        (:func:`~mpiuq.simulator.lowering.blocks.lower_trace_blocks`) instead of whole."""
         return self.h5_file_of_size(0)
 
     def h5_file_of_size(self, min_entry_bytes: int) -> Path | None:

@@ -26,6 +26,7 @@ import ctypes
 
 import numpy as np
 
+from mpiuq.simulator.runtime.watch import run_pair
 from mpiuq.simulator.trace.ti_parse import ParserState, run_parser
 from mpiuq.simulator.trace.ti_state import (
     C_CALLS,
@@ -49,7 +50,6 @@ from mpiuq.simulator.trace.ti_state import (
     R_LAST,
     R_LINE,
 )
-from mpiuq.simulator.watch import run_pair
 
 __all__ = ["SPLIT_MIN_BYTES", "run_parser_split", "split_point"]
 

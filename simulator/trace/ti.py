@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mpiuq.simulator.runtime.watch import run_pair
 from mpiuq.simulator.trace.errors import TraceFormatError
 from mpiuq.simulator.trace.ir import ANY_SOURCE, Trace
 from mpiuq.simulator.trace.limits import MAX_LINES
@@ -64,7 +65,6 @@ from mpiuq.simulator.trace.ti_state import (
     R_LINE,
     S_NONE,
 )
-from mpiuq.simulator.watch import run_pair
 
 __all__ = ["SMPI_DATATYPE_BYTES", "find_ti_files", "read_ti"]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mpiuq.simulator._jit import njit
+from mpiuq.simulator.runtime.jit import njit
 from mpiuq.simulator.trace.ir import ANY_SOURCE
 from mpiuq.simulator.trace.limits import MAX_ACTION_SECONDS, MAX_COUNT, MAX_MESSAGE_BYTES, MAX_TAG
 from mpiuq.simulator.trace.ti_lex import NUM_BAD, NUM_OK, NUM_RANGE, parse_float, parse_int

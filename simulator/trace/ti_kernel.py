@@ -11,7 +11,7 @@ array argument costs reference counting on every line).
 
 from __future__ import annotations
 
-from mpiuq.simulator._jit import njit
+from mpiuq.simulator.runtime.jit import njit
 from mpiuq.simulator.trace.limits import MAX_RANKS
 from mpiuq.simulator.trace.ti_args import (
     DEST,

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mpiuq.simulator._jit import njit, objmode
+from mpiuq.simulator.runtime.jit import njit, objmode
 
 __all__ = [
     "ACTIONS",

@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from mpiuq.simulator._jit import njit
+from mpiuq.simulator.runtime.jit import njit
 from mpiuq.simulator.trace.ti_args import T_COLS, arg_seconds, read_tokens
 from mpiuq.simulator.trace.ti_kernel import (
     A_ALLGATHERV,

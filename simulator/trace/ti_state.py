@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from mpiuq.simulator._jit import intrinsic, njit
+from mpiuq.simulator.runtime.jit import intrinsic, njit
 from mpiuq.simulator.trace.ir import NO_PEER, OpKind
 
 # --- error codes reported by the kernel (messages in ti_errors) --------------------------

@@ -32,12 +32,12 @@ RUN = """
 import json
 import sys
 
-from mpiuq.simulator.benchmarks import BenchmarkSetup, benchmark_program
+from mpiuq.simulator.benchmarks.run import BenchmarkSetup, benchmark_program
 from mpiuq.simulator.codes import NETWORK_MODELS
 from mpiuq.simulator.engine import simulate
 from mpiuq.simulator.networks import network_by_name
 from mpiuq.simulator.parameters import SimParams
-from mpiuq.simulator.replay import ReplaySetup, replay
+from mpiuq.simulator.replay.run import ReplaySetup, replay
 from mpiuq.simulator.trace import read_trace
 
 out = {"models": list(NETWORK_MODELS)}

@@ -16,7 +16,7 @@ import pytest
 from cache_fuzzing import SMALL_TI, CacheEntries, flipped, make_entries, replay_outcome, sweep_file
 
 from mpiuq.simulator.checksums import ChecksumError, seal_text, unseal_text
-from mpiuq.simulator.program_cache import find_cached_program
+from mpiuq.simulator.program.cache import find_cached_program
 from mpiuq.simulator.trace.read import locate_trace, read_located
 
 

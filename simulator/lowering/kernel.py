@@ -1,6 +1,6 @@
 """Compiled loops of the trace lowering (numba).
 
-:mod:`mpiuq.simulator.lowering` chooses, with array operations, the collective
+:mod:`mpiuq.simulator.lowering.lower` chooses, with array operations, the collective
 schedule template of each collective call and the requests each wait-all keeps.
 :func:`plan_rows` then counts, in one pass, the program rows, fresh requests and
 wait-list entries of every trace operation, and :func:`emit_program` writes the
@@ -11,8 +11,6 @@ operations (0.4 s for a million of them).
 from __future__ import annotations
 
 from mpiuq.simulator import codes
-from mpiuq.simulator._borrow import borrowed
-from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import (
     NO_PEER,
     OP_COMPUTE,
@@ -34,6 +32,8 @@ from mpiuq.simulator.codes import (
     TRACE_WAIT,
     TRACE_WAITALL,
 )
+from mpiuq.simulator.runtime.borrow import borrowed
+from mpiuq.simulator.runtime.jit import njit
 
 
 @njit()

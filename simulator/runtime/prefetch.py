@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mpiuq.simulator._jit import intrinsic
+from mpiuq.simulator.runtime.jit import intrinsic
 
 
 def _prefetch(typingctx: Any, array: Any, index: Any) -> Any:

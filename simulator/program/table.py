@@ -26,9 +26,7 @@ from enum import IntEnum
 import numpy as np
 import numpy.typing as npt
 
-from mpiuq.simulator import _program_check as chk
 from mpiuq.simulator import codes
-from mpiuq.simulator._program_check import first_problems
 from mpiuq.simulator.codes import (
     ANY_SOURCE,
     ANY_TAG,
@@ -43,6 +41,8 @@ from mpiuq.simulator.codes import (
     TABLE_COLUMNS,
 )
 from mpiuq.simulator.errors import ProgramError
+from mpiuq.simulator.program import check as chk
+from mpiuq.simulator.program.check import first_problems
 
 __all__ = ["ANY_SOURCE", "ANY_TAG", "Op", "Program", "ProgramBuilder"]
 
@@ -252,7 +252,7 @@ class Program:
                 raise self._problem(problem, i, value, extra)
 
     def _problem(self, problem: int, i: int, value: int, extra: int) -> ProgramError:
-        """The error for a finding of :func:`~mpiuq.simulator._program_check.first_problems`."""
+        """The error for a finding of :func:`~mpiuq.simulator.program.check.first_problems`."""
         r = int(np.searchsorted(self.rank_ptr, i, side="right")) - 1
         where = (r, i - int(self.rank_ptr[r]))
         if problem == chk.BAD_KIND:

@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from mpiuq.simulator.codes import FLOW_SHARING_NAMES, PLATFORM_MODELS
 from mpiuq.simulator.errors import SettingError
-from mpiuq.simulator.lowering import LoweringOptions
+from mpiuq.simulator.lowering.lower import LoweringOptions
 from mpiuq.simulator.networks import (
     NETWORK_MODELS,
     FlowSharing,

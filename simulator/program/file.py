@@ -1,8 +1,8 @@
 """The program file: a lowered program on disk, read back a slice of rows at a time.
 
-A lowered trace (:class:`~mpiuq.simulator.lowering.Lowered`) too large to hold in
+A lowered trace (:class:`~mpiuq.simulator.lowering.lower.Lowered`) too large to hold in
 memory is written here by the block lowering
-(:mod:`mpiuq.simulator.lowering_blocks`) and read back by the windowed kernel a few
+(:mod:`mpiuq.simulator.lowering.blocks`) and read back by the windowed kernel a few
 rows per rank at a time. Format version 1 is a directory ``NAME.mpiuqprog/`` with:
 
 ``meta.json``
@@ -16,7 +16,7 @@ rows per rank at a time. Format version 1 is a directory ``NAME.mpiuqprog/`` wit
     raw int32 rows ``(n_ops, OPS_WIDTH)``, C order, little-endian, ranks in order.
 ``value.bin``
     raw 8-byte column ``(n_ops,)``: bytes of ``ISEND``/``IRECV`` rows (int64) and
-    seconds of ``COMPUTE`` rows (float64), as :class:`~mpiuq.simulator.program.Program`.
+    seconds of ``COMPUTE`` rows (float64), as :class:`~mpiuq.simulator.program.table.Program`.
 ``wait_list.npy``
     int32 ``(n_wait,)``: the global wait list (4 bytes per listed request).
 ``row_ptr.bin``
@@ -44,8 +44,8 @@ import numpy.typing as npt
 
 from mpiuq.simulator.codes import OP_COMPUTE, OPS_WIDTH
 from mpiuq.simulator.errors import SimulatorError
-from mpiuq.simulator.lowering import Lowered
-from mpiuq.simulator.program import Program
+from mpiuq.simulator.lowering.lower import Lowered
+from mpiuq.simulator.program.table import Program
 from mpiuq.simulator.trace.ir import Trace
 
 __all__ = [
@@ -415,7 +415,7 @@ class ProgramFile:
     rank_ptr, wait_list
         int64 ``(n_ranks + 1,)`` and int32 ``(n_wait,)``.
     collectives, algorithms, nonblocking_collectives
-        As :class:`~mpiuq.simulator.lowering.Lowered`.
+        As :class:`~mpiuq.simulator.lowering.lower.Lowered`.
     facts
         The trace facts (:class:`TraceFacts`).
     """

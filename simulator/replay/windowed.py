@@ -2,7 +2,7 @@
 
 :func:`simulate_windowed` runs the kernel on a :class:`~mpiuq.simulator.kernel.WindowArrays`
 bundle of ``window_rows`` rows per rank, filled from a
-:class:`~mpiuq.simulator.program_source.ProgramSource` (a program file, or a program in
+:class:`~mpiuq.simulator.program.source.ProgramSource` (a program file, or a program in
 memory for tests). When a rank reaches the end of its window before the end of its
 stream the compiled loop stops; this module refills that rank's window from the
 rank's next operation (and, ahead of need, every other window more than half
@@ -30,9 +30,9 @@ from mpiuq.simulator.engine import RunResult, check_compute_scale, params_vector
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.networks import TWO_NODE_SWITCH, NetworkModel, network_arrays
 from mpiuq.simulator.parameters import SimParams
-from mpiuq.simulator.program_file import ProgramFile
-from mpiuq.simulator.program_source import ProgramSource, wait_rooms
-from mpiuq.simulator.watch import run_watched
+from mpiuq.simulator.program.file import ProgramFile
+from mpiuq.simulator.program.source import ProgramSource, wait_rooms
+from mpiuq.simulator.runtime.watch import run_watched
 
 __all__ = [
     "DEFAULT_WINDOW_ROWS",
@@ -148,7 +148,7 @@ def simulate_windowed(
     Parameters
     ----------
     source
-        The lowered program (:class:`~mpiuq.simulator.program_source.ProgramSource`).
+        The lowered program (:class:`~mpiuq.simulator.program.source.ProgramSource`).
     params, network, node_of_rank, compute_scale, on_progress
         As :func:`~mpiuq.simulator.engine.simulate`.
     window_rows
@@ -203,7 +203,7 @@ def simulate_windowed(
 
 
 class FileLowering:
-    """A lowered trace in a program file, as :func:`~mpiuq.simulator.replay.replay_lowered`
+    """A lowered trace in a program file, as :func:`~mpiuq.simulator.replay.run.replay_lowered`
     reads it (a ``StreamedLowering``): the file is the program, read through windows;
     the trace operation of a program row is found by a binary search of the file's row
     map (a few 8-byte reads, for deadlock and unmatched-message reports only).
@@ -211,7 +211,7 @@ class FileLowering:
     Parameters
     ----------
     program_file
-        An open :class:`~mpiuq.simulator.program_file.ProgramFile` (kept open by the caller
+        An open :class:`~mpiuq.simulator.program.file.ProgramFile` (kept open by the caller
         while the replay runs).
     """
 
@@ -224,7 +224,7 @@ class FileLowering:
 
     def trace_op(self, row: int) -> int:
         """The trace operation whose program rows hold ``row`` (last ``i`` with
-        ``row_ptr[i] <= row``, as :meth:`~mpiuq.simulator.lowering.Lowered.trace_op`)."""
+        ``row_ptr[i] <= row``, as :meth:`~mpiuq.simulator.lowering.lower.Lowered.trace_op`)."""
         lo, hi = 0, self.file.n_trace_ops + 1  # row_ptr[lo] <= row < row_ptr[hi] (hi: +inf)
         while hi - lo > 1:
             mid = (lo + hi) // 2

@@ -36,7 +36,7 @@ from mpiuq.simulator.parameters import SimParams
 from mpiuq.simulator.regimes import Regime
 
 if TYPE_CHECKING:  # the replay engine is imported when a replay runs
-    from mpiuq.simulator.replay import ReplaySetup
+    from mpiuq.simulator.replay.run import ReplaySetup
 
 #: What ``--like`` accepts.
 LIKE_TARGETS: tuple[str, ...] = ("simgrid",)

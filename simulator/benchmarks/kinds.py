@@ -1,14 +1,14 @@
 """The benchmark kinds: what one repetition of each benchmark program does, by name.
 
 A :class:`BenchmarkKind` appends one repetition of its two-rank program to a
-:class:`~mpiuq.simulator.program.ProgramBuilder` and says how the marks on rank 0
-become a time per message; :mod:`mpiuq.simulator.benchmarks` builds and runs the
+:class:`~mpiuq.simulator.program.table.ProgramBuilder` and says how the marks on rank 0
+become a time per message; :mod:`mpiuq.simulator.benchmarks.run` builds and runs the
 programs, and the command line's ``--benchmark`` choices, the campaign file's
 ``benchmark`` and ``model`` keys and the windowed set are read from
 :data:`BENCHMARK_KINDS`. A new kind is one :func:`register_benchmark` call (see
 ``docs/extending-simulator.md``).
 
-The built-in kinds (described in :mod:`mpiuq.simulator.benchmarks`): ``pingpong``,
+The built-in kinds (described in :mod:`mpiuq.simulator.benchmarks.run`): ``pingpong``,
 ``stream``, ``pingpong_send``, ``isend``, ``recv_arrived``, ``bidirectional_stream``.
 """
 
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from mpiuq.simulator.registry import NamesView, Registry
 
 if TYPE_CHECKING:
-    from mpiuq.simulator.program import ProgramBuilder
+    from mpiuq.simulator.program.table import ProgramBuilder
 
 __all__ = [
     "BENCHMARKS",

@@ -2,9 +2,9 @@
 
 :func:`replay_file_streamed` lowers an mpiuq HDF5 trace file (a trace cache entry or
 ``mpiuq trace synth`` output) block of ranks by block into a temporary program file
-(:func:`~mpiuq.simulator.lowering_blocks.lower_trace_blocks`), then runs each model on
-per-rank windows of that file (:func:`~mpiuq.simulator.streaming.simulate_windowed`).
-The result is bit-identical to :func:`~mpiuq.simulator.replay.replay` of the whole
+(:func:`~mpiuq.simulator.lowering.blocks.lower_trace_blocks`), then runs each model on
+per-rank windows of that file (:func:`~mpiuq.simulator.replay.windowed.simulate_windowed`).
+The result is bit-identical to :func:`~mpiuq.simulator.replay.run.replay` of the whole
 trace; the peak memory grows with the ranks, the requests (8 B each) and the live
 messages, not with the operations. The in-memory path is faster on small traces
 (no program file is written): :func:`stream_by_default` says which one to take.
@@ -20,18 +20,18 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from mpiuq.simulator.errors import SettingError
-from mpiuq.simulator.lowering_blocks import lower_trace_blocks
+from mpiuq.simulator.lowering.blocks import lower_trace_blocks
 from mpiuq.simulator.parameters import SimParams
-from mpiuq.simulator.program_file import ProgramFile
-from mpiuq.simulator.replay import (
+from mpiuq.simulator.program.file import ProgramFile
+from mpiuq.simulator.replay.run import (
     ReplayProgress,
     ReplayResult,
     ReplaySetup,
     TraceOrigin,
     replay_lowered,
 )
-from mpiuq.simulator.stream_default import STREAM_MIN_OPS, stream_by_default
-from mpiuq.simulator.streaming import DEFAULT_WINDOW_ROWS, FileLowering
+from mpiuq.simulator.replay.stream_default import STREAM_MIN_OPS, stream_by_default
+from mpiuq.simulator.replay.windowed import DEFAULT_WINDOW_ROWS, FileLowering
 from mpiuq.simulator.trace.h5_reader import open_trace_h5, read_column
 
 __all__ = [
@@ -149,14 +149,14 @@ def replay_file_streamed(
     ranks_per_block: int | None = None,
     on_progress: Callable[[ReplayProgress], None] | None = None,
 ) -> ReplayResult:
-    """:func:`~mpiuq.simulator.replay.replay` of the trace file ``h5_path``, streamed.
+    """:func:`~mpiuq.simulator.replay.run.replay` of the trace file ``h5_path``, streamed.
 
     Parameters
     ----------
     h5_path
         An mpiuq HDF5 trace file (a trace cache entry, ``mpiuq trace synth`` output).
     params, setup, threads, on_progress
-        As :func:`~mpiuq.simulator.replay.replay`.
+        As :func:`~mpiuq.simulator.replay.run.replay`.
     origin
         The file's :func:`origin_of_file`, if already read.
     scratch_dir

@@ -14,7 +14,7 @@ the loops' :data:`DEFAULT_OPTIONS`) differs from the one recorded beside them
 anywhere in them recompiles every loop once.
 
 **Reference counts.** numba counts references to every array a compiled function
-holds, with atomic instructions; :func:`~mpiuq.simulator._borrow.borrowed` lets a
+holds, with atomic instructions; :func:`~mpiuq.simulator.runtime.borrow.borrowed` lets a
 loop's body work on its argument bundles without them (see there).
 
 **Compilations.** :func:`on_compile` tells the command line (the only code that
@@ -33,8 +33,8 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
-from mpiuq.simulator._numba_import import import_numba
-from mpiuq.simulator._sources import COMPILED_SOURCES, digest_of
+from mpiuq.simulator.runtime.numba_import import import_numba
+from mpiuq.simulator.runtime.sources import COMPILED_SOURCES, digest_of
 
 import_numba()  # numba without its optional SciPy/PyYAML probes (see that module)
 
@@ -59,7 +59,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 #: The ``simulator`` folder as it is imported (not resolved: numba places a loop's cache
 #: beside the path its module was imported from).
-SIMULATOR_DIR = Path(os.path.dirname(os.path.abspath(__file__)))
+SIMULATOR_DIR = Path(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 #: Options every loop is compiled with unless it says otherwise (part of the caches' stamp).
 DEFAULT_OPTIONS: dict[str, Any] = {"nogil": True}
@@ -173,7 +173,7 @@ def njit(**options: Any) -> Callable[[F], F]:
     Only numba's documented options: every loop keeps numba's reference counting.
     Loops whose bodies pass bundles of arrays to inlined helpers (the event loop, the
     lowering kernels, the flow network's) take them through
-    :func:`~mpiuq.simulator._borrow.borrowed` on entry, so that those counts compile to
+    :func:`~mpiuq.simulator.runtime.borrow.borrowed` on entry, so that those counts compile to
     nothing (with the counts, a warm replay of ti_lulesh_512r took 5.3-5.7 s of CPU
     against 0.6-0.7 s).
 

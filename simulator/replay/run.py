@@ -1,6 +1,6 @@
 """Trace replay: where does an application's time go under each network model?
 
-:func:`replay` lowers a trace once (:mod:`mpiuq.simulator.lowering`) and runs the
+:func:`replay` lowers a trace once (:mod:`mpiuq.simulator.lowering.lower`) and runs the
 program on the engine under every requested network model, returning per model
 the decomposition of every rank's time into compute, network, MPI stack and
 synchronisation (section 4.2 and Fig. 8 of the reference paper), summed over
@@ -41,21 +41,21 @@ import numpy.typing as npt
 from mpiuq.simulator.codes import NETWORK_COST_ORDER
 from mpiuq.simulator.engine import CATEGORIES, Decomposition, RunResult, simulate
 from mpiuq.simulator.errors import DeadlockError, SettingError, SimulatorError
-from mpiuq.simulator.link_report import LinkUsage, hottest_links
-from mpiuq.simulator.lowering import Lowered, lower_trace
+from mpiuq.simulator.lowering.lower import Lowered, lower_trace
 from mpiuq.simulator.networks import PacketNetwork
 from mpiuq.simulator.parameters import SimParams
-from mpiuq.simulator.program import Program
-from mpiuq.simulator.program_source import ProgramSource
-from mpiuq.simulator.replay_setup import (
+from mpiuq.simulator.program.source import ProgramSource
+from mpiuq.simulator.program.table import Program
+from mpiuq.simulator.replay.link_report import LinkUsage, hottest_links
+from mpiuq.simulator.replay.setup import (
     FLOW_SHARINGS,
     NetworkFactory,
     ReplaySetup,
     network_and_nodes,
 )
-from mpiuq.simulator.streaming import DEFAULT_WINDOW_ROWS, simulate_windowed
+from mpiuq.simulator.replay.windowed import DEFAULT_WINDOW_ROWS, simulate_windowed
+from mpiuq.simulator.runtime.watch import one_at_a_time, run_concurrently
 from mpiuq.simulator.trace.ir import Trace
-from mpiuq.simulator.watch import one_at_a_time, run_concurrently
 
 __all__ = [
     "FLOW_SHARINGS",

@@ -8,8 +8,8 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from mpiuq.simulator._lowering_kernel import combine_steps, emit_program, plan_rows
 from mpiuq.simulator.codes import OPS_WIDTH, TRACE_WAITALL
+from mpiuq.simulator.lowering.kernel import combine_steps, emit_program, plan_rows
 from mpiuq.simulator.trace.ir import Trace
 
 IntArray = npt.NDArray[np.int64]

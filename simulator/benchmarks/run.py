@@ -49,9 +49,9 @@ import numpy as np
 import numpy.typing as npt
 
 from mpiuq.simulator import kernel
-from mpiuq.simulator.benchmark_kinds import BENCHMARK_KINDS
-from mpiuq.simulator.benchmark_kinds import RECV_SLEEP_S as RECV_SLEEP_S
-from mpiuq.simulator.benchmark_kinds import STREAM_ACK_BYTES as STREAM_ACK_BYTES
+from mpiuq.simulator.benchmarks.kinds import BENCHMARK_KINDS
+from mpiuq.simulator.benchmarks.kinds import RECV_SLEEP_S as RECV_SLEEP_S
+from mpiuq.simulator.benchmarks.kinds import STREAM_ACK_BYTES as STREAM_ACK_BYTES
 from mpiuq.simulator.engine import (
     Decomposition,
     check_regime_slots,
@@ -62,7 +62,7 @@ from mpiuq.simulator.engine import (
 from mpiuq.simulator.errors import ParameterError, SettingError
 from mpiuq.simulator.networks import TWO_NODE_SWITCH, network_arrays
 from mpiuq.simulator.parameters import SimParams, parameter_names, params_matrix
-from mpiuq.simulator.program import Program, ProgramBuilder
+from mpiuq.simulator.program.table import Program, ProgramBuilder
 from mpiuq.simulator.regimes import WIDTH as REGIME_WIDTH
 
 OBSERVABLES: tuple[str, ...] = ("time_us", "throughput_MBps")
@@ -81,7 +81,7 @@ class BenchmarkSetup:
     ----------
     benchmark
         A registered benchmark kind
-        (:data:`~mpiuq.simulator.benchmark_kinds.BENCHMARK_KINDS`: ``"pingpong"``,
+        (:data:`~mpiuq.simulator.benchmarks.kinds.BENCHMARK_KINDS`: ``"pingpong"``,
         ``"stream"``, ``"bidirectional_stream"`` and the call timings).
     window
         Messages per window of the stream benchmark.

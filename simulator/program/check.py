@@ -1,4 +1,4 @@
-"""Compiled scan behind :meth:`mpiuq.simulator.program.Program.validate` (numba).
+"""Compiled scan behind :meth:`mpiuq.simulator.program.table.Program.validate` (numba).
 
 One pass over the operations finds, per kind of problem, the first operation that
 has it; ``Program.validate`` turns the findings into the error message, checking
@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 
 from mpiuq.simulator import codes
-from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import (
     ANY_SOURCE,
     OP_COMPUTE,
@@ -21,6 +20,7 @@ from mpiuq.simulator.codes import (
     OP_WAIT,
     OP_WAITALL,
 )
+from mpiuq.simulator.runtime.jit import njit
 
 # kinds of problem, in the order Program.validate reports them: row of ``found``
 BAD_KIND = 0

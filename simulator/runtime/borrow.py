@@ -14,7 +14,7 @@ The owner is the caller: a loop's arguments stay alive during the call, so borro
 views of them are safe inside it; a loop must not return a borrowed array or keep
 one beyond the call (the loops that borrow return numbers or nothing).
 
-This file is one of the compiled sources (:data:`~mpiuq.simulator._sources.COMPILED_SOURCES`):
+This file is one of the compiled sources (:data:`~mpiuq.simulator.runtime.sources.COMPILED_SOURCES`):
 what it generates is in every loop that borrows.
 """
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from mpiuq.simulator._jit import intrinsic
+from mpiuq.simulator.runtime.jit import intrinsic
 
 __all__ = ["borrowed"]
 

@@ -27,11 +27,11 @@ import numpy.typing as npt
 from mpiuq.simulator import kernel
 from mpiuq.simulator.engine import params_vector, program_arrays
 from mpiuq.simulator.errors import SettingError, SimulatorError
-from mpiuq.simulator.lowering import Lowered, lower_trace
+from mpiuq.simulator.lowering.lower import Lowered, lower_trace
 from mpiuq.simulator.networks import network_arrays
 from mpiuq.simulator.networks.state import NetworkArrays
 from mpiuq.simulator.parameters import SimParams
-from mpiuq.simulator.replay import ReplaySetup, network_and_nodes, replay_facts
+from mpiuq.simulator.replay.run import ReplaySetup, network_and_nodes, replay_facts
 from mpiuq.simulator.trace.ir import Trace
 
 FloatArray = npt.NDArray[np.float64]

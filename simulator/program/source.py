@@ -1,15 +1,15 @@
 """Where a lowered program's rows come from: memory, or a program file read in windows.
 
-A :class:`ProgramSource` is what :func:`mpiuq.simulator.streaming.simulate_windowed`
+A :class:`ProgramSource` is what :func:`mpiuq.simulator.replay.windowed.simulate_windowed`
 reads: the program's sizes, its rank pointer and wait list (held whole: 8 B per rank,
 4 or 8 B per listed request) and :meth:`~ProgramSource.read_rows`, which copies any
 range of global rows into caller buffers. :class:`ProgramSlices` serves a
-:class:`~mpiuq.simulator.program.Program` in memory (tests, small traces); a program
+:class:`~mpiuq.simulator.program.table.Program` in memory (tests, small traces); a program
 file (``simulator.program_file.ProgramFile``) serves a program on disk.
 
 Rows are the program's table rows (``int32`` of ``OPS_WIDTH``) and one 8-byte value per
 row: the message size (``int64``) of ``ISEND``/``IRECV`` rows, the bits of the compute
-seconds (``float64``) of ``COMPUTE`` rows, as :class:`~mpiuq.simulator.program.Program`
+seconds (``float64``) of ``COMPUTE`` rows, as :class:`~mpiuq.simulator.program.table.Program`
 may hold them in one column.
 """
 
@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mpiuq.simulator.codes import COL_COUNT, COL_KIND, OP_COMPUTE, OP_WAITALL, OPS_WIDTH
-from mpiuq.simulator.program import Program
+from mpiuq.simulator.program.table import Program
 
 __all__ = ["ProgramSlices", "ProgramSource", "row_blocks", "wait_rooms"]
 
@@ -55,7 +55,7 @@ class ProgramSource(Protocol):
 
 
 class ProgramSlices:
-    """A :class:`~mpiuq.simulator.program.Program` in memory as a :class:`ProgramSource`."""
+    """A :class:`~mpiuq.simulator.program.table.Program` in memory as a :class:`ProgramSource`."""
 
     def __init__(self, program: Program) -> None:
         self.program = program

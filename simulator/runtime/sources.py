@@ -1,5 +1,5 @@
 """The source files compiled into the loops, and their digest (what their caches are
-keyed on, :mod:`mpiuq.simulator._jit`). Imports neither numba nor NumPy."""
+keyed on, :mod:`mpiuq.simulator.runtime.jit`). Imports neither numba nor NumPy."""
 
 from __future__ import annotations
 
@@ -9,16 +9,16 @@ from pathlib import Path
 
 __all__ = ["COMPILED_SOURCES", "digest_of", "sources_digest"]
 
-_HERE = Path(__file__).resolve().parent
+_HERE = Path(__file__).resolve().parents[1]
 
 #: Source files compiled into the loops (by inlining or as frozen constants), relative
-#: to the ``simulator`` folder; a glob per package. (``_jit.py`` is not one: what of it
+#: to the ``simulator`` folder; a glob per package. (``runtime/jit.py`` is not one: what of it
 #: reaches the machine code, the loops' default options, is in the caches' stamp.)
 COMPILED_SOURCES: tuple[str, ...] = (
-    "_borrow.py",
-    "_prefetch.py",
-    "_program_check.py",
-    "_lowering_kernel.py",
+    "runtime/borrow.py",
+    "runtime/prefetch.py",
+    "program/check.py",
+    "lowering/kernel.py",
     "codes.py",
     "parameters.py",
     "trace/ir.py",

@@ -2,13 +2,13 @@
 
 Beside a trace's entry in the parse cache (``<cache>/<trace key>.h5``, see
 :mod:`mpiuq.simulator.trace.cache`), :func:`save_cached_program` stores the trace's
-lowered program as a program file (:mod:`mpiuq.simulator.program_file`, format
+lowered program as a program file (:mod:`mpiuq.simulator.program.file`, format
 version 1) in ``<cache>/<trace key>-<program key>.mpiuqprog``, with three more members:
 
 ``trace_rank_ptr.npy``, ``trace_call.npy``
     int64 ``(n_ranks + 1,)`` and int16 ``(n_trace_ops,)``: the trace's rank offsets and
     MPI calls, which name a trace operation in a deadlock or an unmatched message
-    (:class:`~mpiuq.simulator.replay.TraceOrigin`; 2 B per trace operation).
+    (:class:`~mpiuq.simulator.replay.run.TraceOrigin`; 2 B per trace operation).
 ``cache.json``
     ``{"cache_version", "key", "trace_key", "compute_scale", "algorithms",
     "sources", "reduce_rate_Bps"}``: what the program key hashes, and the reduction
@@ -39,7 +39,7 @@ treats an entry it cannot use (a member that fails its checksum, a missing membe
 truncated column, malformed ``meta.json`` or ``cache.json``, another key, an inconsistent
 program) as absent and deletes it: the trace is then read and lowered, and the entry written again. Only
 :func:`load_cached_program`, for a caller naming an entry, raises
-:class:`~mpiuq.simulator.program_file.ProgramFileError`.
+:class:`~mpiuq.simulator.program.file.ProgramFileError`.
 """
 
 from __future__ import annotations
@@ -60,9 +60,8 @@ import numpy.typing as npt
 from mpiuq.simulator.checksums import ChecksumError, verify_manifest, write_manifest
 from mpiuq.simulator.codes import OP_COMPUTE
 from mpiuq.simulator.errors import ProgramError
-from mpiuq.simulator.lowering import Lowered, LoweringOptions
-from mpiuq.simulator.program import Program
-from mpiuq.simulator.program_file import (
+from mpiuq.simulator.lowering.lower import Lowered, LoweringOptions
+from mpiuq.simulator.program.file import (
     FORMAT_VERSION,
     SUFFIX,
     ProgramFile,
@@ -71,8 +70,9 @@ from mpiuq.simulator.program_file import (
     read_member,
     write_program_file,
 )
-from mpiuq.simulator.replay import TraceOrigin
-from mpiuq.simulator.watch import run_pair
+from mpiuq.simulator.program.table import Program
+from mpiuq.simulator.replay.run import TraceOrigin
+from mpiuq.simulator.runtime.watch import run_pair
 
 __all__ = [
     "CACHE_VERSION",
@@ -93,16 +93,12 @@ CACHE_VERSION = 2
 #: Source files, relative to the ``simulator`` folder, whose code shapes a lowered
 #: program or the entry's format: a change in any of them makes every entry stale.
 LOWERING_SOURCES: tuple[str, ...] = (
-    "lowering.py",
-    "_lowering_*.py",
+    "lowering/*.py",
     "collectives/*.py",
     "codes.py",
     "parameters.py",
     "regimes.py",
-    "program.py",
-    "_program_check.py",
-    "program_file.py",
-    "program_cache.py",
+    "program/*.py",
     "trace/ir.py",
     "checksums.py",
 )
@@ -111,7 +107,7 @@ LOWERING_SOURCES: tuple[str, ...] = (
 #: seconds, the wait list and row map: about 45 B measured on the shared traces).
 ENTRY_BYTES_PER_ROW = 48
 
-_HERE = Path(__file__).resolve().parent
+_HERE = Path(__file__).resolve().parents[1]
 #: Temporary entries (``<entry>.part<pid>``) older than this are leftovers of killed runs.
 _STALE_PART_S = 3600.0
 
@@ -120,7 +116,7 @@ IntArray = npt.NDArray[np.int64]
 
 def _sources_digest() -> str:
     """SHA-256 of the files of :data:`LOWERING_SOURCES` (computed once per process)."""
-    from mpiuq.simulator._sources import digest_of
+    from mpiuq.simulator.runtime.sources import digest_of
 
     return digest_of(LOWERING_SOURCES, _HERE)
 

@@ -42,7 +42,7 @@ from mpiuq.simulator.regimes import (
     parse_slot_name,
     with_slots,
 )
-from mpiuq.simulator.replay import ReplaySetup
+from mpiuq.simulator.replay.run import ReplaySetup
 
 #: Setting names a scenario may change (besides parameters and collectives).
 SETTINGS: tuple[str, ...] = ("model", "topology", "placement", "hops")

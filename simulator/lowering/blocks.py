@@ -3,8 +3,8 @@
 :func:`lower_trace_blocks` reads the columns of an mpiuq HDF5 trace file
 (:func:`~mpiuq.simulator.trace.cache.save_trace`, ``mpiuq trace synth``) one block
 of consecutive ranks at a time, lowers each block with the machinery of
-:func:`~mpiuq.simulator.lowering.lower_trace` and appends its rows to a
-:mod:`program file <mpiuq.simulator.program_file>`. The file holds exactly what
+:func:`~mpiuq.simulator.lowering.lower.lower_trace` and appends its rows to a
+:mod:`program file <mpiuq.simulator.program.file>`. The file holds exactly what
 ``lower_trace`` of the whole trace returns (the same rows, values, wait list, row
 map, request count, combine rows and collective counts, byte for byte).
 
@@ -43,18 +43,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from mpiuq.simulator._lowering_rows import (
-    combine_rows,
-    plan_layout,
-    segments,
-    template_lengths,
-    user_wait_lists,
-    write_rows,
-)
 from mpiuq.simulator.codes import COL_KIND, COL_REQ, OP_WAITALL
 from mpiuq.simulator.collectives import CollectiveError
 from mpiuq.simulator.errors import ProgramError, SettingError
-from mpiuq.simulator.lowering import (
+from mpiuq.simulator.lowering.lower import (
     COLL_COMM_BASE,
     COLLECTIVE_NAMES,
     LoweringOptions,
@@ -63,8 +55,16 @@ from mpiuq.simulator.lowering import (
     _collector_paused,
     _expand_collectives,
 )
-from mpiuq.simulator.program import Program
-from mpiuq.simulator.program_file import ProgramFileWriter, TraceFacts
+from mpiuq.simulator.lowering.rows import (
+    combine_rows,
+    plan_layout,
+    segments,
+    template_lengths,
+    user_wait_lists,
+    write_rows,
+)
+from mpiuq.simulator.program.file import ProgramFileWriter, TraceFacts
+from mpiuq.simulator.program.table import Program
 from mpiuq.simulator.trace.errors import TraceFormatError
 from mpiuq.simulator.trace.h5_reader import TraceHeader, open_trace_h5, read_column
 from mpiuq.simulator.trace.ir import OP_COLUMNS, V_KINDS, OpKind, Trace
@@ -532,7 +532,7 @@ def lower_trace_blocks(
 ) -> BlockLowering:
     """Lower the trace file ``h5_path`` block of ranks by block into the program file ``out_path``.
 
-    The program file holds what :func:`~mpiuq.simulator.lowering.lower_trace` of the
+    The program file holds what :func:`~mpiuq.simulator.lowering.lower.lower_trace` of the
     whole trace returns, byte for byte (see the module docstring).
 
     Parameters
@@ -558,7 +558,7 @@ def lower_trace_blocks(
     TraceFormatError
         If the file is not a valid trace file (naming it, and the operation at fault).
     UnreplayableTraceError, CollectiveError, ProgramError
-        As :func:`~mpiuq.simulator.lowering.lower_trace`, naming the trace file.
+        As :func:`~mpiuq.simulator.lowering.lower.lower_trace`, naming the trace file.
     """
     opts = LoweringOptions() if options is None else options
     if ranks_per_block is not None:

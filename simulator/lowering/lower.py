@@ -32,7 +32,7 @@ in ``Trace.unsupported`` and reported by the replay.
 How: array operations map each collective call to a schedule template (built in
 Python once per distinct collective, rank position, communicator size, root and
 sizes, and cached) and choose the requests each wait-all keeps; two compiled
-passes of :mod:`mpiuq.simulator._lowering_kernel` then lay out and write every
+passes of :mod:`mpiuq.simulator.lowering.kernel` then lay out and write every
 program row.
 """
 
@@ -46,13 +46,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from mpiuq.simulator._lowering_rows import (
-    combine_rows,
-    plan_layout,
-    template_lengths,
-    user_wait_lists,
-    write_rows,
-)
 from mpiuq.simulator.codes import (
     NO_PEER,
     TPL_BYTES,
@@ -71,7 +64,14 @@ from mpiuq.simulator.collectives import (
     validate_algorithms,
 )
 from mpiuq.simulator.errors import ProgramError, SettingError
-from mpiuq.simulator.program import Op, Program
+from mpiuq.simulator.lowering.rows import (
+    combine_rows,
+    plan_layout,
+    template_lengths,
+    user_wait_lists,
+    write_rows,
+)
+from mpiuq.simulator.program.table import Op, Program
 from mpiuq.simulator.trace.ir import UNKNOWN_PEER, OpKind, Trace
 
 #: Engine communicator id of collective traffic = COLL_COMM_BASE + trace communicator id.
