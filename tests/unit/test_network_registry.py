@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 
 from mpiuq.simulator import codes
-from mpiuq.simulator.runtime.jit import njit
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.networks import network_arrays, network_by_name
 from mpiuq.simulator.networks.generate import (
@@ -35,6 +34,7 @@ from mpiuq.simulator.networks.registry import (
     register_network,
 )
 from mpiuq.simulator.replay.run import COST_ORDER
+from mpiuq.simulator.runtime.jit import njit
 from mpiuq.simulator.topologies import make_topology
 from mpiuq.simulator.topologies.zone import crossbar_zone
 
