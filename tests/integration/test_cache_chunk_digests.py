@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import xxhash
-from cache_fuzzing import SMALL_TI, CacheEntries, flipped, make_entries, replay_outcome
+from cache_fuzzing import CacheEntries, flipped, replay_outcome, small_entries
 
 from mpiuq.simulator.checksums import (
     CHUNK_BYTES,
@@ -121,10 +121,7 @@ def test_a_manifest_without_chunks_is_refused(folder: Path) -> None:
 
 @pytest.fixture(scope="module")
 def small(tmp_path_factory: pytest.TempPathFactory) -> CacheEntries:
-    work = tmp_path_factory.mktemp("chunk-digests")
-    trace = work / "small_ti.txt"
-    trace.write_text(SMALL_TI)
-    return make_entries(trace, work / "cache")
+    return small_entries(tmp_path_factory.mktemp("chunk-digests"))
 
 
 def test_an_old_program_entry_is_discarded_and_rebuilt(small: CacheEntries, tmp_path: Path) -> None:
