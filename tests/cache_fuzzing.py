@@ -154,6 +154,13 @@ def make_entries(trace_path: Path, cache_dir: Path) -> CacheEntries:
     )
 
 
+def small_entries(folder: Path) -> CacheEntries:
+    """:func:`make_entries` of :data:`SMALL_TI`, written in ``folder`` (cache in ``folder/cache``)."""
+    trace = folder / "small_ti.txt"
+    trace.write_text(SMALL_TI)
+    return make_entries(trace, folder / "cache")
+
+
 def _copy_trace(trace: Trace) -> Trace:
     """``trace`` with its columns copied out of the entry's mapping."""
     import dataclasses
