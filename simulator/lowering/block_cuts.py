@@ -15,8 +15,8 @@ import numpy.typing as npt
 
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.lowering.rows import segments
+from mpiuq.simulator.trace.cache.h5_reader import TraceHeader, read_column
 from mpiuq.simulator.trace.errors import TraceFormatError
-from mpiuq.simulator.trace.h5_reader import TraceHeader, read_column
 from mpiuq.simulator.trace.ir import V_KINDS, OpKind
 
 __all__ = [

@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from mpiuq.simulator.lowering.block_cuts import file_error, pool_range
 from mpiuq.simulator.lowering.rows import segments
-from mpiuq.simulator.trace.h5_reader import TraceHeader, read_column
+from mpiuq.simulator.trace.cache.h5_reader import TraceHeader, read_column
 from mpiuq.simulator.trace.ir import OP_COLUMNS, V_KINDS, OpKind, Trace
 
 __all__ = ["BlockRequests", "read_block", "validate_block"]

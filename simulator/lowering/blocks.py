@@ -1,7 +1,7 @@
 """Lowering of a trace file in blocks of ranks, straight into a program file.
 
 :func:`lower_trace_blocks` reads the columns of an mpiuq HDF5 trace file
-(:func:`~mpiuq.simulator.trace.cache.save_trace`, ``mpiuq trace synth``) one block
+(:func:`~mpiuq.simulator.trace.cache.store.save_trace`, ``mpiuq trace synth``) one block
 of consecutive ranks at a time, lowers each block with the machinery of
 :func:`~mpiuq.simulator.lowering.lower.lower_trace` and appends its rows to a
 :mod:`program file <mpiuq.simulator.program.file>`. The file holds exactly what
@@ -76,7 +76,7 @@ from mpiuq.simulator.lowering.rows import (
 from mpiuq.simulator.lowering.templates import COLLECTIVE_NAMES, expand_collectives
 from mpiuq.simulator.program.file import ProgramFileWriter, TraceFacts
 from mpiuq.simulator.program.table import Program
-from mpiuq.simulator.trace.h5_reader import TraceHeader, open_trace_h5, read_column
+from mpiuq.simulator.trace.cache.h5_reader import TraceHeader, open_trace_h5, read_column
 from mpiuq.simulator.trace.ir import OpKind, Trace
 
 #: The block lowering, and the block sizes it cuts by (defined in :mod:`.block_cuts`).
@@ -246,7 +246,7 @@ def lower_trace_blocks(
     Parameters
     ----------
     h5_path
-        An mpiuq HDF5 trace file (:func:`~mpiuq.simulator.trace.cache.save_trace`).
+        An mpiuq HDF5 trace file (:func:`~mpiuq.simulator.trace.cache.store.save_trace`).
     options
         Reduction rate, compute scale and collective algorithms (None: defaults).
     out_path

@@ -36,12 +36,11 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from mpiuq.simulator.codes import NETWORK_COST_ORDER
 from mpiuq.simulator.engine import RunResult, simulate
 from mpiuq.simulator.errors import DeadlockError, SettingError
 from mpiuq.simulator.lowering.lower import Lowered, lower_trace
-from mpiuq.simulator.networks import (
-    PacketNetwork,
-)
+from mpiuq.simulator.networks import PacketNetwork
 from mpiuq.simulator.parameters import SimParams
 from mpiuq.simulator.program.source import ProgramSource
 from mpiuq.simulator.program.table import Program
@@ -275,7 +274,7 @@ def replay_lowered(
 
 #: Models in the order :func:`replay_lowered` starts them when it runs several at once
 #: (the costliest first, so that the cheap ones fill the other threads); others last.
-COST_ORDER = ("packet", "flow", "analytic", "compute-only")
+COST_ORDER = NETWORK_COST_ORDER  # from the network-model registry's cost ranks
 
 
 def _cost_rank(name: str) -> int:
