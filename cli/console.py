@@ -8,13 +8,9 @@ interrupted command (``mpiuq replay: interrupted``) and exits 130;
 catch the interrupt. Importing this module has no side effects.
 """
 
-from __future__ import annotations
-
 import _signal  # the C module: ``signal`` imports enum, functools ... (a moment under load)
 import os
 import sys
-
-from mpiuq.runtime.command_words import early_command_words
 
 TYPE_CHECKING = False  # typing itself is not imported before the handler is in place
 if TYPE_CHECKING:
@@ -25,18 +21,30 @@ if TYPE_CHECKING:
 _EXIT_INTERRUPTED = 130
 
 
-def _interrupted_early(signum: int, frame: FrameType | None) -> None:
-    command = early_command_words(sys.argv[1:])
-    name = f"mpiuq {command}" if command else "mpiuq"
+def _interrupted_early(signum: int, frame: "FrameType | None") -> None:
+    command = ""
+    try:  # the signal may come while this thread imports it: then unnamed
+        from mpiuq.runtime.command_words import early_command_words
+
+        command = early_command_words(sys.argv[1:])
+    except BaseException:  # a partially initialised module (ImportError): "mpiuq" alone
+        pass
     try:
+        name = f"mpiuq {command}" if command else "mpiuq"
         os.write(2, f"{name}: interrupted\n".encode())
     finally:
         os._exit(_EXIT_INTERRUPTED)
 
 
-def run() -> NoReturn:
-    """Install the early Ctrl-C handler, then run :func:`mpiuq.main.run`."""
+def run() -> "NoReturn":
+    """Install the early Ctrl-C handler, then run :func:`mpiuq.main.run`.
+
+    The handler is this function's first statement and this module imports nothing but
+    built-in modules before it: what runs of mpiuq before it is the package's
+    ``__init__`` (its version string) and loading this module.
+    """
     _signal.signal(_signal.SIGINT, _interrupted_early)
+    import mpiuq.runtime.command_words  # noqa: F401  (names the command in the message)
     from mpiuq.main import run as run_main
 
     run_main()

@@ -129,7 +129,7 @@ def _exercise_batches(motif: Path) -> None:
     from mpiuq.simulator.replay.draws import replay_draws
     from mpiuq.simulator.replay.run import ReplaySetup
     from mpiuq.simulator.trace.read import read_trace
-    from mpiuq.simulator.trace.ti_state import grow_hash
+    from mpiuq.simulator.trace.ti.state import grow_hash
 
     trace = read_trace(motif)
     base = SimParams()

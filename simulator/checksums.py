@@ -5,16 +5,20 @@ runs; a byte changed on disk (a failing disk, an interrupted copy, a careless ed
 not become a silently wrong replay or a false deadlock. Every file of an entry therefore
 has a recorded size and a content digest, checked on read:
 
-* :func:`file_digest`: the size and the 64-bit XXH3 digest of a file's bytes, read through
-  a memory map (xxHash, a well-kept library: about 5-10 GB/s on one core, against
-  1 GB/s for ``zlib.crc32`` and 0.4 GB/s for BLAKE2b measured on this machine, so the
-  92 MB program entry of a 512-rank trace is checked in about 15 ms);
+* :func:`file_digest`: the size and the 64-bit XXH3 digests of a file's bytes, one per
+  chunk of :data:`CHUNK_BYTES` (4 KiB), read through a memory map (xxHash, a well-kept
+  library: about 5-10 GB/s on one core, against 1 GB/s for ``zlib.crc32`` and 0.4 GB/s
+  for BLAKE2b measured on this machine). Every chunk is checked on read; one digest per
+  chunk lets a sweep of every single-byte change of a large entry check each by hashing
+  its own chunk again (:func:`chunk_matches`) instead of the whole file;
 * :func:`seal_text` / :func:`unseal_text`: a small text file (JSON) that carries its own
   digest in a last line ``#xxh3_64 <hex>``, so a changed or cut metadata file is
   recognised too, before it is parsed;
 * :func:`write_manifest` / :func:`verify_manifest`: a sealed ``checksums.json`` listing
-  the size and digest of every other file of a folder (a program entry), checked with
-  the files hashed on two threads (the digest releases the GIL).
+  the size and chunk digests of every other file of a folder (a program entry), checked
+  with the files hashed on two threads (the digest releases the GIL). A manifest of an
+  earlier version (one digest per file) is refused like a damaged one: the entry is
+  rebuilt, never trusted.
 
 A failed check raises :class:`ChecksumError` naming the file and what differs; the caches
 treat it as a damaged entry (deleted, then rebuilt).
@@ -25,6 +29,7 @@ from __future__ import annotations
 import json
 import mmap
 import os
+import re
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -33,10 +38,14 @@ from typing import Any
 from mpiuq.simulator.errors import SimulatorError
 
 __all__ = [
+    "CHUNK_BYTES",
     "HASH_NAME",
     "MANIFEST",
     "ChecksumError",
+    "chunk_matches",
+    "digest_fits",
     "file_digest",
+    "parse_sealed_json",
     "seal_text",
     "unseal_text",
     "verify_manifest",
@@ -49,7 +58,11 @@ HASH_NAME = "xxh3_64"
 MANIFEST = "checksums.json"
 _SEAL = "#" + HASH_NAME + " "
 _FORMAT = "mpiuq-checksums"
-_VERSION = 1
+_VERSION = 2
+#: Bytes per digest: a file's digest is the concatenated 16-hex-digit XXH3 digests of its
+#: chunks of this many bytes (the last one shorter; none for an empty file).
+CHUNK_BYTES = 1 << 12
+_HEX = 16
 #: Files at least this large are hashed on the second thread.
 _PARALLEL_BYTES = 1 << 20
 
@@ -74,8 +87,26 @@ def _digest_bytes(data: Any) -> str:
     return f"{xxhash.xxh3_64_intdigest(data):016x}"
 
 
+def _chunk_digests(data: Any) -> str:
+    """The digests of ``data``'s chunks of :data:`CHUNK_BYTES`, concatenated (hex)."""
+    import numpy as np
+    import xxhash
+
+    view = memoryview(data)
+    n = len(view)
+    ints = np.fromiter(
+        map(
+            xxhash.xxh3_64_intdigest, (view[i : i + CHUNK_BYTES] for i in range(0, n, CHUNK_BYTES))
+        ),
+        dtype=">u8",
+        count=-(-n // CHUNK_BYTES),
+    )
+    return ints.tobytes().hex()
+
+
 def file_digest(path: str | Path) -> tuple[int, str]:
-    """``(size in bytes, hex digest)`` of a file's content (read through a memory map).
+    """``(size in bytes, chunk digests)`` of a file's content (read through a memory
+    map): the hex digests of its chunks of :data:`CHUNK_BYTES`, concatenated.
 
     Raises
     ------
@@ -85,9 +116,30 @@ def file_digest(path: str | Path) -> tuple[int, str]:
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
         if size == 0:
-            return 0, _digest_bytes(b"")
+            return 0, ""
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
-            return size, _digest_bytes(m)
+            return size, _chunk_digests(m)
+
+
+def digest_fits(size: Any, digest: Any) -> bool:
+    """Whether ``digest`` is a chunk-digest string for a file of ``size`` bytes."""
+    return (
+        type(size) is int
+        and size >= 0
+        and isinstance(digest, str)
+        and len(digest) == _HEX * -(-size // CHUNK_BYTES)
+        and re.fullmatch("[0-9a-f]*", digest) is not None
+    )
+
+
+def chunk_matches(path: str | Path, digest: str, index: int) -> bool:
+    """Whether chunk ``index`` of the file at ``path`` (as it is now) matches its digest
+    in ``digest`` (a :func:`file_digest` string): the one check a change confined to that
+    chunk can fail, for sweeps of single-byte changes."""
+    with open(path, "rb") as f:
+        f.seek(index * CHUNK_BYTES)
+        data = f.read(CHUNK_BYTES)
+    return _chunk_digests(data) == digest[index * _HEX : (index + 1) * _HEX]
 
 
 def seal_text(text: str) -> str:
@@ -129,18 +181,31 @@ def read_sealed_json(path: Path, missing: str = "is missing") -> Any:
         fails its seal, or is not JSON.
     """
     try:
-        text = path.read_bytes().decode("utf-8")
+        data = path.read_bytes()
     except FileNotFoundError:
         raise ChecksumError(path, missing) from None
     except OSError as exc:
         raise ChecksumError(path, f"cannot be read ({exc.strerror})") from None
+    return parse_sealed_json(data, path)
+
+
+def parse_sealed_json(data: bytes, where: str | Path) -> Any:
+    """The JSON document of a sealed file's bytes ``data`` (see :func:`read_sealed_json`).
+
+    Raises
+    ------
+    ChecksumError
+        If ``data`` is not valid UTF-8, fails its seal, or is not JSON (naming ``where``).
+    """
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise ChecksumError(path, "is not UTF-8 text (damaged)") from None
-    body = unseal_text(text, path)
+        raise ChecksumError(where, "is not UTF-8 text (damaged)") from None
+    body = unseal_text(text, where)
     try:
         return json.loads(body)
     except (json.JSONDecodeError, RecursionError) as exc:  # pragma: no cover - sealed
-        raise ChecksumError(path, f"is not JSON ({exc})") from None
+        raise ChecksumError(where, f"is not JSON ({exc})") from None
 
 
 def write_manifest(folder: Path, names: Iterable[str]) -> Path:
@@ -157,6 +222,7 @@ def write_manifest(folder: Path, names: Iterable[str]) -> Path:
         "format": _FORMAT,
         "version": _VERSION,
         "hash": HASH_NAME,
+        "chunk_bytes": CHUNK_BYTES,
         "files": {n: [size, hexd] for n, (size, hexd) in zip(names, digests, strict=True)},
     }
     path = folder / MANIFEST
@@ -182,13 +248,15 @@ def verify_manifest(folder: Path) -> tuple[str, ...]:
         or doc.get("format") != _FORMAT
         or doc.get("version") != _VERSION
         or doc.get("hash") != HASH_NAME
+        or doc.get("chunk_bytes") != CHUNK_BYTES
         or not isinstance(files, dict)
-        or not all(
-            isinstance(v, list) and len(v) == 2 and isinstance(v[0], int) and isinstance(v[1], str)
-            for v in files.values()
-        )
+        or not all(isinstance(v, list) and len(v) == 2 and digest_fits(*v) for v in files.values())
     ):
-        raise ChecksumError(path, f"is not a {_FORMAT} v{_VERSION} manifest of {HASH_NAME} digests")
+        raise ChecksumError(
+            path,
+            f"is not a {_FORMAT} v{_VERSION} manifest of {HASH_NAME} digests of "
+            f"{CHUNK_BYTES}-byte chunks (damaged, or of an earlier version)",
+        )
     present = {p.name for p in folder.iterdir()} - {MANIFEST}
     if present != set(files):
         extra, missing = sorted(present - set(files)), sorted(set(files) - present)
@@ -203,7 +271,10 @@ def verify_manifest(folder: Path) -> tuple[str, ...]:
             )
     for name, (_size, digest) in zip(names, _digests([folder / n for n in names]), strict=True):
         if digest != files[name][1]:
-            raise ChecksumError(folder / name, "does not match its checksum (damaged)")
+            raise ChecksumError(
+                folder / name,
+                f"does not match its checksum (damaged){_where(digest, files[name][1])}",
+            )
     return tuple(names)
 
 
@@ -224,3 +295,11 @@ def _digests(paths: list[Path]) -> list[tuple[int, str]]:
         for i, fut in futures.items():
             out[i] = fut.result()
     return [d for d in out if d is not None]
+
+
+def _where(got: str, expected: str) -> str:
+    """``" at byte N"``: the first chunk whose digest differs (for the message)."""
+    for i in range(0, min(len(got), len(expected)), _HEX):
+        if got[i : i + _HEX] != expected[i : i + _HEX]:
+            return f" in bytes {i // _HEX * CHUNK_BYTES}..{(i // _HEX + 1) * CHUNK_BYTES - 1}"
+    return ""

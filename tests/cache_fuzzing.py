@@ -33,7 +33,7 @@ from mpiuq.simulator.parameters import SimParams
 from mpiuq.simulator.program.cache import load_cached_program, program_entry
 from mpiuq.simulator.program.file import ProgramFileError
 from mpiuq.simulator.replay.run import ReplaySetup
-from mpiuq.simulator.trace.cache_layout import load_mapped, verify_entry
+from mpiuq.simulator.trace.cache.layout import load_mapped, verify_entry
 from mpiuq.simulator.trace.errors import TraceFormatError
 from mpiuq.simulator.trace.ir import AUX_COLUMNS, OP_COLUMNS, Trace
 from mpiuq.simulator.trace.read import locate_trace
@@ -154,6 +154,13 @@ def make_entries(trace_path: Path, cache_dir: Path) -> CacheEntries:
     )
 
 
+def small_entries(folder: Path) -> CacheEntries:
+    """:func:`make_entries` of :data:`SMALL_TI`, written in ``folder`` (cache in ``folder/cache``)."""
+    trace = folder / "small_ti.txt"
+    trace.write_text(SMALL_TI)
+    return make_entries(trace, folder / "cache")
+
+
 def _copy_trace(trace: Trace) -> Trace:
     """``trace`` with its columns copied out of the entry's mapping."""
     import dataclasses
@@ -217,7 +224,7 @@ def read_outcome(entries: CacheEntries, file: Path) -> str:
     except (ChecksumError, TraceFormatError):
         return "detected"
     if trace is None:  # the verified entry would be read with h5py: equally checked
-        from mpiuq.simulator.trace.h5_reader import load_trace_h5
+        from mpiuq.simulator.trace.cache.h5_reader import load_trace_h5
 
         try:
             trace = load_trace_h5(entries.trace_entry)

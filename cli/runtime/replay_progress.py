@@ -260,7 +260,7 @@ def _large(h5_path: Path, trace_path: Path) -> bool:
     """
     if h5_path != trace_path and h5_path.stat().st_size < _stream_entry_bytes():
         return False
-    from mpiuq.simulator.trace.h5_reader import open_trace_h5
+    from mpiuq.simulator.trace.cache.h5_reader import open_trace_h5
 
     with open_trace_h5(h5_path) as head:
         return _streams(head.n_ops, int(head.datasets["vcounts"].shape[0]))

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "unit")]  # test_calibration_handoff
 
 from cache_fuzzing import SMALL_TI  # noqa: E402
 
@@ -126,7 +126,6 @@ def wait_list_flip(ctx: Ctx) -> Outcome:
 
 
 def _edit(folder: Path, change: Callable[[dict[str, Any]], None], reseal: bool = True) -> None:
-    sys.path.insert(0, str(ROOT / "tests"))
     from test_calibration_handoff import _edit_summary
 
     _edit_summary(folder, change, reseal)

@@ -4,11 +4,13 @@ For each trace: one ``mpiuq replay`` fills a fresh cache; then, best of ``--repe
 in this process, the time of
 
 * ``verify``: checking the program entry's ``checksums.json`` (every member's size and
-  xxh3-64 digest, on two threads): what a cached replay does now and did not before;
+  the xxh3-64 digest of each of its 4 KiB chunks, on two threads): what a cached replay
+  does before it reads the entry;
 * ``load``: :func:`~mpiuq.simulator.program.cache.find_cached_program`, the whole load
   of the cached program (``verify`` included), and ``load - verify``, the load as before;
-* ``hash 1 thread`` and ``crc32``: the entry's bytes hashed on one thread with xxh3-64
-  and with ``zlib.crc32`` (the standard library's fastest), for comparison;
+* ``hash 1 thread`` and ``crc32``: the entry's bytes hashed whole (one digest per
+  member, as before the chunk digests) on one thread with xxh3-64 and with
+  ``zlib.crc32`` (the standard library's fastest), for comparison;
 
 then the whole second run as a user runs it (``mpiuq replay TRACE --model analytic -q``,
 its own process: wall and CPU seconds, best of ``--repeat``). Prints one row per trace.

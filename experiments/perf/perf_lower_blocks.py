@@ -40,7 +40,7 @@ def _compare(trace: Path, out: Path) -> None:
 
     from mpiuq.simulator.lowering.lower import lower_trace
     from mpiuq.simulator.program.file import ProgramFile
-    from mpiuq.simulator.trace.cache import load_trace_h5
+    from mpiuq.simulator.trace.cache.store import load_trace_h5
 
     low = lower_trace(load_trace_h5(trace))
     prog = low.program
@@ -82,7 +82,7 @@ def _child(way: str, trace: Path, out: Path, per: int | None) -> None:
         return
     if way == "memory":
         from mpiuq.simulator.lowering.lower import lower_trace
-        from mpiuq.simulator.trace.cache import load_trace_h5
+        from mpiuq.simulator.trace.cache.store import load_trace_h5
 
         low = lower_trace(load_trace_h5(trace))
         rows, info = low.program.n_ops, f"{low.program.n_requests} requests"

@@ -95,7 +95,7 @@ def run_case(p: int, case: str, mode: str, process_caches: bool = False) -> dict
         rows = low.program.n_ops
         del low
     else:  # the trace file is written by this process, lowered by a fresh one
-        from mpiuq.simulator.trace.cache import save_trace
+        from mpiuq.simulator.trace.cache.store import save_trace
 
         with tempfile.TemporaryDirectory() as tmp:
             h5 = Path(tmp) / "t.h5"

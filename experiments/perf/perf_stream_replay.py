@@ -38,7 +38,7 @@ def child(args: argparse.Namespace, h5: Path) -> None:
     from mpiuq.simulator.program.file import ProgramFile
     from mpiuq.simulator.replay.run import ReplayProgress, ReplaySetup, TraceOrigin, replay_lowered
     from mpiuq.simulator.replay.windowed import FileLowering
-    from mpiuq.simulator.trace.h5_reader import open_trace_h5, read_column
+    from mpiuq.simulator.trace.cache.h5_reader import open_trace_h5, read_column
 
     t0 = time.perf_counter()
     params = SimParams()

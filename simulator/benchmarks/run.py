@@ -322,6 +322,33 @@ def evaluate_batch(
     return BatchResult(sizes, time_us, np.asarray(sizes, dtype=np.float64) / time_us, events)
 
 
+@dataclass(frozen=True, slots=True)
+class SimulationWork:
+    """What evaluating parameter sets costs the simulator, counted rather than timed.
+
+    The counts are deterministic (the same rows give the same counts on any machine and
+    under any load), so a cost estimate built on them makes the same choice everywhere.
+
+    Attributes
+    ----------
+    programs
+        Benchmark programs built (one per size and call).
+    runs
+        Programs run (parameter sets x sizes).
+    events
+        Events the kernel processed.
+    """
+
+    programs: int
+    runs: int
+    events: int
+
+    def __add__(self, other: SimulationWork) -> SimulationWork:
+        return SimulationWork(
+            self.programs + other.programs, self.runs + other.runs, self.events + other.events
+        )
+
+
 @dataclass(frozen=True)
 class BenchmarkModel:
     """A benchmark as a vector-valued function of some parameters (for designs and surrogates).
@@ -384,6 +411,15 @@ class BenchmarkModel:
             threads=self.threads,
         )
         return batch.time_us if self.observable == "time_us" else batch.throughput_MBps
+
+    def work(self, x: npt.ArrayLike) -> SimulationWork:
+        """The simulator's work of evaluating the rows of ``x`` (:class:`SimulationWork`)."""
+        xs = np.atleast_2d(np.asarray(x, dtype=np.float64))
+        batch = evaluate_batch(
+            self.setup, self.sizes_bytes, params_matrix(self.base, self.names, xs), threads=1
+        )
+        n = len(self.sizes_bytes)
+        return SimulationWork(programs=n, runs=n * xs.shape[0], events=batch.n_events)
 
     def at(self, params: SimParams) -> FloatArray:
         """Evaluate at one full parameter set (ignores ``base``)."""

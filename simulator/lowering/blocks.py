@@ -1,7 +1,7 @@
 """Lowering of a trace file in blocks of ranks, straight into a program file.
 
 :func:`lower_trace_blocks` reads the columns of an mpiuq HDF5 trace file
-(:func:`~mpiuq.simulator.trace.cache.save_trace`, ``mpiuq trace synth``) one block
+(:func:`~mpiuq.simulator.trace.cache.store.save_trace`, ``mpiuq trace synth``) one block
 of consecutive ranks at a time, lowers each block with the machinery of
 :func:`~mpiuq.simulator.lowering.lower.lower_trace` and appends its rows to a
 :mod:`program file <mpiuq.simulator.program.file>`. The file holds exactly what
@@ -65,8 +65,8 @@ from mpiuq.simulator.lowering.rows import (
 )
 from mpiuq.simulator.program.file import ProgramFileWriter, TraceFacts
 from mpiuq.simulator.program.table import Program
+from mpiuq.simulator.trace.cache.h5_reader import TraceHeader, open_trace_h5, read_column
 from mpiuq.simulator.trace.errors import TraceFormatError
-from mpiuq.simulator.trace.h5_reader import TraceHeader, open_trace_h5, read_column
 from mpiuq.simulator.trace.ir import OP_COLUMNS, V_KINDS, OpKind, Trace
 
 __all__ = [
@@ -538,7 +538,7 @@ def lower_trace_blocks(
     Parameters
     ----------
     h5_path
-        An mpiuq HDF5 trace file (:func:`~mpiuq.simulator.trace.cache.save_trace`).
+        An mpiuq HDF5 trace file (:func:`~mpiuq.simulator.trace.cache.store.save_trace`).
     options
         Reduction rate, compute scale and collective algorithms (None: defaults).
     out_path

@@ -1,7 +1,7 @@
 """The lowered-program cache: a second replay of a trace neither reads nor lowers it.
 
 Beside a trace's entry in the parse cache (``<cache>/<trace key>.h5``, see
-:mod:`mpiuq.simulator.trace.cache`), :func:`save_cached_program` stores the trace's
+:mod:`mpiuq.simulator.trace.cache.store`), :func:`save_cached_program` stores the trace's
 lowered program as a program file (:mod:`mpiuq.simulator.program.file`, format
 version 1) in ``<cache>/<trace key>-<program key>.mpiuqprog``, with three more members:
 

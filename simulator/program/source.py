@@ -5,7 +5,7 @@ reads: the program's sizes, its rank pointer and wait list (held whole: 8 B per 
 4 or 8 B per listed request) and :meth:`~ProgramSource.read_rows`, which copies any
 range of global rows into caller buffers. :class:`ProgramSlices` serves a
 :class:`~mpiuq.simulator.program.table.Program` in memory (tests, small traces); a program
-file (``simulator.program_file.ProgramFile``) serves a program on disk.
+file (``simulator.program.file.ProgramFile``) serves a program on disk.
 
 Rows are the program's table rows (``int32`` of ``OPS_WIDTH``) and one 8-byte value per
 row: the message size (``int64``) of ``ISEND``/``IRECV`` rows, the bits of the compute

@@ -32,7 +32,7 @@ from mpiuq.simulator.replay.run import (
 )
 from mpiuq.simulator.replay.stream_default import STREAM_MIN_OPS, stream_by_default
 from mpiuq.simulator.replay.windowed import DEFAULT_WINDOW_ROWS, FileLowering
-from mpiuq.simulator.trace.h5_reader import open_trace_h5, read_column
+from mpiuq.simulator.trace.cache.h5_reader import open_trace_h5, read_column
 
 __all__ = [
     "BYTES_PER_TRACE_OP",

@@ -7,34 +7,17 @@ from pathlib import Path
 
 import pytest
 from cache_fuzzing import make_entries, sweep_file
-from shared_data import TRACES, needs_traces
+from shared_data import SHARED_TI_TRACES, TRACES, needs_traces
 
 #: Cases per file of a shared trace in the suite (every byte of files up to this size, then
 #: both ends and evenly spaced bytes); the exhaustive sweep is
-#: ``experiments/fuzz/fuzz_cache.py`` (results/fuzz_cache.txt), minutes per trace.
+#: ``experiments/fuzz/sweep_cache_chunks.py`` (every byte and length, checked by chunk) and
+#: ``experiments/fuzz/fuzz_cache.py`` (through the whole reader and replay).
 SHARED_LIMIT = 128
-#: The shared SimGrid TI traces (fixed names: test ids do not depend on the data's presence).
-SHARED_TI = (
-    "ti_comd_256r",
-    "ti_comd_64r",
-    "ti_hpcg_16r",
-    "ti_lulesh_216r",
-    "ti_lulesh_512r",
-    "ti_lulesh_64r",
-    "ti_minife_16r",
-    "ti_minife_64r",
-    "ti_nas_mg_A_256r",
-    "ti_nas_mg_A_64r",
-    "ti_nekbone_16r",
-    "ti_nekbone_64r",
-    "ti_simgrid_nas_lu_S_4r",
-    "ti_simgrid_replay_examples",
-    "ti_simgrid_replay_multiple_32r",
-)
 
 
 @needs_traces
-@pytest.mark.parametrize("name", SHARED_TI)
+@pytest.mark.parametrize("name", SHARED_TI_TRACES)
 def test_flips_and_truncations_of_the_shared_ti_traces_entries(name: str, tmp_path: Path) -> None:
     """Every file of both entries of a shared TI trace: every byte of files up to
     SHARED_LIMIT bytes, the first and last 4 KiB and evenly spaced bytes of larger ones

@@ -13,7 +13,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from cache_fuzzing import SMALL_TI, CacheEntries, flipped, make_entries, replay_outcome, sweep_file
+from cache_fuzzing import (
+    CacheEntries,
+    flipped,
+    replay_outcome,
+    small_entries,
+    sweep_file,
+)
 
 from mpiuq.simulator.checksums import ChecksumError, seal_text, unseal_text
 from mpiuq.simulator.program.cache import find_cached_program
@@ -22,10 +28,7 @@ from mpiuq.simulator.trace.read import locate_trace, read_located
 
 @pytest.fixture(scope="module")
 def small(tmp_path_factory: pytest.TempPathFactory) -> CacheEntries:
-    folder = tmp_path_factory.mktemp("cache-integrity")
-    trace = folder / "small_ti.txt"
-    trace.write_text(SMALL_TI)
-    return make_entries(trace, folder / "cache")
+    return small_entries(tmp_path_factory.mktemp("cache-integrity"))
 
 
 def _names(entries: CacheEntries) -> list[str]:

@@ -37,7 +37,7 @@ from mpiuq.simulator.replay.windowed import (
     simulate_windowed,
 )
 from mpiuq.simulator.trace.builder import TraceBuilder
-from mpiuq.simulator.trace.cache import save_trace
+from mpiuq.simulator.trace.cache.store import save_trace
 from mpiuq.simulator.trace.ir import OpKind, Trace
 
 WINDOWS = (1, 2, 3, 7, 64)

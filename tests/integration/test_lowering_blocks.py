@@ -34,7 +34,7 @@ from mpiuq.simulator.program.file import (
 )
 from mpiuq.simulator.trace import read_trace
 from mpiuq.simulator.trace.builder import TraceBuilder
-from mpiuq.simulator.trace.cache import load_trace_h5, save_trace
+from mpiuq.simulator.trace.cache.store import load_trace_h5, save_trace
 from mpiuq.simulator.trace.errors import TraceFormatError
 from mpiuq.simulator.trace.ir import UNKNOWN_PEER, OpKind, Trace
 

@@ -172,25 +172,16 @@ KNOWN_LONG_MODULES: dict[str, int] = {
     "simulator/lowering/blocks.py": 650,  # 540 when listed; the wide-collective cut added 110
     "simulator/program/file.py": 599,
     "simulator/replay/run.py": 555,
-    "simulator/trace/ir.py": 528,
-    "simulator/trace/ti_parse.py": 569,
 }
 #: Functions over :data:`MAX_FUNCTION_LINES` lines (``path:name``: lines).
 KNOWN_LONG_FUNCTIONS: dict[str, int] = {
-    "calibration/sampling/exact.py:de_moves": 105,
     "simulator/lowering/kernel.py:emit_program": 115,  # 107 when listed; borrowing its arrays added 8
     "simulator/kernel/state.py:new_state": 150,
     "simulator/lowering/lower.py:_expand_collectives": 118,
     "simulator/lowering/blocks.py:lower_trace_blocks": 125,  # 117 when listed (same change)
-    "simulator/trace/dumpi_lower.py:_lower_call": 101,
-    "simulator/trace/dumpi_raw.py:_make_handlers": 124,
-    "simulator/trace/otf2_reader.py:event": 106,
-    "simulator/trace/ti.py:read_ti": 109,
-    "simulator/trace/ti_parse.py:parse_lines": 129,
 }
 #: Package folders with more than :data:`MAX_LOOSE_MODULES` loose modules (folder: modules).
 KNOWN_CROWDED_FOLDERS: dict[str, int] = {
-    "simulator/trace": 29,
 }
 
 

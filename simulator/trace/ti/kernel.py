@@ -4,7 +4,7 @@
 of every line, rejecting ranks beyond MAX_RANKS before anything is allocated per
 rank). The ``decode_*`` functions turn the arguments of one action into the
 operation it stands for, written as scalars to ``D``/``DF`` (fields in
-:mod:`.ti_state`); :mod:`.ti_parse` applies them to the parser state. Keeping
+:mod:`.ti.state`); :mod:`.ti.parse` applies them to the parser state. Keeping
 decoding apart from the state keeps each compiled call down to a few arrays (every
 array argument costs reference counting on every line).
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from mpiuq.simulator.runtime.jit import njit
 from mpiuq.simulator.trace.limits import MAX_RANKS
-from mpiuq.simulator.trace.ti_args import (
+from mpiuq.simulator.trace.ti.args import (
     DEST,
     ROOT,
     SOURCE,
@@ -27,7 +27,7 @@ from mpiuq.simulator.trace.ti_args import (
     arg_tag,
     arg_vec,
 )
-from mpiuq.simulator.trace.ti_state import (
+from mpiuq.simulator.trace.ti.state import (
     D_BR,
     D_BS,
     D_KD,
@@ -51,7 +51,7 @@ from mpiuq.simulator.trace.ti_state import (
     X_WAITALL,
 )
 
-# action codes (index in ti_lex.ACTIONS)
+# action codes (index in lex.ACTIONS)
 A_COMPUTE, A_SLEEP, A_INIT, A_FINALIZE = 1, 2, 3, 4
 A_LOCATION = 8
 A_SEND, A_ISEND, A_RECV, A_IRECV, A_WAIT, A_TEST, A_WAITALL, A_SENDRECV = range(9, 17)

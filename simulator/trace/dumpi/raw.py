@@ -106,6 +106,16 @@ def _arr(ptr: Any, n: int) -> tuple[int, ...]:
 
 def _make_handlers() -> dict[str, Callable[[Any], tuple[Any, ...]]]:
     """Argument extractors per pydumpi callback name (without the ``on_`` prefix)."""
+    return {
+        **_p2p_handlers(),
+        **_completion_handlers(),
+        **_collective_handlers(),
+        **_setup_handlers(),
+    }
+
+
+def _p2p_handlers() -> dict[str, Callable[[Any], tuple[Any, ...]]]:
+    """Sends, receives and sendrecvs: counts, datatypes, peer, tags, communicator."""
 
     def send(d: Any) -> tuple[Any, ...]:
         return (d.count, d.datatype, d.dest, d.tag, d.comm)
@@ -119,10 +129,7 @@ def _make_handlers() -> dict[str, Callable[[Any], tuple[Any, ...]]]:
     def irecv(d: Any) -> tuple[Any, ...]:
         return (d.count, d.datatype, d.source, d.tag, d.comm, d.request)
 
-    def reqs(d: Any) -> tuple[int, ...]:
-        return _arr(d.requests, d.count)
-
-    h: dict[str, Callable[[Any], tuple[Any, ...]]] = {
+    return {
         "send": send,
         "bsend": send,
         "ssend": send,
@@ -155,14 +162,30 @@ def _make_handlers() -> dict[str, Callable[[Any], tuple[Any, ...]]]:
             d.recvtag,
             d.comm,
         ),
+    }
+
+
+def _reqs(d: Any) -> tuple[int, ...]:
+    return _arr(d.requests, d.count)
+
+
+def _completion_handlers() -> dict[str, Callable[[Any], tuple[Any, ...]]]:
+    """Waits and tests: their requests, flags and picked indices."""
+    return {
         "wait": lambda d: (d.request,),
         "test": lambda d: (d.request, d.flag),
-        "waitall": lambda d: (reqs(d),),
-        "testall": lambda d: (reqs(d), d.flag),
-        "waitany": lambda d: (reqs(d), d.index),
-        "testany": lambda d: (reqs(d), d.index, d.flag),
-        "waitsome": lambda d: (reqs(d), _arr(d.indices, d.outcount)),
-        "testsome": lambda d: (reqs(d), _arr(d.indices, d.outcount)),
+        "waitall": lambda d: (_reqs(d),),
+        "testall": lambda d: (_reqs(d), d.flag),
+        "waitany": lambda d: (_reqs(d), d.index),
+        "testany": lambda d: (_reqs(d), d.index, d.flag),
+        "waitsome": lambda d: (_reqs(d), _arr(d.indices, d.outcount)),
+        "testsome": lambda d: (_reqs(d), _arr(d.indices, d.outcount)),
+    }
+
+
+def _collective_handlers() -> dict[str, Callable[[Any], tuple[Any, ...]]]:
+    """Collectives: counts (per rank for the v-collectives), datatypes, root, communicator."""
+    return {
         "barrier": lambda d: (d.comm,),
         "bcast": lambda d: (d.count, d.datatype, d.root, d.comm),
         "reduce": lambda d: (d.count, d.datatype, d.root, d.comm),
@@ -213,6 +236,12 @@ def _make_handlers() -> dict[str, Callable[[Any], tuple[Any, ...]]]:
             d.comm,
             d.commsize,
         ),
+    }
+
+
+def _setup_handlers() -> dict[str, Callable[[Any], tuple[Any, ...]]]:
+    """Communicators, groups, ranks and sizes, init and finalize."""
+    return {
         "comm_split": lambda d: (d.oldcomm, d.color, d.key, d.newcomm),
         "comm_dup": lambda d: (d.oldcomm, d.newcomm),
         "comm_create": lambda d: (d.oldcomm, d.group, d.newcomm),
@@ -227,7 +256,6 @@ def _make_handlers() -> dict[str, Callable[[Any], tuple[Any, ...]]]:
         "init_thread": lambda d: (),
         "finalize": lambda d: (),
     }
-    return h
 
 
 HANDLERS = _make_handlers()

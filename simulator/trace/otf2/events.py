@@ -1,31 +1,22 @@
-"""Reader of OTF2 traces (Score-P, ``dumpi2otf2``) with the official ``otf2`` bindings.
+"""The events of an OTF2 archive translated to trace operations, location by location.
 
-The world rank of a location is its index in the MPI ``COMM_LOCATIONS`` group
-(robust for ``dumpi2otf2`` output, whose locations all hang off location group 0).
-Peers and roots are ranks in the event's communicator; ``COMM_SELF``-typed groups
-(MPI_COMM_SELF and, in Score-P, every size-1 communicator) and empty groups (how
-``dumpi2otf2`` writes MPI_COMM_SELF) resolve to the calling rank.
-
-Irecv peers and sizes are only known at completion (``MpiIrecv``), so the IRECV
-operation is patched then. Collective sizes are Score-P totals and are converted
-to per-rank buffer sizes (see FORMATS.md). Compute gaps are Leave(MPI_a) ->
-Enter(MPI_b) on one location, minus time with measurement switched off.
-Nonblocking collectives recorded only as regions (no sizes) are counted in
-``unsupported``.
+:class:`EventReader` holds the archive's definitions (world ranks, clock, communicators)
+and the :class:`Location` state of every MPI location; :meth:`EventReader.event` is
+called for every event in archive order (by :func:`~.reader.read_otf2`, in the reader
+child) and :meth:`EventReader.finish` builds the trace. See :mod:`.reader` for how
+ranks, peers, sizes and compute gaps are read.
 """
 
 from __future__ import annotations
 
-import re
 from collections import deque
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mpiuq.simulator.collectives import COLLECTIVES
 from mpiuq.simulator.trace.builder import TraceBuilder
-from mpiuq.simulator.trace.child import Progress, run_contained
-from mpiuq.simulator.trace.errors import TraceFormatError, UnsupportedTraceError
+from mpiuq.simulator.trace.errors import TraceFormatError
 from mpiuq.simulator.trace.ir import ANY_SOURCE, ANY_TAG, NO_PEER, OpKind, Trace
 from mpiuq.simulator.trace.limits import (
     MAX_ACTION_SECONDS,
@@ -34,13 +25,10 @@ from mpiuq.simulator.trace.limits import (
     MAX_RANKS,
     MAX_TAG,
 )
-from mpiuq.simulator.trace.sniff import is_otf2_anchor
 
-__all__ = ["find_otf2_anchor", "read_otf2"]
+__all__ = ["MAX_TIMER_RESOLUTION", "EventReader", "Location"]
 
 _UNDEFINED_ROOT = 0xFFFFFFFF
-_BINDING_FAILURE = "An unhandled python exception has occurred"
-_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception)\b")
 #: Largest timer resolution accepted, ticks per second (1 THz: far above any real
 #: clock; the shared traces use 1-2.1 GHz).
 MAX_TIMER_RESOLUTION = 1e12
@@ -75,32 +63,12 @@ _HANDLE_OPS = frozenset(
 )
 
 
-def find_otf2_anchor(path: str | Path) -> Path:
-    """The anchor file of an OTF2 archive: the path itself or the one in its directory.
-
-    Recognised by content (the OTF2 header), not by the ``.otf2`` suffix.
-    """
-    p = Path(path)
-    if p.is_dir():
-        anchors = sorted(f for f in p.iterdir() if f.is_file() and is_otf2_anchor(f))
-        if len(anchors) != 1:
-            raise UnsupportedTraceError(
-                f"directory {p} holds {len(anchors)} OTF2 anchor files, expected exactly one"
-            )
-        p = anchors[0]
-    if not p.is_file() or not is_otf2_anchor(p):
-        raise UnsupportedTraceError(
-            f"{p} is not an OTF2 anchor file (expected the OTF2 header: 03, B or L, 'OTF2')"
-        )
-    return p
-
-
 def _enum_name(value: Any) -> str:
     return str(value).split(".")[-1]
 
 
 @dataclass
-class _Loc:
+class Location:
     rank: int
     prev_stop: int | None = None
     acc: int = 0  # ticks of computation accumulated while no operation was emitted
@@ -116,7 +84,7 @@ class _Loc:
     n_events: int = 0
 
 
-class _Reader:
+class EventReader:
     def __init__(self, anchor: Path, defs: Any) -> None:
         import otf2
 
@@ -156,7 +124,7 @@ class _Reader:
                 f"{len(world.members)} MPI locations, more than {MAX_RANKS}", file=self.file
             )
         self.b = TraceBuilder("otf2", str(anchor.parent), len(world.members))
-        self.locs = {loc: _Loc(r) for loc, r in self.rank_of.items()}
+        self.locs = {loc: Location(r) for loc, r in self.rank_of.items()}
         self.comm_ids: dict[Any, int | None] = {}
         world_done = False
         for comm in defs.comms:
@@ -182,22 +150,22 @@ class _Reader:
         )
 
     # --- helpers ------------------------------------------------------------------------
-    def fail(self, st: _Loc, msg: str) -> TraceFormatError:
+    def fail(self, st: Location, msg: str) -> TraceFormatError:
         return TraceFormatError(msg, file=self.file, rank=st.rank, record=st.n_events - 1)
 
-    def comm(self, st: _Loc, comm: Any) -> int:
+    def comm(self, st: Location, comm: Any) -> int:
         if comm not in self.comm_ids:
             raise self.fail(st, f"event names communicator {comm!r} that is not defined")
         g = self.comm_ids[comm]
         return g if g is not None else self.b.add_comm([st.rank], key=("self", st.rank))
 
-    def world(self, st: _Loc, comm: int, r: int) -> int:
+    def world(self, st: Location, comm: int, r: int) -> int:
         try:
             return self.b.world_rank(comm, r)
         except IndexError as exc:
             raise self.fail(st, str(exc)) from None
 
-    def compute(self, st: _Loc, ticks: int) -> None:
+    def compute(self, st: Location, ticks: int) -> None:
         """Append ``ticks`` of computation (bounded by MAX_ACTION_SECONDS)."""
         seconds = ticks / self.res
         if seconds > MAX_ACTION_SECONDS:
@@ -208,17 +176,17 @@ class _Reader:
             )
         self.b.add_compute(st.rank, seconds)
 
-    def bytes(self, st: _Loc, value: int, what: str) -> int:
+    def bytes(self, st: Location, value: int, what: str) -> int:
         if not 0 <= value <= MAX_MESSAGE_BYTES:
             raise self.fail(st, f"{what} {value} outside 0..{MAX_MESSAGE_BYTES} (1 TiB)")
         return value
 
-    def tag(self, st: _Loc, value: int) -> int:
+    def tag(self, st: Location, value: int) -> int:
         if not 0 <= value <= MAX_TAG:
             raise self.fail(st, f"message tag {value} outside 0..{MAX_TAG}")
         return value
 
-    def emit(self, st: _Loc, kind: int, **cols: Any) -> int:
+    def emit(self, st: Location, kind: int, **cols: Any) -> int:
         if st.gap > 0:
             self.compute(st, st.gap)
             st.gap = 0
@@ -228,7 +196,9 @@ class _Reader:
         return self.b.add(st.rank, kind, call, **cols)
 
     # --- events -------------------------------------------------------------------------
-    def event(self, st: _Loc, ev: Any) -> None:
+    def event(self, st: Location, ev: Any) -> None:
+        """One event of location ``st``: counted, its time checked against the clock
+        range, then handled by its type."""
         st.n_events += 1
         name = type(ev).__name__
         t = int(ev.time)
@@ -239,89 +209,21 @@ class _Reader:
                 f"{self.t_last} (global offset and length from its ClockProperties)",
             )
         if name == "Enter":
-            rname = ev.region.name
-            if not rname.startswith("MPI_"):
-                return
-            st.region_depth += 1
-            if st.region_depth > 1:
-                return
-            st.region = rname
-            st.ops_in_region = 0
-            st.done = []
-            st.sendrecv = {}
-            if st.prev_stop is not None and st.measuring:
-                st.gap = st.acc + max(0, t - st.prev_stop)
-            else:
-                st.gap = st.acc
-            if rname == "MPI_Finalize" and st.gap > 0:
-                self.compute(st, st.gap)
-                st.gap = st.acc = 0
-                st.prev_stop = None
+            self.on_enter(st, ev, t)
         elif name == "Leave":
-            if not ev.region.name.startswith("MPI_"):
-                return
-            st.region_depth -= 1
-            if st.region_depth > 0:
-                return
-            self.leave(st)
-            if st.ops_in_region or (st.prev_stop is None and st.region != "MPI_Finalize"):
-                st.prev_stop = t
-            st.region = None
+            self.on_leave(st, ev, t)
         elif name == "MeasurementOnOff":
-            if _enum_name(ev.measurement_mode) == "OFF":
-                if st.prev_stop is not None and st.measuring:
-                    st.acc += max(0, t - st.prev_stop)
-                st.measuring = False
-                st.prev_stop = None
-            else:
-                st.measuring = True
-                st.prev_stop = t
+            self.on_measurement(st, ev, t)
         elif name in ("MpiSend", "MpiIsend"):
-            comm = self.comm(st, ev.communicator)
-            peer = self.world(st, comm, int(ev.receiver))
-            nb = self.bytes(st, int(ev.msg_length), "message length")
-            tag = self.tag(st, int(ev.msg_tag))
-            if st.region in _SENDRECV_REGIONS:
-                st.sendrecv["send"] = (peer, tag, comm, nb)
-            elif name == "MpiSend":
-                self.emit(st, OpKind.SEND, peer=peer, tag=tag, comm=comm, bytes_send=nb)
-            else:
-                rid = self.b.new_request()
-                st.isend.setdefault(int(ev.request_id), deque()).append(rid)
-                self.emit(
-                    st, OpKind.ISEND, peer=peer, tag=tag, comm=comm, bytes_send=nb, request=rid
-                )
+            self.on_send(st, ev, name)
         elif name == "MpiRecv":
-            comm = self.comm(st, ev.communicator)
-            peer = self.world(st, comm, int(ev.sender))
-            nb = self.bytes(st, int(ev.msg_length), "message length")
-            tag = self.tag(st, int(ev.msg_tag))
-            if st.region in _SENDRECV_REGIONS:
-                st.sendrecv["recv"] = (peer, tag, comm, nb)
-            else:
-                self.emit(st, OpKind.RECV, peer=peer, tag=tag, comm=comm, bytes_recv=nb)
+            self.on_recv(st, ev)
         elif name == "MpiIrecvRequest":
             rid = self.b.new_request()
             idx = self.emit(st, OpKind.IRECV, peer=ANY_SOURCE, tag=ANY_TAG, request=rid)
             st.irecv.setdefault(int(ev.request_id), deque()).append((rid, idx))
         elif name == "MpiIrecv":
-            q = st.irecv.get(int(ev.request_id))
-            if not q:
-                raise self.fail(
-                    st,
-                    f"MpiIrecv completes request {ev.request_id}, which no MpiIrecvRequest posted",
-                )
-            rid, idx = q.popleft()
-            comm = self.comm(st, ev.communicator)
-            self.b.patch(
-                st.rank,
-                idx,
-                peer=self.world(st, comm, int(ev.sender)),
-                tag=self.tag(st, int(ev.msg_tag)),
-                comm=comm,
-                bytes_recv=self.bytes(st, int(ev.msg_length), "message length"),
-            )
-            st.done.append(rid)
+            self.on_irecv(st, ev)
         elif name == "MpiIsendComplete":
             q2 = st.isend.get(int(ev.request_id))
             if not q2:
@@ -335,7 +237,97 @@ class _Reader:
         elif name in ("NonBlockingCollectiveRequest", "NonBlockingCollectiveComplete"):
             self.b.unsupported[name] += 1
 
-    def collective(self, st: _Loc, ev: Any) -> None:
+    def on_enter(self, st: Location, ev: Any, t: int) -> None:
+        """Enter of a region: an outermost MPI region starts a call and ends a gap."""
+        rname = ev.region.name
+        if not rname.startswith("MPI_"):
+            return
+        st.region_depth += 1
+        if st.region_depth > 1:
+            return
+        st.region = rname
+        st.ops_in_region = 0
+        st.done = []
+        st.sendrecv = {}
+        if st.prev_stop is not None and st.measuring:
+            st.gap = st.acc + max(0, t - st.prev_stop)
+        else:
+            st.gap = st.acc
+        if rname == "MPI_Finalize" and st.gap > 0:
+            self.compute(st, st.gap)
+            st.gap = st.acc = 0
+            st.prev_stop = None
+
+    def on_leave(self, st: Location, ev: Any, t: int) -> None:
+        """Leave of a region: an outermost MPI region's completions are emitted."""
+        if not ev.region.name.startswith("MPI_"):
+            return
+        st.region_depth -= 1
+        if st.region_depth > 0:
+            return
+        self.leave(st)
+        if st.ops_in_region or (st.prev_stop is None and st.region != "MPI_Finalize"):
+            st.prev_stop = t
+        st.region = None
+
+    def on_measurement(self, st: Location, ev: Any, t: int) -> None:
+        """Measurement switched off (the time until it is back on is no gap) or on."""
+        if _enum_name(ev.measurement_mode) == "OFF":
+            if st.prev_stop is not None and st.measuring:
+                st.acc += max(0, t - st.prev_stop)
+            st.measuring = False
+            st.prev_stop = None
+        else:
+            st.measuring = True
+            st.prev_stop = t
+
+    def on_send(self, st: Location, ev: Any, name: str) -> None:
+        """MpiSend / MpiIsend (the send half of a sendrecv is kept for its Leave)."""
+        comm = self.comm(st, ev.communicator)
+        peer = self.world(st, comm, int(ev.receiver))
+        nb = self.bytes(st, int(ev.msg_length), "message length")
+        tag = self.tag(st, int(ev.msg_tag))
+        if st.region in _SENDRECV_REGIONS:
+            st.sendrecv["send"] = (peer, tag, comm, nb)
+        elif name == "MpiSend":
+            self.emit(st, OpKind.SEND, peer=peer, tag=tag, comm=comm, bytes_send=nb)
+        else:
+            rid = self.b.new_request()
+            st.isend.setdefault(int(ev.request_id), deque()).append(rid)
+            self.emit(st, OpKind.ISEND, peer=peer, tag=tag, comm=comm, bytes_send=nb, request=rid)
+
+    def on_recv(self, st: Location, ev: Any) -> None:
+        """MpiRecv (the receive half of a sendrecv is kept for its Leave)."""
+        comm = self.comm(st, ev.communicator)
+        peer = self.world(st, comm, int(ev.sender))
+        nb = self.bytes(st, int(ev.msg_length), "message length")
+        tag = self.tag(st, int(ev.msg_tag))
+        if st.region in _SENDRECV_REGIONS:
+            st.sendrecv["recv"] = (peer, tag, comm, nb)
+        else:
+            self.emit(st, OpKind.RECV, peer=peer, tag=tag, comm=comm, bytes_recv=nb)
+
+    def on_irecv(self, st: Location, ev: Any) -> None:
+        """MpiIrecv: the IRECV its request posted gets its peer, tag and size."""
+        q = st.irecv.get(int(ev.request_id))
+        if not q:
+            raise self.fail(
+                st,
+                f"MpiIrecv completes request {ev.request_id}, which no MpiIrecvRequest posted",
+            )
+        rid, idx = q.popleft()
+        comm = self.comm(st, ev.communicator)
+        self.b.patch(
+            st.rank,
+            idx,
+            peer=self.world(st, comm, int(ev.sender)),
+            tag=self.tag(st, int(ev.msg_tag)),
+            comm=comm,
+            bytes_recv=self.bytes(st, int(ev.msg_length), "message length"),
+        )
+        st.done.append(rid)
+
+    def collective(self, st: Location, ev: Any) -> None:
         op = _enum_name(ev.collective_op)
         if op in _HANDLE_OPS:
             return
@@ -357,7 +349,7 @@ class _Reader:
             bs = br = sent
         self.emit(st, kind, peer=peer, comm=comm, bytes_send=bs, bytes_recv=br)
 
-    def leave(self, st: _Loc) -> None:
+    def leave(self, st: Location) -> None:
         region = st.region or ""
         if region in _SENDRECV_REGIONS:
             s, r = st.sendrecv.get("send"), st.sendrecv.get("recv")
@@ -409,69 +401,3 @@ class _Reader:
                 "the end"
             )
         return self.b.build()
-
-
-def read_otf2(path: str | Path) -> Trace:
-    """Read an OTF2 trace.
-
-    Parameters
-    ----------
-    path : str or Path
-        The ``traces.otf2`` anchor or the directory holding it.
-
-    Returns
-    -------
-    Trace
-        With ``format="otf2"``.
-
-    Raises
-    ------
-    TraceFormatError
-        If the archive cannot be read or an event is inconsistent (naming the anchor,
-        rank and 0-based event index on that location). libotf2 reads in a child
-        process (:mod:`.child`): its crashes and messages stay there.
-    """
-    import otf2  # noqa: F401 - loaded here so that the reader child inherits it (~30 ms)
-
-    anchor = find_otf2_anchor(path)
-
-    def read(progress: Progress) -> Trace:
-        return _read_in_process(anchor, progress)
-
-    result = run_contained(read, [anchor], range(MAX_RANKS), reader="the OTF2 reader (libotf2)")
-    trace: Trace = result.value
-    failed = [ln for ln in result.stderr_lines if ln.startswith(_BINDING_FAILURE)]
-    if failed:  # the bindings print an exception in a callback and stop reading early
-        error = next((ln for ln in reversed(result.stderr_lines) if _EXCEPTION.match(ln)), "")
-        raise TraceFormatError(
-            f"cannot read OTF2 archive: an event callback failed ({error or 'no message'})",
-            file=str(anchor),
-        )
-    notes = tuple(dict.fromkeys(f"libotf2: {ln[:200]}" for ln in result.stderr_lines[:4]))
-    return replace(trace, notes=trace.notes + notes) if notes else trace
-
-
-def _read_in_process(anchor: Path, progress: Progress | None) -> Trace:
-    import otf2
-
-    try:
-        with otf2.reader.open(str(anchor)) as tr:
-            rd = _Reader(anchor, tr.definitions)
-            skipped = 0
-            for loc, ev in tr.events:
-                st = rd.locs.get(loc)
-                if st is None:
-                    skipped += 1
-                    continue
-                if progress is not None:
-                    progress.at(st.rank, st.n_events)
-                rd.event(st, ev)
-    except TraceFormatError:
-        raise
-    except Exception as exc:  # the C library reports corrupt archives as generic errors
-        raise TraceFormatError(
-            f"cannot read OTF2 archive ({type(exc).__name__}: {exc})", file=str(anchor)
-        ) from exc
-    if skipped:
-        rd.b.note(f"{skipped} event(s) on non-MPI locations ignored")
-    return rd.finish()

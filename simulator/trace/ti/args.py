@@ -5,8 +5,8 @@ token table ``TK`` (start, end, integer value and status, and the same for the
 token read as a rank with SimGrid's optional ``p`` prefix). The ``arg_*``
 functions then only look values up and check their range, so each line parses
 its numbers in one place. They return ``(error code, value)`` with code 0 on
-success; on failure the code is an ``E_*`` constant of :mod:`.ti_state` and ``D``
-holds the details (token index, allowed bounds) for :mod:`.ti_errors`.
+success; on failure the code is an ``E_*`` constant of :mod:`.ti.state` and ``D``
+holds the details (token index, allowed bounds) for :mod:`.ti.messages`.
 Argument ``i`` is token ``i + 2`` (after the rank and the action name).
 """
 
@@ -17,8 +17,8 @@ import numpy as np
 from mpiuq.simulator.runtime.jit import njit
 from mpiuq.simulator.trace.ir import ANY_SOURCE
 from mpiuq.simulator.trace.limits import MAX_ACTION_SECONDS, MAX_COUNT, MAX_MESSAGE_BYTES, MAX_TAG
-from mpiuq.simulator.trace.ti_lex import NUM_BAD, NUM_OK, NUM_RANGE, parse_float, parse_int
-from mpiuq.simulator.trace.ti_state import (
+from mpiuq.simulator.trace.ti.lex import NUM_BAD, NUM_OK, NUM_RANGE, parse_float, parse_int
+from mpiuq.simulator.trace.ti.state import (
     D_A,
     D_B,
     D_TOK,

@@ -8,7 +8,8 @@ length; :func:`load_mapped` then maps the columns from the entry with NumPy alon
 A second ``mpiuq replay`` of a trace so neither imports h5py nor opens the file with
 it: about 40 ms of CPU time and 10 MiB of resident memory (h5py and libhdf5) less.
 
-The layout also carries the entry's size and content digest and is sealed by its own
+The layout also carries the entry's size and content digests (one per 4 KiB chunk) and
+is sealed by its own
 (:mod:`mpiuq.simulator.checksums`): :func:`verify_entry` checks both before anything of
 the entry is read, by NumPy or by h5py (the HDF5 library can hang or crash on a damaged
 file), and a cache entry that fails (or has no layout: a run killed between the two
@@ -30,14 +31,16 @@ from typing import Any
 import numpy as np
 
 from mpiuq.simulator.checksums import (
+    CHUNK_BYTES,
     HASH_NAME,
     ChecksumError,
+    digest_fits,
     file_digest,
     read_sealed_json,
     seal_text,
 )
+from mpiuq.simulator.trace.cache.h5_format import FORMAT_VERSION
 from mpiuq.simulator.trace.errors import TraceFormatError
-from mpiuq.simulator.trace.h5_format import FORMAT_VERSION
 from mpiuq.simulator.trace.ir import AUX_COLUMNS, OP_COLUMNS, Trace
 from mpiuq.simulator.trace.limits import MAX_LINES, MAX_RANKS
 
@@ -81,7 +84,8 @@ def write_layout(entry: Path, trace: Trace) -> None:
         "format_version": FORMAT_VERSION,
         "size": size,
         "hash": HASH_NAME,
-        "digest": digest,
+        "chunk_bytes": CHUNK_BYTES,
+        "chunks": digest,
         "attrs": {
             "format": trace.format,
             "source": trace.source,
@@ -136,8 +140,14 @@ def verify_entry(entry: Path) -> dict[str, Any]:
         not isinstance(doc, dict)
         or doc.get("format_version") != FORMAT_VERSION
         or doc.get("hash") != HASH_NAME
-    ):
-        raise ChecksumError(path, f"is not a version {FORMAT_VERSION} layout with {HASH_NAME}")
+        or doc.get("chunk_bytes") != CHUNK_BYTES
+        or not digest_fits(doc.get("size"), doc.get("chunks"))
+    ):  # an earlier layout (one digest for the whole entry) is refused too: rebuilt
+        raise ChecksumError(
+            path,
+            f"is not a version {FORMAT_VERSION} layout with {HASH_NAME} digests of "
+            f"{CHUNK_BYTES}-byte chunks (damaged, or of an earlier version)",
+        )
     try:  # the size first: a cut entry is named without hashing it
         size = entry.stat().st_size
         if size == doc.get("size"):
@@ -146,7 +156,7 @@ def verify_entry(entry: Path) -> dict[str, Any]:
         raise ChecksumError(entry, f"cannot be read ({exc.strerror})") from None
     if size != doc.get("size"):
         raise ChecksumError(entry, f"holds {size} bytes, expected {doc.get('size')!r} (truncated)")
-    if digest != doc.get("digest"):
+    if digest != doc.get("chunks"):
         raise ChecksumError(entry, "does not match its checksum (damaged)")
     return doc
 
@@ -162,7 +172,7 @@ def discard_entry(entry: Path) -> None:
 def load_mapped(entry: Path, doc: dict[str, Any] | None = None) -> Trace | None:
     """The trace of cache entry ``entry`` with its columns mapped by its layout ``doc``
     (read and verified when not given: :func:`verify_entry`); ``None`` when the layout
-    does not fit the entry (read the verified entry with :func:`~.h5_reader.load_trace_h5`
+    does not fit the entry (read the verified entry with :func:`~.cache.h5_reader.load_trace_h5`
     then).
 
     Raises

@@ -1,11 +1,9 @@
-"""The compiled line loop of the TI parser and the packing of its rows into columns.
+"""The compiled line loop of the TI parser.
 
 :func:`parse_lines` walks every line of every file (in the order given), checks the
-rank token and the finalize rule, decodes each action (:mod:`.ti_kernel`) and
-applies it to the parser state (:mod:`.ti_state`). :func:`assemble` then drops
-failed tests, orders rows by rank (stable: each rank keeps its line order), and
-builds the ``wait_reqs`` and ``vcounts`` pools exactly as
-:class:`~mpiuq.simulator.trace.builder.TraceBuilder` would.
+rank token and the finalize rule, decodes each action (:mod:`.ti.kernel`) and
+applies it to the parser state (:mod:`.ti.state`); :func:`~.ti.assemble.assemble`
+then packs the rows into a trace's columns.
 """
 
 from __future__ import annotations
@@ -15,8 +13,8 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from mpiuq.simulator.runtime.jit import njit
-from mpiuq.simulator.trace.ti_args import T_COLS, arg_seconds, read_tokens
-from mpiuq.simulator.trace.ti_kernel import (
+from mpiuq.simulator.trace.ti.args import T_COLS, arg_seconds, read_tokens
+from mpiuq.simulator.trace.ti.kernel import (
     A_ALLGATHERV,
     A_ALLTOALLV,
     A_COMPUTE,
@@ -36,8 +34,8 @@ from mpiuq.simulator.trace.ti_kernel import (
     decode_p2p,
     decode_vcollective,
 )
-from mpiuq.simulator.trace.ti_lex import BYTE_CLASS, lookup_action, tokenize
-from mpiuq.simulator.trace.ti_state import (
+from mpiuq.simulator.trace.ti.lex import BYTE_CLASS, lookup_action, tokenize
+from mpiuq.simulator.trace.ti.state import (
     C_CALLS,
     C_COLS,
     C_KEYS,
@@ -64,7 +62,6 @@ from mpiuq.simulator.trace.ti_state import (
     D_TOK,
     D_VLEN,
     DF_SEC,
-    DROPPED,
     E_AFTER_FINALIZE,
     E_BYTE,
     E_CAPACITY,
@@ -72,23 +69,11 @@ from mpiuq.simulator.trace.ti_state import (
     E_RANK_RANGE,
     E_SYNTAX,
     E_WAIT_NO_REQ,
-    K_WAITALL,
     NO_PEER,
-    O_CALL,
     O_COUNT,
     O_KIND,
-    O_PEER,
-    O_PEER2,
-    O_RANK,
-    O_RECV,
-    O_REQ,
-    O_SEC,
-    O_SEND,
-    O_TAG,
     O_VSTART,
     Q_COLS,
-    Q_OWNER,
-    Q_STATE,
     R_CAND,
     R_CHAIN,
     R_COLS,
@@ -98,7 +83,6 @@ from mpiuq.simulator.trace.ti_state import (
     R_INIT,
     R_LAST,
     R_LINE,
-    S_WAITALL,
     X_MSG_UNSUPPORTED,
     X_TEST,
     X_WAIT_LAST,
@@ -125,7 +109,7 @@ FAILED = 2  # E holds the error
 
 @dataclass
 class ParserState:
-    """The arrays :func:`parse_lines` works on (see :mod:`.ti_state` for their columns)."""
+    """The arrays :func:`parse_lines` works on (see :mod:`.ti.state` for their columns)."""
 
     TK: np.ndarray
     ops: tuple[np.ndarray, ...]
@@ -297,7 +281,7 @@ def parse_lines(  # type: ignore[no-untyped-def]
     start, line end, rank]``, ``DF[0]`` a float detail) or NEED_ROOM when a line
     may not fit the token, hash or vcount arrays (``pos`` then points at it; the
     caller grows them and calls again). Arrays are never reassigned here, helpers
-    get borrowed views (:func:`.ti_state.borrow`), and the loop only calls small
+    get borrowed views (:func:`.ti.state.borrow`), and the loop only calls small
     functions: a call into a large compiled function costs hundreds of ns to set up.
     """
     buf, TK, ops, C, R = borrow(buf), borrow(TK), borrow_rows(ops), borrow(C), borrow(R)
@@ -351,47 +335,61 @@ def parse_lines(  # type: ignore[no-untyped-def]
                 C[C_UNKNOWN] = k + 1
             else:
                 call = _call(CALLS, ORDER, C, code)
-                _clear(D, DF)
-                dt = R[rank, R_DT]
-                if msg:
-                    err = decode_msg(buf, TK, na, n, code, rank, rate, D, DF)
-                elif code <= A_IRECV or code == A_SENDRECV:
-                    err = decode_p2p(TK, na, n, dt, dtsize, code, rank, D)
-                elif code <= A_WAITALL:
-                    err = decode_completion(TK, na, n, code, False, D)
-                elif _is_vcollective(code):
-                    at = C[C_VPOOL]
-                    err = decode_vcollective(buf, TK, na, n, dt, dtsize, code, rank, rate, VP, at, D, DF)  # fmt: skip
-                else:
-                    err = decode_collective(buf, TK, na, n, dt, dtsize, code, rate, D, DF)
-                kind = D[D_KIND]
-                if err:
-                    pass
-                elif kind >= 0:
-                    req = post(Q, K, H, C, R, rank, D[D_KS], D[D_KD], D[D_KT]) if D[D_POST] else -1
-                    row = _emit_decoded(ops, C, R, D, DF, rank, call, req)
-                    if D[D_VLEN] or D[D_MSG]:
-                        _extras(ops, C, MS, MR, D, rank, row)
-                elif kind == X_WAITALL:
-                    waitall(ops, C, R, Q, K, rank, call)
-                elif kind == X_MSG_UNSUPPORTED:
-                    MSGU[code] += 1
-                elif kind == X_WAIT_LAST and last_pending_key(R, Q, rank) < 0:
-                    err = E_NO_PENDING_IRECV
-                else:  # wait / test on the decoded key (MSG wait: the newest pending)
-                    if kind == X_WAIT_LAST:
-                        kid = last_pending_key(R, Q, rank)
-                    else:
-                        kid = find_key(H, rank, D[D_KS], D[D_KD], D[D_KT])
-                    if kind == X_TEST:
-                        test(ops, C, R, Q, K, rank, kid, call)
-                    elif not wait(ops, C, R, Q, K, rank, kid, call):
-                        D[D_TOK], D[D_A], D[D_B] = D[D_KS], D[D_KD], D[D_KT]
-                        err = E_WAIT_NO_REQ
+                err = _decode(buf, TK, na, n, msg, rate, dtsize, code, rank, R[rank, R_DT], C, VP, D, DF)  # fmt: skip
+                if err == 0:
+                    err = _apply(ops, C, R, Q, K, H, MS, MR, MSGU, D, DF, rank, code, call)
         if err:
             return _fail(E, D, err, f, lineno, p, q, rank)
         p = q + 1
     return DONE
+
+
+@njit(inline="always")
+def _decode(buf, TK, na, n, msg, rate, dtsize, code, rank, dt, C, VP, D, DF):  # type: ignore[no-untyped-def]
+    """Decode the arguments of an action with a call into ``D``/``DF`` (by dialect and
+    action family: :mod:`.ti.kernel`); the error code (0: none). Inlined into
+    :func:`parse_lines`, as are :func:`_apply` and the small helpers."""
+    _clear(D, DF)
+    if msg:
+        return decode_msg(buf, TK, na, n, code, rank, rate, D, DF)
+    if code <= A_IRECV or code == A_SENDRECV:
+        return decode_p2p(TK, na, n, dt, dtsize, code, rank, D)
+    if code <= A_WAITALL:
+        return decode_completion(TK, na, n, code, False, D)
+    if _is_vcollective(code):
+        at = C[C_VPOOL]
+        return decode_vcollective(buf, TK, na, n, dt, dtsize, code, rank, rate, VP, at, D, DF)
+    return decode_collective(buf, TK, na, n, dt, dtsize, code, rate, D, DF)
+
+
+@njit(inline="always")
+def _apply(ops, C, R, Q, K, H, MS, MR, MSGU, D, DF, rank, code, call):  # type: ignore[no-untyped-def]
+    """Apply a decoded action (``D``) to the parser state: emit its row (posting its
+    request), complete requests (wait, test, waitall) or count it as unsupported (MSG);
+    the error code (0: none)."""
+    kind = D[D_KIND]
+    if kind >= 0:
+        req = post(Q, K, H, C, R, rank, D[D_KS], D[D_KD], D[D_KT]) if D[D_POST] else -1
+        row = _emit_decoded(ops, C, R, D, DF, rank, call, req)
+        if D[D_VLEN] or D[D_MSG]:
+            _extras(ops, C, MS, MR, D, rank, row)
+    elif kind == X_WAITALL:
+        waitall(ops, C, R, Q, K, rank, call)
+    elif kind == X_MSG_UNSUPPORTED:
+        MSGU[code] += 1
+    elif kind == X_WAIT_LAST and last_pending_key(R, Q, rank) < 0:
+        return E_NO_PENDING_IRECV
+    else:  # wait / test on the decoded key (MSG wait: the newest pending)
+        if kind == X_WAIT_LAST:
+            kid = last_pending_key(R, Q, rank)
+        else:
+            kid = find_key(H, rank, D[D_KS], D[D_KD], D[D_KT])
+        if kind == X_TEST:
+            test(ops, C, R, Q, K, rank, kid, call)
+        elif not wait(ops, C, R, Q, K, rank, kid, call):
+            D[D_TOK], D[D_A], D[D_B] = D[D_KS], D[D_KD], D[D_KT]
+            return E_WAIT_NO_REQ
+    return 0
 
 
 @njit()
@@ -457,113 +455,3 @@ def _extras(ops, C, MS, MR, D, rank, row):  # type: ignore[no-untyped-def]
         k = C[C_MSG_RECVS]
         MR[k, 0], MR[k, 1], MR[k, 2] = D[D_PEER], rank, row
         C[C_MSG_RECVS] = k + 1
-
-
-@njit()
-def _permute(col, new, scratch):  # type: ignore[no-untyped-def]
-    for i in range(new.shape[0]):
-        if new[i] >= 0:
-            scratch[new[i]] = col[i]
-    for j in range(new.shape[0]):
-        col[j] = scratch[j]
-
-
-@njit()
-def _reorder(ops, n_rows, rank_ptr):  # type: ignore[no-untyped-def]
-    """Group rows by rank (stable) and drop failed tests, in place; the old-to-new map.
-
-    In place (through one scratch column) because fresh memory is expensive: every
-    new page is zeroed by the kernel on first touch.
-    """
-    n = rank_ptr.shape[0] - 1
-    pos = rank_ptr[:n].copy()
-    new = np.full(n_rows, -1, np.int64)
-    for i in range(n_rows):
-        if ops[O_KIND][i] != DROPPED:
-            r = ops[O_RANK][i]
-            new[i] = pos[r]
-            pos[r] += 1
-    scratch = np.empty(n_rows, np.int64)
-    _permute(ops[O_KIND], new, scratch)
-    _permute(ops[O_CALL], new, scratch)
-    _permute(ops[O_PEER], new, scratch)
-    _permute(ops[O_PEER2], new, scratch)
-    _permute(ops[O_TAG], new, scratch)
-    _permute(ops[O_SEND], new, scratch)
-    _permute(ops[O_RECV], new, scratch)
-    _permute(ops[O_REQ], new, scratch)
-    _permute(ops[O_COUNT], new, scratch)
-    _permute(ops[O_VSTART], new, scratch)
-    _permute(ops[O_SEC], new, scratch.view(np.float64))
-    return new
-
-
-@njit()
-def assemble(ops, C, n, Q, VP):  # type: ignore[no-untyped-def]
-    """Final columns (rank-major, failed tests dropped), ``rank_ptr`` and the pools.
-
-    The columns are the parse columns (trimmed views), regrouped in place by rank
-    when the rows are not already in rank order or a failed test was dropped.
-    """
-    n_rows = C[C_OPS]
-    kind = ops[O_KIND]
-    ranks = ops[O_RANK]
-    rank_ptr = np.zeros(n + 1, np.int64)
-    in_order = True
-    for i in range(n_rows):
-        if kind[i] != DROPPED:
-            rank_ptr[ranks[i] + 1] += 1
-            if i > 0 and ranks[i] < ranks[i - 1]:
-                in_order = False
-        else:
-            in_order = False
-    for r in range(n):
-        rank_ptr[r + 1] += rank_ptr[r]
-    new = np.empty(0, np.int64) if in_order else _reorder(ops, n_rows, rank_ptr)
-    m = rank_ptr[n]
-    P = (
-        ops[0][:m], ops[1][:m], ops[2][:m], ops[3][:m], ops[4][:m], ops[5][:m],
-        ops[6][:m], ops[7][:m], ops[8][:m], ops[9][:m], ops[10][:m],
-    )  # fmt: skip
-    # vcounts: each v-collective's counts, in final row order (parse order if in order)
-    if in_order:
-        vcounts = VP[: C[C_VPOOL]].copy()
-    else:
-        nv = 0
-        for j in range(m):
-            if P[O_VSTART][j] >= 0:
-                nv += P[O_COUNT][j]
-        vcounts = np.empty(nv, np.int64)
-        at = 0
-        for j in range(m):
-            s = P[O_VSTART][j]
-            if s >= 0:
-                k = P[O_COUNT][j]
-                vcounts[at : at + k] = VP[s : s + k]
-                P[O_VSTART][j] = at
-                at += k
-    # wait_reqs: each waitall's requests in id order, waitalls in final row order
-    n_req = C[C_REQS]
-    count = P[O_COUNT]
-    for rid in range(n_req):
-        if Q[rid, Q_STATE] == S_WAITALL:
-            row = Q[rid, Q_OWNER]
-            count[row if in_order else new[row]] += 1
-    total = 0
-    for j in range(m):
-        if P[O_KIND][j] == K_WAITALL:
-            P[O_REQ][j] = total
-            total += count[j]
-    wait_reqs = np.empty(total, np.int64)
-    for rid in range(n_req - 1, -1, -1):  # fill each list from its end: ascending ids
-        if Q[rid, Q_STATE] == S_WAITALL:
-            row = Q[rid, Q_OWNER]
-            j = row if in_order else new[row]
-            count[j] -= 1
-            wait_reqs[P[O_REQ][j] + count[j]] = rid
-    nxt = total
-    for j in range(m - 1, -1, -1):  # restore the counts from the offsets
-        if P[O_KIND][j] == K_WAITALL:
-            count[j] = nxt - P[O_REQ][j]
-            nxt = P[O_REQ][j]
-    return P, rank_ptr, wait_reqs, vcounts

@@ -23,8 +23,8 @@ from typing import Any
 import h5py
 import numpy as np
 
+from mpiuq.simulator.trace.cache.h5_format import FORMAT_VERSION
 from mpiuq.simulator.trace.errors import TraceFormatError
-from mpiuq.simulator.trace.h5_format import FORMAT_VERSION
 from mpiuq.simulator.trace.ir import AUX_COLUMNS, OP_COLUMNS, Trace
 from mpiuq.simulator.trace.limits import MAX_LINES, MAX_RANKS
 

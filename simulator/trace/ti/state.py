@@ -8,7 +8,7 @@ lists threaded through int32 tables. Tables whose size is bounded by the number
 of lines are allocated uninitialised at that bound (memory is only touched as rows
 are written: on this kind of machine first-touching fresh memory costs about
 3 ms per MB, more than parsing the lines that fill it); the key hash and the
-vcount pool grow between calls of :func:`~.ti_parse.parse_lines`, never inside
+vcount pool grow between calls of :func:`~.ti.parse.parse_lines`, never inside
 its loop. The request semantics are
 those of :mod:`.ti` (see its docstring): a ``waitall`` tentatively owns every
 request pending at that point, a later ``wait`` takes one back, and a ``test``
@@ -24,7 +24,7 @@ import numpy as np
 from mpiuq.simulator.runtime.jit import intrinsic, njit
 from mpiuq.simulator.trace.ir import NO_PEER, OpKind
 
-# --- error codes reported by the kernel (messages in ti_errors) --------------------------
+# --- error codes reported by the kernel (messages in .messages) --------------------------
 E_SYNTAX = 1
 E_RANK_RANGE = 2
 E_BYTE = 3
@@ -93,7 +93,7 @@ C_MSG_SENDS = 8
 C_MSG_RECVS = 9
 C_COLS = 10
 
-# --- one decoded line (D: int64, DF: float64), written by ti_kernel, applied by ti_parse ------
+# --- one decoded line (D: int64, DF: float64), written by .kernel, applied by .parse ------
 D_TOK = 0  # error: index of the bad token (-1: none)
 D_A = 1  # error details: allowed bounds, counts
 D_B = 2
@@ -168,7 +168,7 @@ def _borrow(typingctx, arr):  # type: ignore[no-untyped-def]
 
     Every array handed to a compiled function call is reference counted with two
     atomic operations; with a few dozen array arguments per trace line that was a
-    third of the parse time. :func:`~.ti_parse.parse_lines` calls its helpers with
+    third of the parse time. :func:`~.ti.parse.parse_lines` calls its helpers with
     borrowed views instead. A borrowed view must not outlive the array it views:
     use it only inside the compiled call that received the array.
     """

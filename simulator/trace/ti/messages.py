@@ -1,4 +1,4 @@
-"""Messages of the errors the compiled TI parser reports (codes in :mod:`.ti_state`)."""
+"""Messages of the errors the compiled TI parser reports (codes in :mod:`.ti.state`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from mpiuq.simulator.trace.limits import (
     MAX_RANKS,
     MAX_TAG,
 )
-from mpiuq.simulator.trace.ti_state import (
+from mpiuq.simulator.trace.ti.state import (
     E_AFTER_FINALIZE,
     E_BYTE,
     E_BYTES,

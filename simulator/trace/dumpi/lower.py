@@ -11,7 +11,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from mpiuq.simulator.trace.builder import TraceBuilder
-from mpiuq.simulator.trace.dumpi_common import (
+from mpiuq.simulator.trace.dumpi.common import (
     BOOKKEEPING,
     COMM_NULL,
     COMM_SELF,
@@ -20,8 +20,8 @@ from mpiuq.simulator.trace.dumpi_common import (
     REQUEST_NULL,
     mpi_name,
 )
-from mpiuq.simulator.trace.dumpi_comms import CommState, unknown_comm
-from mpiuq.simulator.trace.dumpi_raw import RawCall, RawRank
+from mpiuq.simulator.trace.dumpi.comms import CommState, unknown_comm
+from mpiuq.simulator.trace.dumpi.raw import RawCall, RawRank
 from mpiuq.simulator.trace.errors import TraceFormatError
 from mpiuq.simulator.trace.ir import ANY_SOURCE, ANY_TAG, NO_PEER, UNKNOWN_PEER, OpKind
 from mpiuq.simulator.trace.limits import MAX_ACTION_SECONDS, MAX_MESSAGE_BYTES, MAX_RANKS, MAX_TAG
@@ -161,78 +161,104 @@ def lower_rank(lw: Lowering) -> None:
 
 
 def _lower_call(lw: Lowering, call: RawCall) -> None:
-    b, rank, name, a = lw.b, lw.rank, call.name, call.args
-    cid = b.call_id(mpi_name(name))
+    name = call.name
+    cid = lw.b.call_id(mpi_name(name))  # interned first: call ids follow first use
     if name in _SENDS or name in _ISENDS:
-        count, dt, dest, tag, comm_l = a[:5]
-        comm = lw.comm(comm_l)
-        peer = lw.peer(comm, dest, recv=False)
-        if peer is None:
-            b.unsupported[f"{mpi_name(name)} to MPI_PROC_NULL"] += 1
-            if name in _ISENDS:
-                lw.post(a[5])
-            return
-        nb = lw.size(count, dt)
-        tag = lw.tag(tag, recv=False)
-        if name in _SENDS:
-            b.add(rank, OpKind.SEND, cid, peer=peer, tag=tag, comm=comm, bytes_send=nb)
-        else:
-            b.add(
-                rank,
-                OpKind.ISEND,
-                cid,
-                peer=peer,
-                tag=tag,
-                comm=comm,
-                bytes_send=nb,
-                request=lw.post(a[5]),
-            )
+        _lower_send(lw, call, cid)
     elif name in ("recv", "irecv"):
-        count, dt, src, tag, comm_l = a[:5]
-        comm = lw.comm(comm_l)
-        peer = lw.peer(comm, src, recv=True)
-        if peer is None:
-            b.unsupported[f"{mpi_name(name)} from MPI_PROC_NULL"] += 1
-            if name == "irecv":
-                lw.post(a[5])
-            return
-        nb = lw.size(count, dt)
-        tag = lw.tag(tag, recv=True)
-        if name == "recv":
-            b.add(rank, OpKind.RECV, cid, peer=peer, tag=tag, comm=comm, bytes_recv=nb)
-        else:
-            b.add(
-                rank,
-                OpKind.IRECV,
-                cid,
-                peer=peer,
-                tag=tag,
-                comm=comm,
-                bytes_recv=nb,
-                request=lw.post(a[5]),
-            )
+        _lower_recv(lw, call, cid)
     elif name in ("sendrecv", "sendrecv_replace"):
-        scount, stype, dest, stag, rcount, rtype, src, rtag, comm_l = a
-        comm = lw.comm(comm_l)
-        dst_w = lw.peer(comm, dest, recv=False)
-        src_w = lw.peer(comm, src, recv=True)
-        if dst_w is not None:
-            lw.tag(stag, recv=False)
-        if src_w is not None:
-            lw.tag(rtag, recv=True)
+        _lower_sendrecv(lw, call, cid)
+    elif name in ("wait", "test", "waitall", "testall"):
+        _lower_completion(lw, call, cid)
+    elif name in ("waitany", "testany", "waitsome", "testsome"):
+        _lower_partial_completion(lw, call, cid)
+    else:
+        _lower_collective(lw, call, cid)
+
+
+def _lower_send(lw: Lowering, call: RawCall, cid: int) -> None:
+    b, rank, name, a = lw.b, lw.rank, call.name, call.args
+    count, dt, dest, tag, comm_l = a[:5]
+    comm = lw.comm(comm_l)
+    peer = lw.peer(comm, dest, recv=False)
+    if peer is None:
+        b.unsupported[f"{mpi_name(name)} to MPI_PROC_NULL"] += 1
+        if name in _ISENDS:
+            lw.post(a[5])
+        return
+    nb = lw.size(count, dt)
+    tag = lw.tag(tag, recv=False)
+    if name in _SENDS:
+        b.add(rank, OpKind.SEND, cid, peer=peer, tag=tag, comm=comm, bytes_send=nb)
+    else:
         b.add(
             rank,
-            OpKind.SENDRECV,
+            OpKind.ISEND,
             cid,
-            peer=NO_PEER if dst_w is None else dst_w,
-            peer2=NO_PEER if src_w is None else src_w,
-            tag=stag,
-            tag2=ANY_TAG if rtag == -1 else rtag,
+            peer=peer,
+            tag=tag,
             comm=comm,
-            bytes_send=0 if dst_w is None else lw.size(scount, stype),
-            bytes_recv=0 if src_w is None else lw.size(rcount, rtype),
+            bytes_send=nb,
+            request=lw.post(a[5]),
         )
-    elif name in ("wait", "test"):
+
+
+def _lower_recv(lw: Lowering, call: RawCall, cid: int) -> None:
+    b, rank, name, a = lw.b, lw.rank, call.name, call.args
+    count, dt, src, tag, comm_l = a[:5]
+    comm = lw.comm(comm_l)
+    peer = lw.peer(comm, src, recv=True)
+    if peer is None:
+        b.unsupported[f"{mpi_name(name)} from MPI_PROC_NULL"] += 1
+        if name == "irecv":
+            lw.post(a[5])
+        return
+    nb = lw.size(count, dt)
+    tag = lw.tag(tag, recv=True)
+    if name == "recv":
+        b.add(rank, OpKind.RECV, cid, peer=peer, tag=tag, comm=comm, bytes_recv=nb)
+    else:
+        b.add(
+            rank,
+            OpKind.IRECV,
+            cid,
+            peer=peer,
+            tag=tag,
+            comm=comm,
+            bytes_recv=nb,
+            request=lw.post(a[5]),
+        )
+
+
+def _lower_sendrecv(lw: Lowering, call: RawCall, cid: int) -> None:
+    scount, stype, dest, stag, rcount, rtype, src, rtag, comm_l = call.args
+    comm = lw.comm(comm_l)
+    dst_w = lw.peer(comm, dest, recv=False)
+    src_w = lw.peer(comm, src, recv=True)
+    if dst_w is not None:
+        lw.tag(stag, recv=False)
+    if src_w is not None:
+        lw.tag(rtag, recv=True)
+    lw.b.add(
+        lw.rank,
+        OpKind.SENDRECV,
+        cid,
+        peer=NO_PEER if dst_w is None else dst_w,
+        peer2=NO_PEER if src_w is None else src_w,
+        tag=stag,
+        tag2=ANY_TAG if rtag == -1 else rtag,
+        comm=comm,
+        bytes_send=0 if dst_w is None else lw.size(scount, stype),
+        bytes_recv=0 if src_w is None else lw.size(rcount, rtype),
+    )
+
+
+def _lower_completion(lw: Lowering, call: RawCall, cid: int) -> None:
+    """``wait``/``test`` (one request) and ``waitall``/``testall``; failed tests are
+    progress calls and produce nothing."""
+    b, rank, name, a = lw.b, lw.rank, call.name, call.args
+    if name in ("wait", "test"):
         if name == "test" and not a[1]:
             return  # failed test: a progress call
         rid = lw.complete(a[0], mpi_name(name))
@@ -240,27 +266,29 @@ def _lower_call(lw: Lowering, call: RawCall) -> None:
             b.add(rank, OpKind.WAIT, cid, request=rid)
         elif a[0] == REQUEST_NULL:
             b.unsupported[f"{mpi_name(name)} on MPI_REQUEST_NULL"] += 1
-    elif name in ("waitall", "testall"):
+    else:
         if name == "testall" and not a[1]:
             return
         completed = [lw.complete(r, mpi_name(name)) for r in a[0]]
         b.add_waitall(rank, cid, [r for r in completed if r is not None])
-    elif name in ("waitany", "testany", "waitsome", "testsome"):
-        reqs = a[0]
-        if name in ("waitany", "testany"):
-            ok = name == "waitany" or bool(a[2])
-            picked = [a[1]] if ok and 0 <= a[1] < len(reqs) else []
-        else:
-            picked = [i for i in a[1] if 0 <= i < len(reqs)]
-        done: list[int] = [
-            r for r in (lw.complete(reqs[i], mpi_name(name)) for i in picked) if r is not None
-        ]
-        if len(done) == 1:
-            b.add(rank, OpKind.WAIT, cid, request=done[0])
-        elif done:
-            b.add_waitall(rank, cid, done)
+
+
+def _lower_partial_completion(lw: Lowering, call: RawCall, cid: int) -> None:
+    """``waitany``/``testany``/``waitsome``/``testsome``: the requests they picked."""
+    b, rank, name, a = lw.b, lw.rank, call.name, call.args
+    reqs = a[0]
+    if name in ("waitany", "testany"):
+        ok = name == "waitany" or bool(a[2])
+        picked = [a[1]] if ok and 0 <= a[1] < len(reqs) else []
     else:
-        _lower_collective(lw, call, cid)
+        picked = [i for i in a[1] if 0 <= i < len(reqs)]
+    done: list[int] = [
+        r for r in (lw.complete(reqs[i], mpi_name(name)) for i in picked) if r is not None
+    ]
+    if len(done) == 1:
+        b.add(rank, OpKind.WAIT, cid, request=done[0])
+    elif done:
+        b.add_waitall(rank, cid, done)
 
 
 def _lower_collective(lw: Lowering, call: RawCall, cid: int) -> None:

@@ -1,9 +1,9 @@
 """Reader of DUMPI (SST) traces into a :class:`~mpiuq.simulator.trace.ir.Trace`.
 
-Steps: find the files (:mod:`.dumpi_files`); read every rank file
-(:mod:`.dumpi_raw`); choose the clock for compute gaps; resolve communicators across
-ranks (:mod:`.dumpi_comms`); then lower each rank's calls to operations
-(:mod:`.dumpi_lower`).
+Steps: find the files (:mod:`.dumpi.files`); read every rank file
+(:mod:`.dumpi.raw`); choose the clock for compute gaps; resolve communicators across
+ranks (:mod:`.dumpi.comms`); then lower each rank's calls to operations
+(:mod:`.dumpi.lower`).
 
 A single ``.bin`` file without its ``.meta`` is a *partial* trace: world size and
 the file's rank come from its ``comm_size``/``comm_rank`` records, and members of
@@ -21,11 +21,11 @@ import numpy as np
 
 from mpiuq.simulator.trace.builder import TraceBuilder
 from mpiuq.simulator.trace.child import Progress, run_contained
-from mpiuq.simulator.trace.dumpi_common import mpi_name
-from mpiuq.simulator.trace.dumpi_comms import partial_world, resolve_full, resolve_partial
-from mpiuq.simulator.trace.dumpi_files import CLOCKS, find_dumpi_files, find_dumpi_meta
-from mpiuq.simulator.trace.dumpi_lower import Lowering, lower_rank
-from mpiuq.simulator.trace.dumpi_raw import (
+from mpiuq.simulator.trace.dumpi.common import mpi_name
+from mpiuq.simulator.trace.dumpi.comms import partial_world, resolve_full, resolve_partial
+from mpiuq.simulator.trace.dumpi.files import CLOCKS, find_dumpi_files, find_dumpi_meta
+from mpiuq.simulator.trace.dumpi.lower import Lowering, lower_rank
+from mpiuq.simulator.trace.dumpi.raw import (
     RawCall,
     RawRank,
     check_dumpi_file,

@@ -2,12 +2,12 @@
 
 A trace of many rank files is parsed as two groups of whole files, the first files
 and the rest, split where their sizes balance. Each group is parsed by
-:func:`~.ti_parse.parse_lines` (the compiled loop releases the GIL) with its own
-:class:`~.ti_parse.ParserState`, the first group's in the calling thread into arrays
+:func:`~.ti.parse.parse_lines` (the compiled loop releases the GIL) with its own
+:class:`~.ti.parse.ParserState`, the first group's in the calling thread into arrays
 sized for the whole trace, the second's in a worker thread; the second group's rows,
 requests, v-counts and unknown actions are then appended to the first's with their
 indices shifted, and its call names interned after the first's, so that the joined state
-is the serial parse's (:func:`~.ti_parse.run_parser` over all files in order), array for
+is the serial parse's (:func:`~.ti.parse.run_parser` over all files in order), array for
 array, except the key tables ``K`` and ``H``, which only the parse itself reads.
 
 That holds when no rank has lines in both groups: a rank's requests, and the
@@ -27,8 +27,8 @@ import ctypes
 import numpy as np
 
 from mpiuq.simulator.runtime.watch import run_pair
-from mpiuq.simulator.trace.ti_parse import ParserState, run_parser
-from mpiuq.simulator.trace.ti_state import (
+from mpiuq.simulator.trace.ti.parse import ParserState, run_parser
+from mpiuq.simulator.trace.ti.state import (
     C_CALLS,
     C_FAILED_TESTS,
     C_KEYS,
@@ -79,7 +79,7 @@ def run_parser_split(
     rate: float,
     tables: tuple[np.ndarray, np.ndarray, np.ndarray],
 ) -> ParserState | None:
-    """:func:`~.ti_parse.run_parser` over ``texts`` on two threads, or ``None`` when the
+    """:func:`~.ti.parse.run_parser` over ``texts`` on two threads, or ``None`` when the
     files cannot be parsed apart (fewer than two, the MSG dialect, or a rank with lines
     in both groups): parse serially then.
 

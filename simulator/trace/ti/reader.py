@@ -25,9 +25,9 @@ and tag -444 (SMPI's MPI_ANY_TAG, in receives and wait keys) ``ANY_TAG``.
 Every value is checked against :mod:`.limits` as it is read (ranks, peers, roots,
 counts, tags, bytes, compute seconds); any problem is a :class:`TraceFormatError`
 naming file, rank and line. The text is parsed by compiled code over the raw bytes
-(:mod:`.ti_kernel`), about 3-5 million lines per second; the files of a trace are
+(:mod:`.ti.kernel`), about 3-5 million lines per second; the files of a trace are
 read, decompressed and scanned in two halves on two threads, and a trace of 2 MiB of text
-or more is parsed that way too (:mod:`.split_parse`), with the serial parse's result.
+or more is parsed that way too (:mod:`.ti.split`), with the serial parse's result.
 """
 
 from __future__ import annotations
@@ -40,13 +40,14 @@ from mpiuq.simulator.runtime.watch import run_pair
 from mpiuq.simulator.trace.errors import TraceFormatError
 from mpiuq.simulator.trace.ir import ANY_SOURCE, Trace
 from mpiuq.simulator.trace.limits import MAX_LINES
-from mpiuq.simulator.trace.split_parse import SPLIT_MIN_BYTES, run_parser_split
-from mpiuq.simulator.trace.ti_errors import line_error
-from mpiuq.simulator.trace.ti_files import find_ti_files, read_text_bytes
-from mpiuq.simulator.trace.ti_kernel import scan_ranks
-from mpiuq.simulator.trace.ti_lex import ACTIONS, action_table
-from mpiuq.simulator.trace.ti_parse import assemble, run_parser
-from mpiuq.simulator.trace.ti_state import (
+from mpiuq.simulator.trace.ti.assemble import assemble
+from mpiuq.simulator.trace.ti.files import find_ti_files, read_text_bytes
+from mpiuq.simulator.trace.ti.kernel import scan_ranks
+from mpiuq.simulator.trace.ti.lex import ACTIONS, action_table
+from mpiuq.simulator.trace.ti.messages import line_error
+from mpiuq.simulator.trace.ti.parse import ParserState, run_parser
+from mpiuq.simulator.trace.ti.split import SPLIT_MIN_BYTES, run_parser_split
+from mpiuq.simulator.trace.ti.state import (
     C_CALLS,
     C_FAILED_TESTS,
     C_MSG_RECVS,
@@ -128,7 +129,7 @@ def read_ti(
         files is then resolved once).
     threads : int
         2 (default): the files are read and scanned in two halves on two threads, and a
-        trace of :data:`~.split_parse.SPLIT_MIN_BYTES` or more is parsed that way too;
+        trace of :data:`~.ti.split.SPLIT_MIN_BYTES` or more is parsed that way too;
         1: everything on the calling thread. The trace is the same.
 
     Returns
@@ -158,14 +159,24 @@ def read_ti(
         st = run_parser_split(texts, lines, n_ranks, msg, float(flop_rate), tables)
     if st is None:
         st = run_parser(texts, n_ranks, msg, float(flop_rate), tables, sum(lines))
-    C, Q = st.C, st.Q
+    C = st.C
     if st.E[0]:
         f = int(st.E[4])
         raise line_error(st.E, st.DF, files[f], np.frombuffer(texts[f], np.uint8), flop_rate)
     _check_finalized(st.R, files)
     if msg:
         _match_msg_sizes(st.ops[O_RECV], st.MS[: C[C_MSG_SENDS]], st.MR[: C[C_MSG_RECVS]], n_ranks)
-    notes += [f"compute flops converted at {flop_rate:g} flop/s"]
+    notes += _parse_notes(st, flop_rate, msg)
+    trace = _build_trace(st, str(path), n_ranks, notes, texts)
+    trace.validate()
+    return trace
+
+
+def _parse_notes(st: ParserState, flop_rate: float, msg: bool) -> list[str]:
+    """What the trace's notes say about the parse (read before :func:`assemble`, which
+    reorders the rows)."""
+    C, Q = st.C, st.Q
+    notes = [f"compute flops converted at {flop_rate:g} flop/s"]
     notes.append(
         "MSG 2010 dialect: sizes in bytes, tag 0, recv sizes from matching sends"
         if msg
@@ -183,12 +194,20 @@ def read_ti(
     any_src = int(np.count_nonzero((st.ops[O_KIND][:n] == 4) & (st.ops[O_PEER][:n] == ANY_SOURCE)))
     if any_src:
         notes.append(f"{any_src} receive(s) recorded with source -333 read as ANY_SOURCE")
-    cols, rank_ptr, wait_reqs, vcounts = assemble(st.ops, C, n_ranks, Q, st.VP)
+    return notes
+
+
+def _build_trace(
+    st: ParserState, source: str, n_ranks: int, notes: list[str], texts: list[bytes]
+) -> Trace:
+    """The parser's rows as a :class:`Trace` (every collective on MPI_COMM_WORLD)."""
+    C = st.C
+    cols, rank_ptr, wait_reqs, vcounts = assemble(st.ops, C, n_ranks, st.Q, st.VP)
     kind, call, peer, peer2, tag, bs, br, req, count, vco, sec = cols
     m = kind.shape[0]
-    trace = Trace(
+    return Trace(
         format="ti",
-        source=str(path),
+        source=source,
         n_ranks=n_ranks,
         rank_ptr=rank_ptr,
         kind=kind,
@@ -214,8 +233,6 @@ def read_ti(
         unsupported=_unsupported(C, st.MSGU, st.U, texts),
         notes=tuple(dict.fromkeys(notes)),
     )
-    trace.validate()
-    return trace
 
 
 def _read_and_scan(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from mpiuq.simulator.trace.builder import TraceBuilder
-from mpiuq.simulator.trace.dumpi_common import (
+from mpiuq.simulator.trace.dumpi.common import (
     BOOKKEEPING,
     COMM_NULL,
     COMM_SELF,
@@ -21,7 +21,7 @@ from mpiuq.simulator.trace.dumpi_common import (
     GROUP_NULL,
     mpi_name,
 )
-from mpiuq.simulator.trace.dumpi_raw import RawCall, RawRank
+from mpiuq.simulator.trace.dumpi.raw import RawCall, RawRank
 from mpiuq.simulator.trace.errors import TraceFormatError
 from mpiuq.simulator.trace.ir import UNKNOWN_PEER
 from mpiuq.simulator.trace.limits import MAX_RANKS

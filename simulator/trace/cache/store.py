@@ -1,7 +1,7 @@
 """HDF5 storage of :class:`~mpiuq.simulator.trace.ir.Trace` and the parse-once cache.
 
-Traces are written here and read back by :func:`~.h5_reader.load_trace_h5`; the
-cache's entries also by :func:`~.cache_layout.load_mapped`, without h5py.
+Traces are written here and read back by :func:`~.cache.h5_reader.load_trace_h5`; the
+cache's entries also by :func:`~.cache.layout.load_mapped`, without h5py.
 
 The cache key hashes the absolute trace path, the size and modification time of
 every file under it, the reader options and :data:`FORMAT_VERSION`; a changed
@@ -16,11 +16,11 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mpiuq.simulator.trace.h5_format import FORMAT_VERSION
+from mpiuq.simulator.trace.cache.h5_format import FORMAT_VERSION
 from mpiuq.simulator.trace.ir import AUX_COLUMNS, OP_COLUMNS, Trace
 
 if TYPE_CHECKING:  # imported on first use (see __getattr__)
-    from mpiuq.simulator.trace.h5_reader import load_trace_h5
+    from mpiuq.simulator.trace.cache.h5_reader import load_trace_h5
 
 __all__ = ["FORMAT_VERSION", "cache_key", "default_cache_dir", "load_trace_h5", "save_trace"]
 
@@ -29,7 +29,7 @@ def __getattr__(name: str) -> Any:
     """``load_trace_h5``, imported on first use (it needs h5py, which a cached trace's
     read through its layout does not)."""
     if name == "load_trace_h5":
-        from mpiuq.simulator.trace.h5_reader import load_trace_h5
+        from mpiuq.simulator.trace.cache.h5_reader import load_trace_h5
 
         return load_trace_h5
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -87,14 +87,14 @@ def save_trace(trace: Trace, path: str | Path, *, compress: bool = True) -> None
         stores them uncompressed: loading a million operations then takes about
         0.02 s instead of 0.17 s of decompression.
     """
-    import h5py  # here: a cached trace is read without it (see .cache_layout)
+    import h5py  # here: a cached trace is read without it (see .layout)
 
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(p.name + f".tmp{os.getpid()}")
     try:
         # every dataset at an 8-byte boundary, so mapped columns are aligned (a column
-        # off its alignment is copied when mapped; see .cache_layout)
+        # off its alignment is copied when mapped; see .layout)
         with h5py.File(tmp, "w", alignment_threshold=1, alignment_interval=8) as f:
             f.attrs["format_version"] = FORMAT_VERSION
             f.attrs["format"] = trace.format
