@@ -16,7 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mpiuq.simulator.errors import SettingError
-from mpiuq.simulator.networks.registry import NetworkModelEntry, model_code, register_network
+from mpiuq.simulator.networks.registry import (
+    NetworkModelEntry,
+    model_code,
+    refuse_zone,
+    register_network,
+)
 from mpiuq.simulator.runtime.jit import njit
 from mpiuq.simulator.topologies.base import Topology
 from mpiuq.simulator.topologies.routing import switch_hops
@@ -85,12 +90,7 @@ def build_analytic(
     hops: int, topology: Topology | Zone | None, options: Mapping[str, Any]
 ) -> AnalyticNetwork:
     """The analytic model of ``hops`` links per message, or on ``topology``'s routes."""
-    if isinstance(topology, Zone):
-        raise SettingError(
-            f"network model 'analytic' runs on mpiuq topologies: the {topology.name} of a "
-            "SimGrid platform is replayed with the flow model (--model flow)"
-        )
-    return AnalyticNetwork(hops=hops, topology=topology)
+    return AnalyticNetwork(hops=hops, topology=refuse_zone("analytic", topology))
 
 
 ENTRY = register_network(

@@ -20,7 +20,12 @@ from typing import TYPE_CHECKING, Any
 from mpiuq.simulator.codes import ROUTINGS
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.networks.arrays import topology_arrays
-from mpiuq.simulator.networks.registry import NetworkModelEntry, model_code, register_network
+from mpiuq.simulator.networks.registry import (
+    NetworkModelEntry,
+    model_code,
+    refuse_zone,
+    register_network,
+)
 from mpiuq.simulator.runtime.jit import njit
 from mpiuq.simulator.topologies.base import Topology
 from mpiuq.simulator.topologies.routing import intermediate, route_links
@@ -155,11 +160,7 @@ def build_packet(
     hops: int, topology: Topology | Zone | None, options: Mapping[str, Any]
 ) -> PacketNetwork:
     """The packet model on ``topology`` (required) with ``packet_bytes``, ``routing``, ``seed``."""
-    if isinstance(topology, Zone):
-        raise SettingError(
-            f"network model 'packet' runs on mpiuq topologies: the {topology.name} of a "
-            "SimGrid platform is replayed with the flow model (--model flow)"
-        )
+    topology = refuse_zone("packet", topology)
     if topology is None:
         raise SettingError(
             "network model 'packet' needs a topology, e.g. dragonfly:groups=9,switches=8"

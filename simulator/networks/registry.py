@@ -49,6 +49,7 @@ __all__ = [
     "NetworkModel",
     "NetworkModelEntry",
     "model_code",
+    "refuse_zone",
     "register_network",
 ]
 
@@ -159,3 +160,22 @@ def model_code(name: str) -> int:
             f"`{GENERATE_COMMAND}` must have been run after adding it"
         )
     return NETWORK_MODELS.index(name)
+
+
+def refuse_zone(name: str, topology: Topology | Zone | None) -> Topology | None:
+    """``topology``, refused if it is a SimGrid platform's zone (for the models ``name``
+    that run on mpiuq topologies only).
+
+    Raises
+    ------
+    SettingError
+        If ``topology`` is a :class:`~mpiuq.simulator.topologies.zone.Zone`.
+    """
+    from mpiuq.simulator.topologies.zone import Zone
+
+    if isinstance(topology, Zone):
+        raise SettingError(
+            f"network model {name!r} runs on mpiuq topologies: the {topology.name} of a "
+            "SimGrid platform is replayed with the flow model (--model flow)"
+        )
+    return topology
