@@ -3,11 +3,11 @@
 ``python -m mpiuq.precompile`` runs the commands whose loops a user's commands call --
 replays of a tiny SimGrid TI trace (parsed, then from the trace and program caches) and
 of a synthetic motif on every network model of :data:`~mpiuq.simulator.codes.NETWORK_MODELS`,
-in memory and streamed; every benchmark of :data:`~mpiuq.simulator.benchmark_kinds.BENCHMARKS`
+in memory and streamed; every benchmark of :data:`~mpiuq.simulator.benchmarks.kinds.BENCHMARKS`
 one at a time and in batches of parameter sets (the calibration's design and moves);
 posterior-style batches of replays -- so every loop they reach compiles, for the
 argument types those commands give it, and numba caches it
-(:mod:`mpiuq.simulator._jit`). The build backend runs it at the end of ``pip install``;
+(:mod:`mpiuq.simulator.runtime.jit`). The build backend runs it at the end of ``pip install``;
 it is also what a test or a developer runs to warm a cache. Prints one line at the end
 (the loops compiled, in how many seconds); needs NumPy, numba, h5py and xxhash only
 (:data:`PRECOMPILE_IMPORTS`: the build environment installs exactly these).
@@ -69,7 +69,7 @@ def exercise(folder: Path) -> None:
     """Run the commands whose loops are compiled, on tiny inputs written in ``folder``
     (prints nothing; raises ``RuntimeError`` naming a command that failed)."""
     from mpiuq.main import main
-    from mpiuq.simulator.benchmark_kinds import BENCHMARKS
+    from mpiuq.simulator.benchmarks.kinds import BENCHMARKS
     from mpiuq.simulator.codes import NETWORK_MODELS
 
     trace = folder / "tiny.txt"
@@ -122,14 +122,14 @@ def _exercise_batches(motif: Path) -> None:
     calibration's design evaluates them) and the loops only large inputs reach."""
     import numpy as np
 
-    from mpiuq.simulator.benchmark_kinds import BENCHMARKS
-    from mpiuq.simulator.benchmarks import BenchmarkModel, BenchmarkSetup, evaluate_batch
+    from mpiuq.simulator.benchmarks.kinds import BENCHMARKS
+    from mpiuq.simulator.benchmarks.run import BenchmarkModel, BenchmarkSetup, evaluate_batch
     from mpiuq.simulator.engine import params_vector
     from mpiuq.simulator.parameters import SimParams
-    from mpiuq.simulator.replay import ReplaySetup
-    from mpiuq.simulator.replay_draws import replay_draws
+    from mpiuq.simulator.replay.draws import replay_draws
+    from mpiuq.simulator.replay.run import ReplaySetup
     from mpiuq.simulator.trace.read import read_trace
-    from mpiuq.simulator.trace.ti_state import grow_hash
+    from mpiuq.simulator.trace.ti.state import grow_hash
 
     trace = read_trace(motif)
     base = SimParams()
@@ -149,7 +149,7 @@ def _exercise_batches(motif: Path) -> None:
 
 def precompile() -> tuple[int, float]:
     """Run :func:`exercise` in a temporary folder: ``(loops compiled, seconds)``."""
-    from mpiuq.simulator._jit import on_compile
+    from mpiuq.simulator.runtime.jit import on_compile
 
     compiled: list[str] = []
     t0 = time.perf_counter()

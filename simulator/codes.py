@@ -2,7 +2,7 @@
 
 The compiled kernel (:mod:`mpiuq.simulator.kernel`), the program checker, the
 lowering loops and the network units read their integer constants from here;
-the Python-facing enumerations (:class:`mpiuq.simulator.program.Op`, the names of
+the Python-facing enumerations (:class:`mpiuq.simulator.program.table.Op`, the names of
 protocols, network models, routings and link classes) are views of these
 definitions, and the parameter slots ``P_*`` are derived from the field order of
 :class:`~mpiuq.simulator.parameters.SimParams`, so reordering a field moves its
@@ -134,19 +134,31 @@ PROTO_STREAM_RDV = PROTOCOLS.index("stream_rendezvous")
 #: SMPI's detached send: completes when posted; the payload moves once the receive matches
 PROTO_DETACHED = PROTOCOLS.index("detached")
 
-# --- network models, by registry name --------------------------------------------------------
+# --- network models: derived from the network-model registry (networks/registry.py) ---------
 
-#: Registry names of the network models, in code order.
+# BEGIN GENERATED network models: `python -m mpiuq.generate_networks` writes this
+# block from the registry entries of simulator/networks/*.py; do not edit it by hand.
+#: Registry names of the network models, in code order (a model's code is its position).
 NETWORK_MODELS: tuple[str, ...] = ("analytic", "compute-only", "packet", "flow")
-NET_ANALYTIC = NETWORK_MODELS.index("analytic")
-NET_ZERO = NETWORK_MODELS.index("compute-only")
+#: Network models that run on a SimGrid platform file (its cluster is a flow network).
+PLATFORM_MODELS: tuple[str, ...] = ("flow", "compute-only")
+#: Models in the order a replay starts several at once (the costliest first).
+NETWORK_COST_ORDER: tuple[str, ...] = ("packet", "flow", "analytic", "compute-only")
+#: Module registering each model, in code order (imported by ``mpiuq.simulator.networks``).
+NETWORK_MODULES: tuple[str, ...] = (
+    "mpiuq.simulator.networks.analytic",
+    "mpiuq.simulator.networks.compute_only",
+    "mpiuq.simulator.networks.packet",
+    "mpiuq.simulator.networks.flow",
+)
+# END GENERATED network models
+
+#: Codes of the models whose events the kernel runs itself (packet injections, flows).
 NET_PACKET = NETWORK_MODELS.index("packet")
 NET_FLOW = NETWORK_MODELS.index("flow")
 #: Sharing rules of the flow network, by name (``networks.FlowSharing``: equal max-min
 #: shares, and SimGrid's CM02, LV08 and SMPI models).
 FLOW_SHARING_NAMES: tuple[str, ...] = ("maxmin", "cm02", "lv08", "smpi")
-#: Network models that run on a SimGrid platform file (its cluster is a flow network).
-PLATFORM_MODELS: tuple[str, ...] = ("flow", "compute-only")
 
 # --- flow network: the phases of a flow and how its routes are found -------------------------
 

@@ -1,4 +1,4 @@
-"""Run a lowered :class:`~mpiuq.simulator.program.Program` on the discrete-event kernel.
+"""Run a lowered :class:`~mpiuq.simulator.program.table.Program` on the discrete-event kernel.
 
 The engine is deterministic: events are ordered by simulated time and then by
 creation order. Every simulated second of every rank is assigned to exactly one
@@ -57,10 +57,10 @@ from mpiuq.simulator.errors import DeadlockError, ParameterError
 from mpiuq.simulator.networks import TWO_NODE_SWITCH, NetworkModel, network_arrays
 from mpiuq.simulator.parameter_limits import REGIME_COST_RANGE
 from mpiuq.simulator.parameters import SimParams
-from mpiuq.simulator.program import Op, Program
-from mpiuq.simulator.program_source import ProgramSource, row_blocks
+from mpiuq.simulator.program.source import ProgramSource, row_blocks
+from mpiuq.simulator.program.table import Op, Program
 from mpiuq.simulator.regimes import MAX_REGIMES, PROTOCOLS, SLOT_UNITS
-from mpiuq.simulator.watch import run_watched
+from mpiuq.simulator.runtime.watch import run_watched
 
 __all__ = [
     "CATEGORIES",

@@ -32,7 +32,7 @@ PARAMETER_MAGNITUDE: tuple[float, float] = (1e-6, 1e6)
 #: Range of a per-regime cost (``send_overhead_us``, ``copy_bw_GBps``, ``segment_us``): 0 means
 #: none (for ``copy_bw_GBps``: the global memory bandwidth).
 REGIME_COST_RANGE: tuple[float, float] = (0.0, PARAMETER_MAGNITUDE[1])
-#: Largest message size, bytes (equals ``mpiuq.simulator.benchmarks.MAX_SIZE_BYTES``).
+#: Largest message size, bytes (equals ``mpiuq.simulator.benchmarks.run.MAX_SIZE_BYTES``).
 MAX_MESSAGE_BYTES = 2**40
 #: Largest protocol threshold (``small_max_bytes``, ``eager_max_bytes``,
 #: ``regime<k>_max_bytes``) and ``page_bytes``, bytes.

@@ -3,7 +3,7 @@
 Shared by ``tests/integration/test_cache_integrity.py`` and ``experiments/fuzz/fuzz_cache.py``. A
 replay of a trace leaves two entries in the cache folder: the parse cache's
 ``<key>.h5`` with its ``<key>.h5.layout.json``, and the program cache's
-``<key>-<program key>.mpiuqprog/`` folder (:mod:`mpiuq.simulator.program_cache`). For a
+``<key>-<program key>.mpiuqprog/`` folder (:mod:`mpiuq.simulator.program.cache`). For a
 damaged copy of one file (one byte XOR 0xFF, or the file cut to a shorter length), the
 reader of that entry must refuse it (``detected``: the caches then delete and rebuild the
 entry) or give exactly the undamaged content (``same``); anything else is ``silent``
@@ -28,12 +28,12 @@ from typing import Any
 import numpy as np
 
 from mpiuq.simulator.checksums import ChecksumError, verify_manifest
-from mpiuq.simulator.lowering import LoweringOptions
+from mpiuq.simulator.lowering.lower import LoweringOptions
 from mpiuq.simulator.parameters import SimParams
-from mpiuq.simulator.program_cache import load_cached_program, program_entry
-from mpiuq.simulator.program_file import ProgramFileError
-from mpiuq.simulator.replay import ReplaySetup
-from mpiuq.simulator.trace.cache_layout import load_mapped, verify_entry
+from mpiuq.simulator.program.cache import load_cached_program, program_entry
+from mpiuq.simulator.program.file import ProgramFileError
+from mpiuq.simulator.replay.run import ReplaySetup
+from mpiuq.simulator.trace.cache.layout import load_mapped, verify_entry
 from mpiuq.simulator.trace.errors import TraceFormatError
 from mpiuq.simulator.trace.ir import AUX_COLUMNS, OP_COLUMNS, Trace
 from mpiuq.simulator.trace.read import locate_trace
@@ -224,7 +224,7 @@ def read_outcome(entries: CacheEntries, file: Path) -> str:
     except (ChecksumError, TraceFormatError):
         return "detected"
     if trace is None:  # the verified entry would be read with h5py: equally checked
-        from mpiuq.simulator.trace.h5_reader import load_trace_h5
+        from mpiuq.simulator.trace.cache.h5_reader import load_trace_h5
 
         try:
             trace = load_trace_h5(entries.trace_entry)

@@ -790,7 +790,7 @@ def run_parameter_limits(work: Path, rng: np.random.Generator, summary: bytes) -
     from mpiuq.calibration.reporting.handoff import _record_digest
     from mpiuq.commands.arguments import parse_assignments
     from mpiuq.simulator.parameters import SimParams, params_matrix
-    from mpiuq.simulator.scenarios import parse_scenario
+    from mpiuq.simulator.replay.scenarios import parse_scenario
 
     names = [*SimParams().as_dict()]
     name = names[int(rng.integers(0, len(names)))]

@@ -210,7 +210,7 @@ def score_groups(
     threads
         Simulator threads per benchmark call.
     """
-    from mpiuq.simulator.benchmarks import BenchmarkModel
+    from mpiuq.simulator.benchmarks.run import BenchmarkModel
 
     campaign = split.fit
     main = result.main

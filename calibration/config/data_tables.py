@@ -26,7 +26,7 @@ from mpiuq.calibration.model.families.registry import (
     likelihood_names,
     shape_parameters,
 )
-from mpiuq.simulator.benchmark_kinds import BENCHMARKS, WINDOWED_BENCHMARKS
+from mpiuq.simulator.benchmarks.kinds import BENCHMARKS, WINDOWED_BENCHMARKS
 
 OBSERVABLES: tuple[str, ...] = ("time_us", "throughput_MBps")
 

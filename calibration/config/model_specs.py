@@ -121,7 +121,7 @@ class DataSpec:
         Name of the data set in output names and reports (unique within a campaign).
     model
         Simulator benchmark that produces the observable (one of
-        :data:`~mpiuq.simulator.benchmark_kinds.BENCHMARKS`).
+        :data:`~mpiuq.simulator.benchmarks.kinds.BENCHMARKS`).
     window
         Messages per window of the ``stream`` benchmark.
     likelihood

@@ -21,7 +21,7 @@ from mpiuq.calibration.config.readers import (
     require,
 )
 from mpiuq.calibration.errors import CampaignError
-from mpiuq.simulator.benchmark_kinds import BENCHMARKS
+from mpiuq.simulator.benchmarks.kinds import BENCHMARKS
 from mpiuq.simulator.errors import ParameterError
 from mpiuq.simulator.parameters import CONTINUOUS_PARAMETERS, parameter_names
 from mpiuq.simulator.regimes import (

@@ -54,7 +54,7 @@ class DesignColumns:
 
 def output_keys(campaign: Campaign, observations: Observations) -> tuple[str, ...]:
     """One key per output of a campaign: the fingerprint of the output's own benchmark model."""
-    from mpiuq.simulator.benchmarks import BenchmarkModel
+    from mpiuq.simulator.benchmarks.run import BenchmarkModel
 
     base = campaign.simulator.base_params()
     keys = []

@@ -12,7 +12,7 @@ import numpy as np
 
 from mpiuq.calibration.data.benchmark_csv import BENCHMARK_LABELS, Measurements
 from mpiuq.calibration.errors import DataError
-from mpiuq.simulator.benchmarks import BenchmarkResult
+from mpiuq.simulator.benchmarks.run import BenchmarkResult
 
 #: Largest coefficient of variation of the noise (1000 %).
 MAX_NOISE_CV = 10.0

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from mpiuq.simulator.benchmarks.run import SimulationWork
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -45,7 +48,7 @@ class JointModel:
 
     Examples
     --------
-    >>> from mpiuq.simulator.benchmarks import BenchmarkModel
+    >>> from mpiuq.simulator.benchmarks.run import BenchmarkModel
     >>> a = BenchmarkModel("pingpong", (1, 4096), ("post_header_delay_us",))
     >>> b = BenchmarkModel("stream", (65536,), ("post_header_delay_us",), observable="throughput_MBps")
     >>> m = JointModel((a, b), ("pp", "bw"))
@@ -79,6 +82,22 @@ class JointModel:
         """Outputs of every part at the rows of ``x``, concatenated, shape (n, n_out)."""
         xs = np.atleast_2d(np.asarray(x, dtype=np.float64))
         return np.concatenate([np.asarray(p(xs), dtype=np.float64) for p in self.parts], axis=1)
+
+
+def model_work(model: object, x: npt.ArrayLike) -> SimulationWork | None:
+    """The built-in simulator's counted work of evaluating ``model`` at the rows of ``x``
+    (:meth:`BenchmarkModel.work`, summed over the parts of a :class:`JointModel`), or None
+    for a model that does not count its work."""
+    from mpiuq.simulator.benchmarks.run import SimulationWork  # the kernel loads where it runs
+
+    parts = model.parts if isinstance(model, JointModel) else (model,)
+    total = SimulationWork(0, 0, 0)
+    for part in parts:
+        count = getattr(part, "work", None)
+        if not callable(count):
+            return None
+        total = total + count(x)
+    return total
 
 
 def joint(parts: list[NamedModel], labels: list[str]) -> NamedModel:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from mpiuq.calibration.config import Campaign, discrepancy_terms
 from mpiuq.calibration.config.dimensions import noise_dimension
 from mpiuq.calibration.errors import CampaignError
-from mpiuq.simulator.benchmark_kinds import WINDOWED_BENCHMARKS
+from mpiuq.simulator.benchmarks.kinds import WINDOWED_BENCHMARKS
 from mpiuq.surrogate.budget import (
     F8,
     Budget,

@@ -60,7 +60,7 @@ from mpiuq.calibration.pipeline.campaign_variants import (
     exchangeable_columns,
     fit_variant,
     model_variant,
-    timed_path_choice,
+    path_choice,
 )
 from mpiuq.calibration.pipeline.external import (
     external_path,
@@ -204,10 +204,10 @@ def _posterior_path(
     newly timed choice (recorded for a resumed run)."""
     if isinstance(model, SimulatorRuns):
         return external_path(campaign)
-    # a resumed run takes the path its first attempt chose (the choice is timed)
+    # a resumed run takes the path its first attempt chose (a timed choice may differ)
     fingerprint = run_fingerprint(campaign)
     recorded = read_path_choice(out, fingerprint)
-    path = recorded or timed_path_choice(campaign, problem, model, grouped, groups)
+    path = recorded or path_choice(campaign, problem, model, grouped, groups)
     if recorded is None:
         write_path_choice(out, fingerprint, path)
     return path

@@ -23,8 +23,8 @@ from mpiuq.calibration.reporting.summaries import find_map
 from mpiuq.calibration.sampling.grouping import Grouping, joint_grouping, sensitivity_grouping
 from mpiuq.calibration.sampling.posterior import Problem
 from mpiuq.calibration.sampling.sampler import SamplerProgress, SamplerSettings
-from mpiuq.simulator.benchmarks import BenchmarkModel
-from mpiuq.simulator.watch import usable_cores
+from mpiuq.simulator.benchmarks.run import BenchmarkModel
+from mpiuq.simulator.runtime.watch import usable_cores
 from mpiuq.surrogate.chaos.pce import PolynomialChaos, fit_pce
 from mpiuq.surrogate.design.box import ParameterBox
 from mpiuq.surrogate.design.design_run import DesignProgress, load_design_outputs, run_design

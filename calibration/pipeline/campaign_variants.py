@@ -13,7 +13,7 @@ import numpy.typing as npt
 
 from mpiuq.calibration.config import Campaign, SimulatorSpec
 from mpiuq.calibration.data.observations import Observations
-from mpiuq.calibration.model.joint_model import NamedModel
+from mpiuq.calibration.model.joint_model import NamedModel, model_work
 from mpiuq.calibration.pipeline.campaign_stages import (
     CampaignProgress,
     ProgressFn,
@@ -64,16 +64,22 @@ def exchangeable_columns(campaign: Campaign, names: tuple[str, ...]) -> Groups:
     return tuple(tuple(names.index(n) for n in group) for group in campaign.posterior.exchangeable)
 
 
-def timed_path_choice(
+def path_choice(
     campaign: Campaign, problem: Problem, model: NamedModel, grouped: Posterior, groups: Groups
 ) -> PathChoice:
-    """Time one batch of the simulator's log-posterior (one half-step of the direct sampler)
-    at grouped posterior draws and choose the path (median of three calls)."""
+    """Choose the path by the cost of one batch of the simulator's log-posterior (one
+    half-step of the direct sampler) at grouped posterior draws: its counted work at
+    nominal prices, or for a model that does not count its work, its time (median of
+    three calls)."""
     spec = campaign.posterior
     flat = grouped.draws.reshape(-1, grouped.draws.shape[-1])
     n = max(1, spec.populations * spec.walkers // 2)
     x = fold(evenly(flat, n), groups)
-    density = simulator_density(exact_problem(problem, model).log_posterior(), groups)
+    target = exact_problem(problem, model).log_posterior()
+    work = model_work(model, target.full(x)[:, : target.n_model])
+    if work is not None:
+        return choose_path(spec, len(problem.names), x.shape[0], float("nan"), work)
+    density = simulator_density(target, groups)
     seconds = float(np.median([time_batch(density, x) for _ in range(3)]))
     return choose_path(spec, len(problem.names), x.shape[0], seconds)
 
@@ -263,5 +269,3 @@ def model_variant(
     nm = prob.n_model
     prob = replace(prob, nominal=np.concatenate([problem.nominal[:nm], prob.nominal[nm:]]))
     return fit_variant(name, camp, prob, pce, grouped, model, seed, emit, lap, direct=direct)
-
-

@@ -1,6 +1,6 @@
 """Calibrated uncertainty carried through replay: summaries of quantities over posterior draws.
 
-A replay of posterior draws (:func:`mpiuq.simulator.replay_draws.replay_draws`) gives
+A replay of posterior draws (:func:`mpiuq.simulator.replay.draws.replay_draws`) gives
 every quantity (simulated time, each part of the decomposition, per MPI call) once
 per draw; :func:`draw_summary` reduces such a vector to its mean, standard deviation
 and 90% highest-density interval, and :func:`paired_speedup` compares a baseline with

@@ -23,7 +23,7 @@ from mpiuq.calibration.reporting.summary_sections import (
 )
 from mpiuq.calibration.sampling.posterior import Posterior
 from mpiuq.calibration.sampling.sampler import ChainDiagnostics
-from mpiuq.simulator.benchmark_kinds import WINDOWED_BENCHMARKS
+from mpiuq.simulator.benchmarks.kinds import WINDOWED_BENCHMARKS
 from mpiuq.simulator.regimes import CONTINUOUS_SLOTS
 from mpiuq.surrogate.store.json_text import json_text
 

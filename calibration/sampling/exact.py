@@ -352,6 +352,34 @@ def surrogate_only(
     return ExactPosterior(full, f, ll_point, None, None, "surrogate", "surrogate")
 
 
+def _evaluate(
+    pointwise: PointwiseLogLik,
+    flat: FloatArray,
+    lower: FloatArray,
+    upper: FloatArray,
+    n_sel: int,
+    n_out: int,
+) -> tuple[FloatArray, FloatArray, FloatArray, int, int]:
+    """The proposals ``flat`` (m, dim) on the simulator: only those inside the prior box
+    are run. Returns their log-likelihood (m,; ``-inf`` outside the box and where the sum
+    is NaN or ``+inf``), pointwise log-likelihood (m, n_sel), outputs (m, n_out), the
+    number of simulator runs and the number of non-finite sums."""
+    inside = np.all((flat >= lower) & (flat <= upper), axis=1)
+    new_lp = np.full(flat.shape[0], -np.inf)
+    new_l = np.zeros((flat.shape[0], n_sel))
+    new_f = np.zeros((flat.shape[0], n_out))
+    runs = nonfinite = 0
+    if inside.any():
+        p_l, p_f = pointwise(flat[inside])
+        runs = int(inside.sum())
+        new_l[inside], new_f[inside] = p_l, p_f
+        s = p_l.sum(axis=1)
+        bad = np.isnan(s) | (s == np.inf)
+        nonfinite = int(bad.sum())
+        new_lp[inside] = np.where(bad, -np.inf, s)
+    return new_lp, new_l, new_f, runs, nonfinite
+
+
 def de_moves(
     pointwise: PointwiseLogLik,
     lower: FloatArray,
@@ -417,18 +445,11 @@ def de_moves(
             moved, factor = propose(x[:, own_i][..., cols], x[:, other_i][..., cols], 0.1, rng)
             prop[..., cols] = moved
             flat = prop.reshape(-1, dim)
-            inside = np.all((flat >= lower) & (flat <= upper), axis=1)
-            new_lp = np.full(flat.shape[0], -np.inf)
-            new_l = np.zeros((flat.shape[0], lx.shape[2]))
-            new_f = np.zeros((flat.shape[0], fx.shape[2]))
-            if inside.any():
-                p_l, p_f = pointwise(flat[inside])
-                runs += int(inside.sum())
-                new_l[inside], new_f[inside] = p_l, p_f
-                s = p_l.sum(axis=1)
-                bad = np.isnan(s) | (s == np.inf)
-                nonfinite += int(bad.sum())
-                new_lp[inside] = np.where(bad, -np.inf, s)
+            new_lp, new_l, new_f, n_runs, n_bad = _evaluate(
+                pointwise, flat, lower, upper, lx.shape[2], fx.shape[2]
+            )
+            runs += n_runs
+            nonfinite += n_bad
             shape = (populations, own_i.size)
             log_u = np.log(rng.random(shape))
             with np.errstate(invalid="ignore"):

@@ -16,7 +16,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from mpiuq.calibration.reporting.prediction import CalibrationScope
-    from mpiuq.simulator.lowering import Lowered
+    from mpiuq.simulator.lowering.lower import Lowered
     from mpiuq.simulator.parameters import SimParams
 
 

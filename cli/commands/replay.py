@@ -24,12 +24,12 @@ from mpiuq.runtime.progress import Progress, add_quiet_argument
 from mpiuq.simulator.codes import FLOW_SHARING_NAMES, NETWORK_MODELS
 from mpiuq.simulator.collectives import ALGORITHM_SETS, algorithm_set
 from mpiuq.simulator.errors import SettingError
-from mpiuq.simulator.simgrid_like import LIKE_TARGETS
+from mpiuq.simulator.replay.simgrid_like import LIKE_TARGETS
 from mpiuq.simulator.trace.ir import Trace
 
 if TYPE_CHECKING:  # the replay engine (numba) is imported when a replay runs
     from mpiuq.simulator.platform import Platform
-    from mpiuq.simulator.replay import ReplayResult, ReplaySetup
+    from mpiuq.simulator.replay.run import ReplayResult, ReplaySetup
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -81,7 +81,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def model_threads(args: argparse.Namespace) -> int:
     """Threads of a point replay: ``--threads``, else one per usable core."""
-    from mpiuq.simulator.watch import usable_cores
+    from mpiuq.simulator.runtime.watch import usable_cores
 
     return int(args.threads) if args.threads is not None else usable_cores()
 
@@ -248,8 +248,8 @@ def format_table(result: ReplayResult) -> str:
 
 def replay_setup(args: argparse.Namespace) -> ReplaySetup:
     """The :class:`ReplaySetup` of the replay options (``--like`` applied)."""
-    from mpiuq.simulator.replay import ReplaySetup
-    from mpiuq.simulator.simgrid_like import like_setup
+    from mpiuq.simulator.replay.run import ReplaySetup
+    from mpiuq.simulator.replay.simgrid_like import like_setup
 
     model = args.model
     if model is None:
@@ -300,7 +300,7 @@ def flop_rate(args: argparse.Namespace) -> float:
 def replay_parameters(args: argparse.Namespace) -> ParameterSets:
     """The parameter sets of the replay: ``--params`` and ``--param``, with ``--like``'s
     protocol regimes and the platform's network values (bandwidths, hop latency)."""
-    from mpiuq.simulator.simgrid_like import PLATFORM_PARAMS, like_params, platform_params
+    from mpiuq.simulator.replay.simgrid_like import PLATFORM_PARAMS, like_params, platform_params
 
     sets = parameter_sets(args)
     platform = _platform(args)

@@ -1,7 +1,7 @@
 """``mpiuq replay TRACE --params results/X``: the replay of posterior draws.
 
 The trace is lowered once and every draw replayed under every model on the kernel's
-batch path (:func:`mpiuq.simulator.replay_draws.replay_draws`), in chunks through the
+batch path (:func:`mpiuq.simulator.replay.draws.replay_draws`), in chunks through the
 executor of ``--workers`` / ``--scheduler``. ``replay.json`` holds, per model, the
 simulated time, each part of the decomposition, each part's share and each part per
 MPI call kind as ``mean``, ``sd``, ``hdi90`` and the per-draw values ``draws``.
@@ -22,8 +22,8 @@ from mpiuq.commands.calibration_warnings import replay_warnings, warn
 from mpiuq.commands.posterior_args import ParameterSets
 from mpiuq.reports.result_output import emit
 from mpiuq.simulator.parameters import parameter_names
-from mpiuq.simulator.replay import ReplaySetup, trace_and_settings
-from mpiuq.simulator.replay_draws import DrawsReplay, replay_draws
+from mpiuq.simulator.replay.draws import DrawsReplay, replay_draws
+from mpiuq.simulator.replay.run import ReplaySetup, trace_and_settings
 from mpiuq.simulator.trace.ir import Trace
 from mpiuq.surrogate.executors import Executor, make_executor
 
@@ -53,7 +53,7 @@ def run_replays(
     (:func:`mpiuq.commands.calibration_warnings.replay_warnings`)."""
     from dataclasses import replace
 
-    from mpiuq.simulator.lowering import lower_trace
+    from mpiuq.simulator.lowering.lower import lower_trace
 
     t0 = time.perf_counter()
     low = lower_trace(trace, setup.lowering_options(sets.sets[0]))

@@ -29,7 +29,7 @@ from mpiuq.commands.arguments import (
 )
 from mpiuq.commands.calibration_warnings import calibration_scope, warn
 from mpiuq.commands.posterior_args import ParameterSets, add_posterior_arguments, parameter_sets
-from mpiuq.simulator.benchmark_kinds import BENCHMARKS, WINDOWED_BENCHMARKS
+from mpiuq.simulator.benchmarks.kinds import BENCHMARKS, WINDOWED_BENCHMARKS
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.parameters import SimParams
 from mpiuq.surrogate.budget import check_memory
@@ -37,7 +37,7 @@ from mpiuq.surrogate.store.json_text import json_text
 
 if TYPE_CHECKING:  # the benchmarks (numba) are imported when a simulation runs
     from mpiuq.calibration.reporting.prediction import CalibrationScope
-    from mpiuq.simulator.benchmarks import BenchmarkResult, BenchmarkSetup
+    from mpiuq.simulator.benchmarks.run import BenchmarkResult, BenchmarkSetup
 
 #: Memory of one synthetic measurement row (noise, value, run and size), bytes.
 SYNTHETIC_BYTES_PER_ROW = 48
@@ -145,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     from mpiuq.calibration.data.benchmark_csv import write_benchmark_csv
     from mpiuq.calibration.data.synthetic_data import synthetic_measurements
     from mpiuq.calibration.pipeline.budget import check_benchmark_budget
-    from mpiuq.simulator.benchmarks import BenchmarkSetup, simulate_benchmark, validate_sizes
+    from mpiuq.simulator.benchmarks.run import BenchmarkSetup, simulate_benchmark, validate_sizes
 
     config = load_parameter_file(args.config) if args.config is not None else ParameterFile(())
     if args.params is not None and args.config is not None:
@@ -224,7 +224,7 @@ def draws_json(
     (``warnings``)."""
     from mpiuq.calibration.reporting.prediction import benchmark_warnings, predict
     from mpiuq.calibration.reporting.propagation import draw_summary
-    from mpiuq.simulator.benchmarks import evaluate_batch
+    from mpiuq.simulator.benchmarks.run import evaluate_batch
     from mpiuq.simulator.engine import params_vector
 
     matrix = np.stack([params_vector(p) for p in sets.sets])

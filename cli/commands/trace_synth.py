@@ -91,7 +91,7 @@ def run_synth(args: argparse.Namespace) -> int:
         allreduce_every=args.allreduce_every,
         seed=args.seed,
     )
-    from mpiuq.simulator.trace.cache import save_trace
+    from mpiuq.simulator.trace.cache.store import save_trace
     from mpiuq.surrogate.store.hdf5_errors import naming_hdf5_errors
 
     progress = Progress.of(args)

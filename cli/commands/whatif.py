@@ -1,7 +1,7 @@
 """``mpiuq whatif TRACE --params results/X --scenario NAME=EXPR ...``: would it help?
 
 Replays the trace under the campaign's posterior draws for the baseline and for every
-scenario (:mod:`mpiuq.simulator.scenarios`: parameter edits such as
+scenario (:mod:`mpiuq.simulator.replay.scenarios`: parameter edits such as
 ``net2x: link_bw_GBps*=2, injection_bw_GBps*=2``, another model, topology or collective
 algorithm), **paired**: draw ``k`` of a scenario is draw ``k`` of the baseline with the
 scenario's changes. Per scenario it reports the speed-up ``T_baseline / T_scenario``
@@ -31,9 +31,9 @@ from mpiuq.reports.result_output import emit
 from mpiuq.simulator.errors import SettingError
 
 if TYPE_CHECKING:  # the replay engine (numba) and SciPy are imported when a study runs
-    from mpiuq.simulator.replay import ReplaySetup
-    from mpiuq.simulator.replay_draws import DrawsReplay
-    from mpiuq.simulator.scenarios import Scenario
+    from mpiuq.simulator.replay.draws import DrawsReplay
+    from mpiuq.simulator.replay.run import ReplaySetup
+    from mpiuq.simulator.replay.scenarios import Scenario
 
 #: Speed-up above which a scenario "helps" in the table.
 HELPS = 1.05
@@ -78,7 +78,7 @@ def parse_scenarios(texts: list[str]) -> tuple[Scenario, ...]:
     SettingError
         For a repeated scenario name.
     """
-    from mpiuq.simulator.scenarios import parse_scenario
+    from mpiuq.simulator.replay.scenarios import parse_scenario
 
     scenarios = tuple(parse_scenario(t) for t in texts)
     names = [s.name for s in scenarios]
@@ -100,9 +100,9 @@ def run_scenarios(
     """Replay the baseline and every scenario under the same draws; the JSON and baseline."""
     from mpiuq.calibration.reporting.propagation import decomposition_summary, paired_speedup
     from mpiuq.commands.replay_draws import draws_executor, quiet_large_graphs
-    from mpiuq.simulator.lowering import lower_trace
-    from mpiuq.simulator.replay import trace_and_settings
-    from mpiuq.simulator.replay_draws import replay_draws
+    from mpiuq.simulator.lowering.lower import lower_trace
+    from mpiuq.simulator.replay.draws import replay_draws
+    from mpiuq.simulator.replay.run import trace_and_settings
 
     trace = read_replay_trace(args)
     t0 = time.perf_counter()

@@ -11,7 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-from mpiuq.simulator.replay import ReplayResult
+from mpiuq.simulator.replay.run import ReplayResult
 from mpiuq.surrogate.store.atomic_write import save_figure_atomically
 
 #: Category label and colour, in stacking order (bottom to top).

@@ -48,7 +48,7 @@ def let_the_cache_write_finish() -> None:
     recently (numba imported only if the command had imported it)."""
     # the worker may be importing the module right now: a partially initialised module
     # has no LAST_COMPILE_END yet (nothing compiled, nothing to wait for)
-    last_end = getattr(sys.modules.get("mpiuq.simulator._jit"), "LAST_COMPILE_END", None)
+    last_end = getattr(sys.modules.get("mpiuq.simulator.runtime.jit"), "LAST_COMPILE_END", None)
     if last_end:
         wait = SAVE_GRACE_S - (time.monotonic() - last_end[0])
         if wait > 0:

@@ -125,7 +125,7 @@ class Progress:
             self._compile_ticker = None
             self.line(f"compiled {loop} in {took_s:.0f} s (cached: not compiled again)")
             return
-        from mpiuq.simulator._jit import last_compile_s
+        from mpiuq.simulator.runtime.jit import last_compile_s
 
         before = last_compile_s(loop)
         hint = (
@@ -156,7 +156,7 @@ class Progress:
         if self.quiet:
             yield
             return
-        from mpiuq.simulator._jit import on_compile
+        from mpiuq.simulator.runtime.jit import on_compile
 
         try:
             with on_compile(self.compiling):

@@ -1,7 +1,7 @@
 """Progress lines of reading and replaying a trace (``mpiuq replay``, ``mpiuq trace info``).
 
 Wraps :func:`~mpiuq.simulator.trace.read_trace` and
-:func:`~mpiuq.simulator.replay.replay` with :class:`~mpiuq.runtime.progress.Progress`: a line per
+:func:`~mpiuq.simulator.replay.run.replay` with :class:`~mpiuq.runtime.progress.Progress`: a line per
 stage with its figures (operations, events and events/s per model), a running
 percentage while a model runs, and a line per loop compiled (one missing from numba's cache).
 """
@@ -21,8 +21,8 @@ from mpiuq.simulator.trace.ir import Trace
 from mpiuq.simulator.trace.read import TraceLocation, locate_trace, read_located, store_trace
 
 if TYPE_CHECKING:  # the replay engine (numba) is imported when a replay runs
-    from mpiuq.simulator.lowering import Lowered, LoweringOptions
-    from mpiuq.simulator.replay import ReplayProgress, ReplayResult, ReplaySetup, TraceOrigin
+    from mpiuq.simulator.lowering.lower import Lowered, LoweringOptions
+    from mpiuq.simulator.replay.run import ReplayProgress, ReplayResult, ReplaySetup, TraceOrigin
 
 
 def read_with_progress(
@@ -85,23 +85,23 @@ def replay_file_with_progress(
     """Read, lower and replay the trace at ``path``, with progress lines.
 
     ``threads``: how many models may run at once (see
-    :func:`~mpiuq.simulator.replay.replay_lowered`).
+    :func:`~mpiuq.simulator.replay.run.replay_lowered`).
 
     ``stream``: ``"on"`` lowers the trace's HDF5 file (the trace itself, or its cache
     entry) in blocks into a program file in ``scratch`` and replays it through windows of
-    ``window_rows`` rows per rank (:func:`~mpiuq.simulator.replay_stream.replay_file_streamed`):
+    ``window_rows`` rows per rank (:func:`~mpiuq.simulator.replay.stream.replay_file_streamed`):
     memory bounded by ranks and requests, not operations; ``"off"`` holds the whole
     trace, then the whole program; ``"auto"`` streams traces of
-    :data:`~mpiuq.simulator.stream_default.STREAM_MIN_OPS` operations or more. The results
+    :data:`~mpiuq.simulator.replay.stream_default.STREAM_MIN_OPS` operations or more. The results
     are identical.
 
     In memory, the trace is let go once lowered (and, when it was parsed, stored in its
     cache entry, which happens while it is lowered), so the simulation holds only the
-    lowered program and the trace's :class:`~mpiuq.simulator.replay.TraceOrigin`. With a
+    lowered program and the trace's :class:`~mpiuq.simulator.replay.run.TraceOrigin`. With a
     trace cache (``read_options``: ``cache_dir``, ``use_cache``), the lowered program is
     stored beside the trace's entry while the models run, and a later in-memory replay of the
     trace with the same lowering options loads it instead of reading and lowering the
-    trace (:mod:`~mpiuq.simulator.program_cache`; same results). Streamed replays neither
+    trace (:mod:`~mpiuq.simulator.program.cache`; same results). Streamed replays neither
     read nor write that cache.
 
     Raises
@@ -112,8 +112,8 @@ def replay_file_with_progress(
         hold the program file.
     """
     from mpiuq.simulator.errors import SettingError
-    from mpiuq.simulator.program_cache import save_cached_program
-    from mpiuq.simulator.replay import TraceOrigin, lower_for_replay, replay_lowered
+    from mpiuq.simulator.program.cache import save_cached_program
+    from mpiuq.simulator.replay.run import TraceOrigin, lower_for_replay, replay_lowered
 
     if stream not in STREAM_CHOICES:
         raise SettingError(f"stream={stream!r} is invalid: expected one of {STREAM_CHOICES}")
@@ -220,7 +220,7 @@ def _cached_program(
     """The trace's lowered program from the program cache, with progress lines, or ``None``
     (no cache, no usable entry, or a trace ``stream="auto"`` streams: the caller reads and
     lowers the trace then)."""
-    from mpiuq.simulator.program_cache import find_cached_program
+    from mpiuq.simulator.program.cache import find_cached_program
 
     t0 = time.perf_counter()
     found = find_cached_program(where.entry, options)
@@ -237,7 +237,7 @@ def _cached_program(
 
 
 def _streams(n_trace_ops: int, n_vcounts: int = 0) -> bool:
-    from mpiuq.simulator.stream_default import stream_by_default
+    from mpiuq.simulator.replay.stream_default import stream_by_default
 
     return stream_by_default(n_trace_ops, n_vcounts)
 
@@ -246,7 +246,7 @@ def _stream_entry_bytes() -> int:
     """Size below which a cache entry holds too few operations and count-list entries to
     stream by default (at least 8 B each, see :func:`_large`): such an entry is not
     verified for streaming."""
-    from mpiuq.simulator.stream_default import STREAM_MIN_OPS
+    from mpiuq.simulator.replay.stream_default import STREAM_MIN_OPS
 
     return 8 * STREAM_MIN_OPS
 
@@ -260,7 +260,7 @@ def _large(h5_path: Path, trace_path: Path) -> bool:
     """
     if h5_path != trace_path and h5_path.stat().st_size < _stream_entry_bytes():
         return False
-    from mpiuq.simulator.trace.h5_reader import open_trace_h5
+    from mpiuq.simulator.trace.cache.h5_reader import open_trace_h5
 
     with open_trace_h5(h5_path) as head:
         return _streams(head.n_ops, int(head.datasets["vcounts"].shape[0]))
@@ -275,8 +275,8 @@ def _streamed(
     scratch: Path | None,
     window_rows: int | None,
 ) -> ReplayResult:
-    from mpiuq.simulator.replay_stream import origin_of_file, replay_file_streamed
-    from mpiuq.simulator.streaming import DEFAULT_WINDOW_ROWS
+    from mpiuq.simulator.replay.stream import origin_of_file, replay_file_streamed
+    from mpiuq.simulator.replay.windowed import DEFAULT_WINDOW_ROWS
 
     with progress.stage(f"streaming {h5_file}") as done:
         origin = origin_of_file(h5_file)

@@ -253,10 +253,10 @@ _SECTION_CLASSES = {
 #: The validator's tuples of allowed values, by key (the values come from the code; a
 #: function is a registry's list of names, called when the page is built).
 _CHOICES = {
-    ("simulator", "benchmark"): "mpiuq.simulator.benchmark_kinds.BENCHMARKS",
+    ("simulator", "benchmark"): "mpiuq.simulator.benchmarks.kinds.BENCHMARKS",
     ("simulator.regimes[k]", "protocol"): "mpiuq.simulator.regimes.PROTOCOLS",
     ("data", "observable"): "OBSERVABLES",
-    ("data", "model"): "mpiuq.simulator.benchmark_kinds.BENCHMARKS",
+    ("data", "model"): "mpiuq.simulator.benchmarks.kinds.BENCHMARKS",
     ("data", "likelihood"): "mpiuq.calibration.model.families.registry.likelihood_names",
     ("data", "summary"): "SUMMARIES",
     ("calibration", "grouping"): "GROUPINGS",

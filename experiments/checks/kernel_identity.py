@@ -51,7 +51,10 @@ def _topologies(n_ranks: int) -> dict[str, object]:
 
 def _runs(name: str) -> dict[str, np.ndarray]:
     from mpiuq.simulator.engine import simulate
-    from mpiuq.simulator.lowering import lower_trace
+    try:
+        from mpiuq.simulator.lowering.lower import lower_trace
+    except ImportError:  # the tree before simulator/'s modules moved into packages
+        from mpiuq.simulator.lowering import lower_trace  # type: ignore[no-redef]
 
     try:
         from mpiuq.simulator.networks import AnalyticNetwork, ComputeOnly, PacketNetwork
@@ -63,7 +66,10 @@ def _runs(name: str) -> dict[str, np.ndarray]:
         )
     from mpiuq.simulator.parameters import SimParams
     from mpiuq.simulator.placement import place_ranks
-    from mpiuq.simulator.replay import ReplaySetup
+    try:
+        from mpiuq.simulator.replay.setup import ReplaySetup
+    except ImportError:  # the tree before simulator/'s modules moved into packages
+        from mpiuq.simulator.replay import ReplaySetup  # type: ignore[no-redef]
     from mpiuq.simulator.trace import read_trace
 
     trace = read_trace(DATA / name)
@@ -105,11 +111,18 @@ def _runs(name: str) -> dict[str, np.ndarray]:
 
 
 def _benchmarks() -> dict[str, np.ndarray]:
-    from mpiuq.simulator.benchmarks import (
-        BenchmarkSetup,
-        evaluate_batch,
-        simulate_benchmark,
-    )
+    try:
+        from mpiuq.simulator.benchmarks.run import (
+            BenchmarkSetup,
+            evaluate_batch,
+            simulate_benchmark,
+        )
+    except ImportError:  # the tree before simulator/'s modules moved into packages
+        from mpiuq.simulator.benchmarks import (
+            BenchmarkSetup,
+            evaluate_batch,
+            simulate_benchmark,
+        )
     from mpiuq.simulator.parameters import TABLE1_PRIOR_RANGES, SimParams, params_matrix
 
     rng = np.random.default_rng(20240611)

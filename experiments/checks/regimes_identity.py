@@ -32,9 +32,9 @@ TRACES = ("gen_dumpi_lulesh_8r", "dumpi_sstdumpi_testtrace_4r")
 
 
 def dump(out: Path) -> None:
-    from mpiuq.simulator.benchmarks import BenchmarkSetup, evaluate_batch
+    from mpiuq.simulator.benchmarks.run import BenchmarkSetup, evaluate_batch
     from mpiuq.simulator.parameters import SimParams, params_matrix
-    from mpiuq.simulator.replay import replay
+    from mpiuq.simulator.replay.run import replay
     from mpiuq.simulator.trace import read_trace
 
     rng = np.random.default_rng(20261123)

@@ -73,7 +73,7 @@ def mpiuq_time(trace_dir: Path, params: dict[str, float], collectives: str) -> f
     """mpiuq's simulated time of the trace (analytic model, two hops per message)."""
     from mpiuq.simulator.collectives import algorithm_set
     from mpiuq.simulator.parameters import SimParams
-    from mpiuq.simulator.replay import ReplaySetup, replay
+    from mpiuq.simulator.replay.run import ReplaySetup, replay
     from mpiuq.simulator.trace import read_trace
 
     trace = read_trace(index_of(trace_dir, replayable=False))

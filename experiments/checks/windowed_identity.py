@@ -29,11 +29,11 @@ from pathlib import Path
 
 from mpiuq.simulator.engine import RunResult, simulate
 from mpiuq.simulator.errors import DeadlockError, SimulatorError
-from mpiuq.simulator.lowering import lower_trace
+from mpiuq.simulator.lowering.lower import lower_trace
 from mpiuq.simulator.parameters import SimParams
-from mpiuq.simulator.program_source import ProgramSlices
-from mpiuq.simulator.replay import ReplaySetup, network_and_nodes
-from mpiuq.simulator.streaming import simulate_windowed
+from mpiuq.simulator.program.source import ProgramSlices
+from mpiuq.simulator.replay.run import ReplaySetup, network_and_nodes
+from mpiuq.simulator.replay.windowed import simulate_windowed
 from mpiuq.simulator.trace import read_trace
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "traces"

@@ -448,10 +448,10 @@ def legacy_summary(ctx: Ctx) -> Outcome:
 
 
 def numba_scipy(ctx: Ctx) -> Outcome:
-    """_numba_import hid scipy process-wide while numba imported."""
+    """runtime.numba_import hid scipy process-wide while numba imported."""
     code = (
         "import threading, time, json, sys\n"
-        "from mpiuq.simulator._numba_import import import_numba\n"
+        "from mpiuq.simulator.runtime.numba_import import import_numba\n"
         "got = {}\n"
         "def other():\n    time.sleep(0.02)\n    import scipy.special\n"
         "    got['scipy'] = scipy.__name__\n"

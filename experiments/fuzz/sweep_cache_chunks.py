@@ -55,7 +55,7 @@ from mpiuq.simulator.checksums import (  # noqa: E402
     parse_sealed_json,
     verify_manifest,
 )
-from mpiuq.simulator.trace.cache_layout import layout_path, verify_entry  # noqa: E402
+from mpiuq.simulator.trace.cache.layout import layout_path, verify_entry  # noqa: E402
 
 
 def recorded(entries: CacheEntries) -> dict[Path, tuple[int, str]]:

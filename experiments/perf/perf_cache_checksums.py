@@ -6,7 +6,7 @@ in this process, the time of
 * ``verify``: checking the program entry's ``checksums.json`` (every member's size and
   the xxh3-64 digest of each of its 4 KiB chunks, on two threads): what a cached replay
   does before it reads the entry;
-* ``load``: :func:`~mpiuq.simulator.program_cache.find_cached_program`, the whole load
+* ``load``: :func:`~mpiuq.simulator.program.cache.find_cached_program`, the whole load
   of the cached program (``verify`` included), and ``load - verify``, the load as before;
 * ``hash 1 thread`` and ``crc32``: the entry's bytes hashed whole (one digest per
   member, as before the chunk digests) on one thread with xxh3-64 and with
@@ -68,8 +68,8 @@ def main() -> int:
 
     from mpiuq.simulator.checksums import verify_manifest
     from mpiuq.simulator.parameters import SimParams
-    from mpiuq.simulator.program_cache import find_cached_program, program_entry
-    from mpiuq.simulator.replay import ReplaySetup
+    from mpiuq.simulator.program.cache import find_cached_program, program_entry
+    from mpiuq.simulator.replay.run import ReplaySetup
     from mpiuq.simulator.trace.read import locate_trace
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])

@@ -19,9 +19,10 @@ import sys
 import time
 from pathlib import Path
 
-from mpiuq.simulator.trace import dumpi, otf2_reader
-from mpiuq.simulator.trace.dumpi_files import find_dumpi_files
-from mpiuq.simulator.trace.otf2_reader import find_otf2_anchor
+from mpiuq.simulator.trace.dumpi import reader as dumpi
+from mpiuq.simulator.trace.dumpi.files import find_dumpi_files
+from mpiuq.simulator.trace.otf2 import reader as otf2_reader
+from mpiuq.simulator.trace.otf2.reader import find_otf2_anchor
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "traces"
 

@@ -3,7 +3,7 @@
 For each trace it times, in this process after loading the compiled loops from numba's
 cache and the trace from the parse cache:
 
-* one replay (``mpiuq.simulator.replay.replay``: lowering + one simulation, analytic model);
+* one replay (``mpiuq.simulator.replay.run.replay``: lowering + one simulation, analytic model);
 * ``--draws`` posterior draws of ``--params`` (``replay_draws``: one lowering, the kernel's
   batch path), in process, and with ``--workers N`` through N local worker processes;
 
@@ -50,8 +50,8 @@ def main() -> None:
     from mpiuq.calibration.reporting.calibrated import load_posterior_draws
     from mpiuq.simulator.motifs import MotifSpec, synthesize
     from mpiuq.simulator.parameters import SimParams
-    from mpiuq.simulator.replay import ReplaySetup, replay
-    from mpiuq.simulator.replay_draws import replay_draws
+    from mpiuq.simulator.replay.draws import replay_draws
+    from mpiuq.simulator.replay.run import ReplaySetup, replay
     from mpiuq.simulator.trace import read_trace
     from mpiuq.surrogate.executors import DaskExecutor, ProcessExecutor
 

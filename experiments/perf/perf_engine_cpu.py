@@ -45,9 +45,9 @@ def report(name: str, times: list[float]) -> None:
 
 
 def workloads(traces: list[str]) -> dict[str, Callable[[], object]]:
-    from mpiuq.simulator.benchmarks import BenchmarkSetup, benchmark_program, evaluate_batch
+    from mpiuq.simulator.benchmarks.run import BenchmarkSetup, benchmark_program, evaluate_batch
     from mpiuq.simulator.engine import simulate
-    from mpiuq.simulator.lowering import lower_trace
+    from mpiuq.simulator.lowering.lower import lower_trace
     from mpiuq.simulator.parameters import TABLE1_PRIOR_RANGES, SimParams, params_matrix
     from mpiuq.simulator.placement import place_ranks
     from mpiuq.simulator.trace import read_trace

@@ -38,9 +38,9 @@ def _compare(trace: Path, out: Path) -> None:
     """Check that the program file ``out`` holds ``lower_trace`` of ``trace``, byte for byte."""
     import numpy as np
 
-    from mpiuq.simulator.lowering import lower_trace
-    from mpiuq.simulator.program_file import ProgramFile
-    from mpiuq.simulator.trace.cache import load_trace_h5
+    from mpiuq.simulator.lowering.lower import lower_trace
+    from mpiuq.simulator.program.file import ProgramFile
+    from mpiuq.simulator.trace.cache.store import load_trace_h5
 
     low = lower_trace(load_trace_h5(trace))
     prog = low.program
@@ -81,13 +81,13 @@ def _child(way: str, trace: Path, out: Path, per: int | None) -> None:
         _compare(trace, out)
         return
     if way == "memory":
-        from mpiuq.simulator.lowering import lower_trace
-        from mpiuq.simulator.trace.cache import load_trace_h5
+        from mpiuq.simulator.lowering.lower import lower_trace
+        from mpiuq.simulator.trace.cache.store import load_trace_h5
 
         low = lower_trace(load_trace_h5(trace))
         rows, info = low.program.n_ops, f"{low.program.n_requests} requests"
     else:
-        from mpiuq.simulator.lowering_blocks import lower_trace_blocks
+        from mpiuq.simulator.lowering.blocks import lower_trace_blocks
 
         res = lower_trace_blocks(trace, None, out, ranks_per_block=per)
         rows = res.n_ops

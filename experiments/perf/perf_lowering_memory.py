@@ -76,8 +76,8 @@ def build_trace(p: int, dense: bool) -> object:
 
 
 def run_case(p: int, case: str, mode: str, process_caches: bool = False) -> dict[str, float]:
-    from mpiuq.simulator import lowering
-    from mpiuq.simulator.lowering import LoweringOptions, lower_trace
+    from mpiuq.simulator.lowering import lower as lowering
+    from mpiuq.simulator.lowering.lower import LoweringOptions, lower_trace
 
     if process_caches:  # as before: process-wide caches of templates and schedules
         from functools import lru_cache
@@ -95,7 +95,7 @@ def run_case(p: int, case: str, mode: str, process_caches: bool = False) -> dict
         rows = low.program.n_ops
         del low
     else:  # the trace file is written by this process, lowered by a fresh one
-        from mpiuq.simulator.trace.cache import save_trace
+        from mpiuq.simulator.trace.cache.store import save_trace
 
         with tempfile.TemporaryDirectory() as tmp:
             h5 = Path(tmp) / "t.h5"
@@ -125,8 +125,8 @@ def run_case(p: int, case: str, mode: str, process_caches: bool = False) -> dict
 
 def lower_file(h5: Path) -> dict[str, float]:
     """Lower the trace file ``h5`` in blocks (as ``mpiuq replay --stream on``), in this process."""
-    from mpiuq.simulator.lowering import LoweringOptions
-    from mpiuq.simulator.lowering_blocks import lower_trace_blocks
+    from mpiuq.simulator.lowering.blocks import lower_trace_blocks
+    from mpiuq.simulator.lowering.lower import LoweringOptions
 
     gc.collect()
     base_peak, base_rss = _peak_mib(), _rss_mib()

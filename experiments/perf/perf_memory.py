@@ -109,17 +109,17 @@ reset_peak()
 mark("interpreter")
 import mpiuq.main
 mark("import mpiuq.main (CLI)")
-from mpiuq.simulator._numba_import import import_numba
+from mpiuq.simulator.runtime.numba_import import import_numba
 import_numba()
 mark("import numba (llvmlite, NumPy)")
 import mpiuq.runtime.replay_progress as rp
 import mpiuq.simulator.engine as engine
-import mpiuq.simulator.replay as rep
+import mpiuq.simulator.replay.run as rep
 import mpiuq.simulator.trace.read  # the trace reader (h5py only if the cache lacks a layout)
 mark("import replay engine")
 
 from mpiuq.simulator.trace.ir import AUX_COLUMNS, OP_COLUMNS
-from mpiuq.simulator.program import Program
+from mpiuq.simulator.program.table import Program
 
 def program_bytes(p):
     return sum(a.nbytes for a in (p.rank_ptr, p.ops, p.nbytes, p.wait_list))

@@ -32,8 +32,8 @@ import time
 from pathlib import Path
 from types import ModuleType
 
-from mpiuq.simulator.trace.ti import read_ti
-from mpiuq.simulator.trace.ti_files import find_ti_files, read_text_bytes
+from mpiuq.simulator.trace.ti.files import find_ti_files, read_text_bytes
+from mpiuq.simulator.trace.ti.reader import read_ti
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "traces"
 

@@ -6,7 +6,7 @@ code, and what they cost, for three builds of :func:`~mpiuq.simulator.kernel.loo
   no borrowing): every bundle passed to an inlined helper, unpacked or read increfs
   and decrefs each array inside it;
 * ``borrowed``: the same source compiled with its argument bundles first passed through
-  :func:`mpiuq.simulator._jit.borrowed` (a shipped loop that borrows already counts
+  :func:`mpiuq.simulator.runtime.jit.borrowed` (a shipped loop that borrows already counts
   nothing; this shows the step on its own).
 
 For each: the calls to ``NRT_incref`` and ``NRT_decref`` in the optimised LLVM IR of the
@@ -73,13 +73,13 @@ def main() -> None:
     import numba
 
     from mpiuq.simulator import kernel
-    from mpiuq.simulator._borrow import borrowed
     from mpiuq.simulator.engine import params_vector, program_arrays
     from mpiuq.simulator.kernel.loop import LOOP_CTL, event_loop
     from mpiuq.simulator.kernel.run import _start, outputs
-    from mpiuq.simulator.lowering import lower_trace
+    from mpiuq.simulator.lowering.lower import lower_trace
     from mpiuq.simulator.networks import AnalyticNetwork, network_arrays
     from mpiuq.simulator.parameters import SimParams
+    from mpiuq.simulator.runtime.borrow import borrowed
     from mpiuq.simulator.trace import read_trace
 
     one, five, _ = os.getloadavg()

@@ -93,7 +93,7 @@ def count_actions(index: Path) -> int:
 def one_replay(trace_dir: Path) -> dict[str, float]:
     """Replay one trace in this process (called in a fresh subprocess by ``main``)."""
     from mpiuq.simulator.engine import simulate
-    from mpiuq.simulator.lowering import lower_trace
+    from mpiuq.simulator.lowering.lower import lower_trace
     from mpiuq.simulator.motifs import MotifSpec, synthesize
 
     try:
@@ -101,7 +101,7 @@ def one_replay(trace_dir: Path) -> dict[str, float]:
     except ImportError:  # checkouts before network.py became networks/ (for ab_versions.py)
         from mpiuq.simulator.network import network_by_name  # type: ignore[no-redef]
     from mpiuq.simulator.parameters import SimParams
-    from mpiuq.simulator.replay import ReplaySetup
+    from mpiuq.simulator.replay.run import ReplaySetup
     from mpiuq.simulator.trace import read_trace
 
     tw = time.perf_counter()

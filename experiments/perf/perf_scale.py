@@ -23,12 +23,12 @@ import resource
 import time
 
 from mpiuq.simulator.engine import simulate
-from mpiuq.simulator.link_report import hottest_links
-from mpiuq.simulator.lowering import lower_trace
+from mpiuq.simulator.lowering.lower import lower_trace
 from mpiuq.simulator.motifs import MotifSpec, synthesize
 from mpiuq.simulator.networks import network_by_name
 from mpiuq.simulator.parameters import SimParams
 from mpiuq.simulator.placement import place_ranks
+from mpiuq.simulator.replay.link_report import hottest_links
 from mpiuq.simulator.topologies import topology_for_ranks
 
 

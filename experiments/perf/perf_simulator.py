@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from mpiuq.simulator.benchmarks import BenchmarkSetup, benchmark_program, evaluate_batch
+from mpiuq.simulator.benchmarks.run import BenchmarkSetup, benchmark_program, evaluate_batch
 from mpiuq.simulator.engine import simulate
 from mpiuq.simulator.parameters import TABLE1_PRIOR_RANGES, SimParams, params_matrix
 

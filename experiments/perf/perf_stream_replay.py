@@ -33,12 +33,12 @@ from pathlib import Path
 def child(args: argparse.Namespace, h5: Path) -> None:
     import numpy as np
 
-    from mpiuq.simulator.lowering_blocks import lower_trace_blocks
+    from mpiuq.simulator.lowering.blocks import lower_trace_blocks
     from mpiuq.simulator.parameters import SimParams
-    from mpiuq.simulator.program_file import ProgramFile
-    from mpiuq.simulator.replay import ReplayProgress, ReplaySetup, TraceOrigin, replay_lowered
-    from mpiuq.simulator.streaming import FileLowering
-    from mpiuq.simulator.trace.h5_reader import open_trace_h5, read_column
+    from mpiuq.simulator.program.file import ProgramFile
+    from mpiuq.simulator.replay.run import ReplayProgress, ReplaySetup, TraceOrigin, replay_lowered
+    from mpiuq.simulator.replay.windowed import FileLowering
+    from mpiuq.simulator.trace.cache.h5_reader import open_trace_h5, read_column
 
     t0 = time.perf_counter()
     params = SimParams()

@@ -78,7 +78,7 @@ class RawProgramFiles:
 
 
 def spill(args: argparse.Namespace, folder: Path) -> None:
-    from mpiuq.simulator.lowering import lower_trace
+    from mpiuq.simulator.lowering.lower import lower_trace
     from mpiuq.simulator.motifs import MotifSpec, synthesize
 
     trace = synthesize(MotifSpec(args.motif, n_ranks=args.ranks, iterations=args.iterations))
@@ -103,9 +103,9 @@ def child(mode: str, folder: Path, args: argparse.Namespace) -> None:
         spill(args, folder)
         return
     from mpiuq.simulator.engine import simulate
-    from mpiuq.simulator.program import Program
-    from mpiuq.simulator.replay import ReplaySetup, network_and_nodes
-    from mpiuq.simulator.streaming import WindowStats, simulate_windowed
+    from mpiuq.simulator.program.table import Program
+    from mpiuq.simulator.replay.run import ReplaySetup, network_and_nodes
+    from mpiuq.simulator.replay.windowed import WindowStats, simulate_windowed
 
     src = RawProgramFiles(folder)
     factory, nodes = network_and_nodes(ReplaySetup(models=(args.model,)), src.n_ranks)

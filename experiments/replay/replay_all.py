@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from mpiuq.simulator.errors import SimulatorError
-from mpiuq.simulator.replay import ReplaySetup, replay
+from mpiuq.simulator.replay.run import ReplaySetup, replay
 from mpiuq.simulator.trace import read_trace
 
 TRACES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "traces"

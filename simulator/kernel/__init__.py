@@ -40,7 +40,7 @@ Extending it
 * **A network**: a module in :mod:`mpiuq.simulator.networks` with the frozen
   description and its compiled unit (start a transfer: arrival time, or a flow
   whose packets follow), a ``NET_*`` code, and one branch in
-  :func:`mpiuq.simulator.networks.transfer.start_transfer`; a network whose transfers
+  :func:`mpiuq.simulator.networks._dispatch.start_transfer`; a network whose transfers
   interact over time (the flow network) starts them in :func:`.transfers.transfer_event`
   and handles its own events (:mod:`.flows`).
 * **Batch replay**: :func:`.run_batch` takes any program and any network bundle
@@ -51,7 +51,7 @@ Extending it
   :class:`.ProgramArrays` and to a per-rank window for a :class:`.WindowArrays`;
   :func:`.run_window` stops when a rank's ``pc`` reaches its window's end and
   resumes where it stopped once the caller has refilled it
-  (:func:`mpiuq.simulator.streaming.simulate_windowed`).
+  (:func:`mpiuq.simulator.replay.windowed.simulate_windowed`).
 """
 
 from __future__ import annotations

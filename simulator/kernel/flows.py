@@ -12,8 +12,6 @@ restored), so live and stale events always fit.
 
 from __future__ import annotations
 
-from mpiuq.simulator._borrow import borrowed
-from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import EV_BITS, EV_FLOW, EV_SHARE, FLOW_LATENCY, N_EV
 from mpiuq.simulator.kernel.heap import heapify, pop_root, sift_up
 from mpiuq.simulator.kernel.transfers import stage_event
@@ -23,6 +21,8 @@ from mpiuq.simulator.networks.flow_share import (
     flow_leave,
     recompute_pending,
 )
+from mpiuq.simulator.runtime.borrow import borrowed
+from mpiuq.simulator.runtime.jit import njit
 
 INF = float("inf")
 #: Slots of the flow state's counters (``FlowState.ctr``; the others: ``networks.flow_share``).

@@ -17,9 +17,9 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from mpiuq.simulator._borrow import borrowed
-from mpiuq.simulator._jit import njit
 from mpiuq.simulator.kernel.unsigned import U
+from mpiuq.simulator.runtime.borrow import borrowed
+from mpiuq.simulator.runtime.jit import njit
 
 
 class Heap(NamedTuple):

@@ -7,8 +7,6 @@ endpoints (:mod:`.messages`), transfers and packets (:mod:`.transfers`), flows
 
 from __future__ import annotations
 
-from mpiuq.simulator._borrow import borrowed
-from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import (
     EV_ACK_ISSUE,
     EV_BITS,
@@ -37,6 +35,8 @@ from mpiuq.simulator.kernel.messages import (
 from mpiuq.simulator.kernel.ranks import run_rank
 from mpiuq.simulator.kernel.rows import is_windowed
 from mpiuq.simulator.kernel.transfers import packet_event, send_stage
+from mpiuq.simulator.runtime.borrow import borrowed
+from mpiuq.simulator.runtime.jit import njit
 
 #: Slots of the event loop's control array (:func:`event_loop`'s ``ctl``), int64.
 CTL_STARTED = 0  #: 0 before the first call (the loop then seeds the heap), then 1
@@ -62,7 +62,7 @@ def event_loop(prog, net, state, rates, ep, compute_scale, ctl, ctl_t):  # type:
     run. Returns -1 when the run is over (``ctl[CTL_EVENTS]`` holds the event count).
     For a whole program (:class:`~.rows.ProgramArrays`) the resume code compiles away.
 
-    The bundles are borrowed (:func:`~mpiuq.simulator._borrow.borrowed`) on entry: the
+    The bundles are borrowed (:func:`~mpiuq.simulator.runtime.borrow.borrowed`) on entry: the
     handlers are inlined, and passing a bundle to one otherwise updates the reference
     count of every array in it with an atomic instruction (with them, a replay of
     ti_lulesh_512r took 5.3-5.7 s of CPU against 0.6-0.7 s). The loop allocates nothing.

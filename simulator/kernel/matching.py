@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from mpiuq.simulator._jit import njit
 from mpiuq.simulator.kernel.rows import posted_envelope
 from mpiuq.simulator.kernel.unsigned import U
+from mpiuq.simulator.runtime.jit import njit
 
 INF = float("inf")
 

@@ -7,7 +7,6 @@ here the kernel matches, wakes blocked ranks and schedules the follow-up events.
 
 from __future__ import annotations
 
-from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import (
     EV_ACK_ISSUE,
     EV_GET_ISSUE,
@@ -30,6 +29,7 @@ from mpiuq.simulator.kernel.protocols import (
     rendezvous_data,
 )
 from mpiuq.simulator.kernel.transfers import send_stage
+from mpiuq.simulator.runtime.jit import njit
 
 
 @njit(inline="always", error_model="numpy")

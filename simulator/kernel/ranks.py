@@ -13,9 +13,6 @@ and the heap's size, root state and sequence counter.
 
 from __future__ import annotations
 
-from mpiuq.simulator._borrow import borrowed
-from mpiuq.simulator._jit import njit
-from mpiuq.simulator._prefetch import prefetch
 from mpiuq.simulator.codes import (
     CAT_COMPUTE,
     CAT_NETWORK,
@@ -61,6 +58,9 @@ from mpiuq.simulator.kernel.protocols import (
 )
 from mpiuq.simulator.kernel.rows import keep_envelope, row_of, window_end
 from mpiuq.simulator.kernel.transfers import transfer_event
+from mpiuq.simulator.runtime.borrow import borrowed
+from mpiuq.simulator.runtime.jit import njit
+from mpiuq.simulator.runtime.prefetch import prefetch
 
 INF = float("inf")
 

@@ -25,12 +25,12 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from mpiuq.simulator._jit import overload
 from mpiuq.simulator.codes import COL_COMM, COL_PEER, COL_TAG
+from mpiuq.simulator.runtime.jit import overload
 
 
 class ProgramArrays(NamedTuple):
-    """A lowered program as the kernel reads it (see :class:`~mpiuq.simulator.program.Program`)."""
+    """A lowered program as the kernel reads it (see :class:`~mpiuq.simulator.program.table.Program`)."""
 
     rank_ptr: npt.NDArray[np.int64]
     ops: npt.NDArray[np.int32]
@@ -48,7 +48,7 @@ class WindowArrays(NamedTuple):
     Rank ``r``'s global rows ``[win_lo[r], win_hi[r])`` are the buffer's rows
     ``r * width + (i - win_lo[r])``; ``rank_ptr`` is the true extent of each rank's
     stream, ``wait_list`` the whole (global) wait list. ``nbytes`` and ``seconds`` may
-    be two views of one 8-byte column, as in :class:`~mpiuq.simulator.program.Program`.
+    be two views of one 8-byte column, as in :class:`~mpiuq.simulator.program.table.Program`.
     """
 
     rank_ptr: npt.NDArray[np.int64]

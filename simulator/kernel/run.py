@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import (
     LINK_INJECTION,
     N_CATEGORIES,
@@ -37,6 +36,7 @@ from mpiuq.simulator.kernel.loop import CTL_EVENTS, CTL_STARTED, LOOP_CTL, event
 from mpiuq.simulator.kernel.protocols import Endpoint
 from mpiuq.simulator.kernel.state import State, new_state_compiled, reset_state, wait_offsets
 from mpiuq.simulator.networks.state import Rates
+from mpiuq.simulator.runtime.jit import njit
 from mpiuq.simulator.topologies.routing import route_capacity
 
 
@@ -191,7 +191,7 @@ def run_sets(  # type: ignore[no-untyped-def]
     ``program.seconds[reduce_rows]`` are the reduction (combine) steps, ``reduce_bytes``
     their combined bytes: before each set they are set to ``reduce_bytes / rate`` with
     ``rate = reduce_rate_Bps``, or, when that is <= 0, the set's memory bandwidth (as
-    :meth:`~mpiuq.simulator.replay.ReplaySetup.lowering_options` lowers them), so one
+    :meth:`~mpiuq.simulator.replay.run.ReplaySetup.lowering_options` lowers them), so one
     lowered program serves every set. ``program.seconds`` is overwritten: pass a copy.
 
     Returns ``marks (n_sets, n_marks)``, ``acc (n_sets, n_ranks, 4)``,

@@ -15,10 +15,10 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import COL_COUNT, COL_KIND, N_CATEGORIES, OP_WAITALL, SLOT_NONE
 from mpiuq.simulator.kernel.heap import Heap
 from mpiuq.simulator.networks.state import FlowState, NetState
+from mpiuq.simulator.runtime.jit import njit
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]

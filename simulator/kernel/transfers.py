@@ -11,7 +11,6 @@ arrives when sent.
 
 from __future__ import annotations
 
-from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import (
     EV_ACK,
     EV_DATA,
@@ -30,9 +29,10 @@ from mpiuq.simulator.codes import (
 )
 from mpiuq.simulator.kernel.heap import push
 from mpiuq.simulator.kernel.protocols import HEADER_BYTES, data_bytes
+from mpiuq.simulator.networks._dispatch import start_transfer
 from mpiuq.simulator.networks.flow_start import start_flow
 from mpiuq.simulator.networks.packet import inject_packet
-from mpiuq.simulator.networks.transfer import start_transfer
+from mpiuq.simulator.runtime.jit import njit
 
 
 @njit(inline="always", error_model="numpy")

@@ -11,13 +11,16 @@ switch, link into the destination.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
-from mpiuq.simulator._jit import njit
-from mpiuq.simulator.codes import NET_ANALYTIC
 from mpiuq.simulator.errors import SettingError
+from mpiuq.simulator.networks.registry import NetworkModelEntry, model_code, register_network
+from mpiuq.simulator.runtime.jit import njit
 from mpiuq.simulator.topologies.base import Topology
 from mpiuq.simulator.topologies.routing import switch_hops
+from mpiuq.simulator.topologies.zone import Zone
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +52,7 @@ class AnalyticNetwork:
     @property
     def kind(self) -> int:
         """Integer code used by the compiled kernel."""
-        return NET_ANALYTIC
+        return model_code("analytic")
 
     @property
     def zero_overhead(self) -> bool:
@@ -58,7 +61,7 @@ class AnalyticNetwork:
 
 
 @njit(inline="always", error_model="numpy")
-def analytic_arrival(t, a, b, nbytes, state, rates, tables):  # type: ignore[no-untyped-def]
+def analytic_arrival(t, a, b, nbytes, flow, state, rates, tables):  # type: ignore[no-untyped-def]
     """Arrival time of ``nbytes`` sent at ``t`` from node ``a`` to node ``b`` (reserves the ports)."""
     lat = rates.alpha
     if tables.node_switch.shape[0] > 0:
@@ -76,3 +79,28 @@ def analytic_arrival(t, a, b, nbytes, state, rates, tables):  # type: ignore[no-
         arrive = serial
     ej_free[b] = arrive
     return arrive
+
+
+def build_analytic(
+    hops: int, topology: Topology | Zone | None, options: Mapping[str, Any]
+) -> AnalyticNetwork:
+    """The analytic model of ``hops`` links per message, or on ``topology``'s routes."""
+    if isinstance(topology, Zone):
+        raise SettingError(
+            f"network model 'analytic' runs on mpiuq topologies: the {topology.name} of a "
+            "SimGrid platform is replayed with the flow model (--model flow)"
+        )
+    return AnalyticNetwork(hops=hops, topology=topology)
+
+
+ENTRY = register_network(
+    NetworkModelEntry(
+        "analytic",
+        "`alpha + beta * N` per message with injection and ejection port serialisation "
+        "(eq. 5 of the reference paper), on a topology's minimal routes if given",
+        AnalyticNetwork,
+        build_analytic,
+        cost_rank=2,
+        start=analytic_arrival,
+    )
+)

@@ -24,14 +24,19 @@ those names (``smpirun`` uses ``network/model:SMPI``).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
-from mpiuq.simulator.codes import NET_FLOW
+from mpiuq.simulator.codes import ROUTE_MINIMAL
 from mpiuq.simulator.errors import SettingError
-from mpiuq.simulator.networks.state import FlowTables
-from mpiuq.simulator.topologies.zone import Zone
+from mpiuq.simulator.networks.registry import NetworkModelEntry, model_code, register_network
+from mpiuq.simulator.networks.state import FlowTables, NetworkArrays
+from mpiuq.simulator.topologies.base import Topology
+from mpiuq.simulator.topologies.zone import Zone, crossbar_zone, zone_of_topology
 from mpiuq.simulator.topologies.zone_routes import EMPTY_ZONE_ROUTES
 
 #: SimGrid 3.32's default ``smpi/bw-factor`` and ``smpi/lat-factor`` (``sg_config.cpp``):
@@ -190,7 +195,7 @@ class FlowNetwork:
     @property
     def kind(self) -> int:
         """Integer code used by the compiled kernel."""
-        return NET_FLOW
+        return model_code("flow")
 
 
 def _factor_arrays(
@@ -250,3 +255,57 @@ _NO_FLOW_TABLES = _empty_flow_tables()
 def no_flow_tables() -> FlowTables:
     """Flow tables of the other network models (one shared instance, all empty)."""
     return _NO_FLOW_TABLES
+
+
+def build_flow(
+    hops: int, topology: Topology | Zone | None, options: Mapping[str, Any]
+) -> FlowNetwork:
+    """The flow model on a zone (a SimGrid platform's cluster), an mpiuq topology (made a
+    zone) or one switch, with ``sharing`` and ``zero_overhead``."""
+    zone = zone_of_topology(topology) if isinstance(topology, Topology) else topology
+    return FlowNetwork(zone=zone, hops=hops, **options)
+
+
+def flow_arrays(network: FlowNetwork, nodes: npt.NDArray[np.int64], n_nodes: int) -> NetworkArrays:
+    """The kernel's bundle of a flow network (its zone, or one switch for the nodes).
+
+    Raises
+    ------
+    SettingError
+        If ``nodes`` names a host the zone lacks.
+    """
+    zone = network.zone if network.zone is not None else crossbar_zone(n_nodes, network.hops)
+    if nodes.size and nodes.max() >= zone.n_nodes:
+        raise SettingError(
+            f"node_of_rank uses nodes {int(nodes.min())}..{int(nodes.max())}: "
+            f"the {zone.name} has hosts 0..{zone.n_nodes - 1}"
+        )
+    return NetworkArrays(
+        kind=int(network.kind),
+        zero_overhead=bool(network.zero_overhead),
+        hops=int(network.hops),
+        node_of=nodes,
+        n_nodes=zone.n_nodes,
+        routing=ROUTE_MINIMAL,
+        route_seed=0,
+        packet_bytes=1.0,
+        tables=zone.routing_tables(),
+        flow=flow_tables(zone, network.sharing),
+        control_free=bool(network.sharing.control_free),
+    )
+
+
+ENTRY = register_network(
+    NetworkModelEntry(
+        "flow",
+        "flows sharing link bandwidth by max-min fairness (CM02, LV08 and SMPI rules) on a "
+        "topology, a SimGrid platform's cluster, or one switch",
+        FlowNetwork,
+        build_flow,
+        options=("sharing", "zero_overhead"),
+        on_platform=True,
+        cost_rank=1,
+        kernel_events=True,
+        arrays=flow_arrays,
+    )
+)

@@ -21,9 +21,9 @@ and a new end time; they are listed in ``resched`` for the kernel to schedule.
 
 from __future__ import annotations
 
-from mpiuq.simulator._borrow import borrowed
-from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import FLOW_SHARING
+from mpiuq.simulator.runtime.borrow import borrowed
+from mpiuq.simulator.runtime.jit import njit
 
 INF = float("inf")
 #: Relative tolerance of saturation tests (SimGrid's maxmin precision is 1e-5 absolute).

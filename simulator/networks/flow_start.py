@@ -11,9 +11,9 @@ link on both gets the sum). Fat pipes bound the flow but are not shared.
 
 from __future__ import annotations
 
-from mpiuq.simulator._borrow import borrowed
-from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import FLOW_LATENCY
+from mpiuq.simulator.runtime.borrow import borrowed
+from mpiuq.simulator.runtime.jit import njit
 from mpiuq.simulator.topologies.zone_routing import zone_route
 
 INF = float("inf")

@@ -13,13 +13,24 @@ analytic ``alpha + beta * N``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from mpiuq.simulator._jit import njit
-from mpiuq.simulator.codes import NET_PACKET, ROUTINGS
+from mpiuq.simulator.codes import ROUTINGS
 from mpiuq.simulator.errors import SettingError
+from mpiuq.simulator.networks.arrays import topology_arrays
+from mpiuq.simulator.networks.registry import NetworkModelEntry, model_code, register_network
+from mpiuq.simulator.runtime.jit import njit
 from mpiuq.simulator.topologies.base import Topology
 from mpiuq.simulator.topologies.routing import intermediate, route_links
+from mpiuq.simulator.topologies.zone import Zone
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from mpiuq.simulator.networks.state import NetworkArrays
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +94,7 @@ class PacketNetwork:
     @property
     def kind(self) -> int:
         """Integer code used by the compiled kernel."""
-        return NET_PACKET
+        return model_code("packet")
 
     @property
     def zero_overhead(self) -> bool:
@@ -92,7 +103,7 @@ class PacketNetwork:
 
 
 @njit(inline="always", error_model="numpy")
-def packet_start(flow, nbytes, state):  # type: ignore[no-untyped-def]
+def packet_start(t, a, b, nbytes, flow, state, rates, tables):  # type: ignore[no-untyped-def]
     """Start flow ``flow`` of ``nbytes``: its packets follow as events. Returns -1."""
     state.flow_rem[flow] = nbytes
     return -1.0
@@ -138,3 +149,49 @@ def inject_packet(t, flow, a, b, request, state, rates, net):  # type: ignore[no
     if rem > 0.0:
         return first_tail, True
     return tail + hop, False
+
+
+def build_packet(
+    hops: int, topology: Topology | Zone | None, options: Mapping[str, Any]
+) -> PacketNetwork:
+    """The packet model on ``topology`` (required) with ``packet_bytes``, ``routing``, ``seed``."""
+    if isinstance(topology, Zone):
+        raise SettingError(
+            f"network model 'packet' runs on mpiuq topologies: the {topology.name} of a "
+            "SimGrid platform is replayed with the flow model (--model flow)"
+        )
+    if topology is None:
+        raise SettingError(
+            "network model 'packet' needs a topology, e.g. dragonfly:groups=9,switches=8"
+        )
+    return PacketNetwork(topology=topology, **options)
+
+
+def packet_arrays(
+    network: PacketNetwork, nodes: npt.NDArray[np.int64], n_nodes: int
+) -> NetworkArrays:
+    """The kernel's bundle of a packet network: its topology's tables and its routing."""
+    return topology_arrays(
+        network,
+        nodes,
+        n_nodes,
+        network.topology,
+        routing=ROUTINGS.index(network.routing),
+        packet_bytes=float(network.packet_bytes),
+        route_seed=int(network.seed),
+    )
+
+
+ENTRY = register_network(
+    NetworkModelEntry(
+        "packet",
+        "congestion-aware packets on a topology (dragonfly, fat-tree, crossbar) with "
+        "minimal or Valiant routing",
+        PacketNetwork,
+        build_packet,
+        options=("packet_bytes", "routing", "seed"),
+        cost_rank=0,
+        start=packet_start,
+        arrays=packet_arrays,
+    )
+)

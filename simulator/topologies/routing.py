@@ -26,8 +26,8 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import ROUTE_VALIANT, VALIANT_OTHER_GROUP, VALIANT_TOP_LEVEL
+from mpiuq.simulator.runtime.jit import njit
 
 I32 = npt.NDArray[np.int32]
 

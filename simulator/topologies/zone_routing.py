@@ -13,9 +13,9 @@ memory). Without loopback or limiter links.
 
 from __future__ import annotations
 
-from mpiuq.simulator._borrow import borrowed
-from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import ZONE_DRAGONFLY, ZONE_FATTREE, ZONE_STAR, ZONE_TORUS
+from mpiuq.simulator.runtime.borrow import borrowed
+from mpiuq.simulator.runtime.jit import njit
 from mpiuq.simulator.topologies.routing import route_links
 
 

@@ -30,24 +30,24 @@ from mpiuq.simulator.trace.ir import (
 )
 
 if TYPE_CHECKING:
-    from mpiuq.simulator.trace.cache import save_trace
+    from mpiuq.simulator.trace.cache.h5_reader import FORMAT_VERSION, load_trace_h5
+    from mpiuq.simulator.trace.cache.store import save_trace
     from mpiuq.simulator.trace.detect import detect_format
-    from mpiuq.simulator.trace.dumpi import read_dumpi
-    from mpiuq.simulator.trace.h5_reader import FORMAT_VERSION, load_trace_h5
-    from mpiuq.simulator.trace.otf2_reader import read_otf2
+    from mpiuq.simulator.trace.dumpi.reader import read_dumpi
+    from mpiuq.simulator.trace.otf2.reader import read_otf2
     from mpiuq.simulator.trace.read import read_trace
-    from mpiuq.simulator.trace.ti import read_ti
+    from mpiuq.simulator.trace.ti.reader import read_ti
 
 #: Public names imported on first use, and the module of each.
 _LAZY = {
-    "save_trace": "cache",
+    "save_trace": "cache.store",
     "detect_format": "detect",
-    "read_dumpi": "dumpi",
-    "FORMAT_VERSION": "h5_reader",
-    "load_trace_h5": "h5_reader",
-    "read_otf2": "otf2_reader",
+    "read_dumpi": "dumpi.reader",
+    "FORMAT_VERSION": "cache.h5_reader",
+    "load_trace_h5": "cache.h5_reader",
+    "read_otf2": "otf2.reader",
     "read_trace": "read",
-    "read_ti": "ti",
+    "read_ti": "ti.reader",
 }
 
 __all__ = [

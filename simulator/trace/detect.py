@@ -18,7 +18,7 @@ from mpiuq.simulator.trace.sniff import is_dumpi_meta as is_dumpi_meta
 from mpiuq.simulator.trace.sniff import is_hdf5 as is_hdf5
 from mpiuq.simulator.trace.sniff import is_otf2_anchor as is_otf2_anchor
 from mpiuq.simulator.trace.sniff import read_at
-from mpiuq.simulator.trace.ti_files import first_content_line
+from mpiuq.simulator.trace.ti.files import first_content_line
 
 __all__ = [
     "DUMPI_MAGIC",

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from mpiuq.simulator.registry import NamesView, Registry
 from mpiuq.simulator.trace.sniff import DUMPI_MAGIC, is_dumpi_meta, is_hdf5, is_otf2_anchor, read_at
-from mpiuq.simulator.trace.ti_files import find_ti_files, index_lines, looks_like_ti
+from mpiuq.simulator.trace.ti.files import find_ti_files, index_lines, looks_like_ti
 
 if TYPE_CHECKING:
     from mpiuq.simulator.trace.ir import Trace
@@ -112,7 +112,7 @@ def register_trace_format(fmt: TraceFormat) -> TraceFormat:
 
 
 def _read_hdf5(path: str | Path, options: ReadOptions) -> Trace:
-    from mpiuq.simulator.trace.h5_reader import load_trace_h5
+    from mpiuq.simulator.trace.cache.h5_reader import load_trace_h5
 
     return load_trace_h5(path)
 
@@ -122,7 +122,7 @@ def _is_dumpi_file(path: Path) -> bool:
 
 
 def _dumpi_files(path: str | Path, located: object | None) -> list[Path]:
-    from mpiuq.simulator.trace.dumpi_files import find_dumpi_files, find_dumpi_meta
+    from mpiuq.simulator.trace.dumpi.files import find_dumpi_files, find_dumpi_meta
 
     files, _n = find_dumpi_files(path)
     meta = find_dumpi_meta(path)
@@ -130,20 +130,20 @@ def _dumpi_files(path: str | Path, located: object | None) -> list[Path]:
 
 
 def _read_dumpi(path: str | Path, options: ReadOptions) -> Trace:
-    from mpiuq.simulator.trace.dumpi import read_dumpi
+    from mpiuq.simulator.trace.dumpi.reader import read_dumpi
 
     return read_dumpi(path, clock=options.clock)
 
 
 def _otf2_files(path: str | Path, located: object | None) -> list[Path]:
-    from mpiuq.simulator.trace.otf2_reader import find_otf2_anchor
+    from mpiuq.simulator.trace.otf2.reader import find_otf2_anchor
 
     anchor = find_otf2_anchor(path)
     return [f for f in anchor.parent.rglob("*") if f.is_file()]
 
 
 def _read_otf2(path: str | Path, options: ReadOptions) -> Trace:
-    from mpiuq.simulator.trace.otf2_reader import read_otf2
+    from mpiuq.simulator.trace.otf2.reader import read_otf2
 
     return read_otf2(path)
 
@@ -167,7 +167,7 @@ def _ti_files(path: str | Path, located: object | None) -> list[Path]:
 
 
 def _read_ti(path: str | Path, options: ReadOptions) -> Trace:
-    from mpiuq.simulator.trace.ti import read_ti
+    from mpiuq.simulator.trace.ti.reader import read_ti
 
     return read_ti(path, flop_rate=options.flop_rate, located=options.located)  # type: ignore[arg-type]
 

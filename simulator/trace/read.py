@@ -7,15 +7,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mpiuq.simulator.checksums import ChecksumError
-from mpiuq.simulator.trace.cache import cache_key, default_cache_dir, save_trace
-from mpiuq.simulator.trace.cache_layout import (
+from mpiuq.simulator.trace.cache.layout import (
     discard_entry,
     load_mapped,
     verify_entry,
     write_layout,
 )
+from mpiuq.simulator.trace.cache.store import cache_key, default_cache_dir, save_trace
 from mpiuq.simulator.trace.detect import detect_format
-from mpiuq.simulator.trace.dumpi_files import CLOCKS
+from mpiuq.simulator.trace.dumpi.files import CLOCKS
 from mpiuq.simulator.trace.errors import TraceFormatError
 from mpiuq.simulator.trace.formats import FORMATS, TRACE_FORMATS, ReadOptions
 from mpiuq.simulator.trace.ir import Trace
@@ -70,7 +70,7 @@ class TraceLocation:
         its cache entry if it exists now and passes its checksum (None before the first
         read, with a read-only cache, or for a damaged entry, which is deleted). Lets a
         caller read the trace in blocks
-        (:func:`~mpiuq.simulator.lowering_blocks.lower_trace_blocks`) instead of whole."""
+        (:func:`~mpiuq.simulator.lowering.blocks.lower_trace_blocks`) instead of whole."""
         return self.h5_file_of_size(0)
 
     def h5_file_of_size(self, min_entry_bytes: int) -> Path | None:
@@ -189,7 +189,7 @@ def read_located(where: TraceLocation, *, store: bool = True) -> Trace:
             mapped = load_mapped(entry, doc)  # without h5py, when its layout fits
             if mapped is not None:
                 return mapped
-            from mpiuq.simulator.trace.h5_reader import load_trace_h5
+            from mpiuq.simulator.trace.cache.h5_reader import load_trace_h5
 
             return load_trace_h5(entry)
         except (TraceFormatError, ChecksumError, OSError):

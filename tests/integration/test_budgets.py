@@ -18,7 +18,7 @@ from mpiuq.calibration.pipeline.budget import (
     check_campaign_budget,
 )
 from mpiuq.main import main
-from mpiuq.simulator.benchmarks import BenchmarkSetup, benchmark_program
+from mpiuq.simulator.benchmarks.run import BenchmarkSetup, benchmark_program
 from mpiuq.surrogate import ParameterBox, fit_pce, make_executor, random_design
 from mpiuq.surrogate.budget import (
     ENV_MEMORY_GB,

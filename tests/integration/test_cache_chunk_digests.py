@@ -29,8 +29,8 @@ from mpiuq.simulator.checksums import (
     verify_manifest,
     write_manifest,
 )
-from mpiuq.simulator.program_cache import find_cached_program
-from mpiuq.simulator.trace.cache_layout import layout_path, verify_entry
+from mpiuq.simulator.program.cache import find_cached_program
+from mpiuq.simulator.trace.cache.layout import layout_path, verify_entry
 from mpiuq.simulator.trace.read import locate_trace, read_located
 
 #: Sizes around the chunk boundaries: empty, one byte, a chunk less one, one chunk, ...

@@ -22,7 +22,7 @@ from cache_fuzzing import (
 )
 
 from mpiuq.simulator.checksums import ChecksumError, seal_text, unseal_text
-from mpiuq.simulator.program_cache import find_cached_program
+from mpiuq.simulator.program.cache import find_cached_program
 from mpiuq.simulator.trace.read import locate_trace, read_located
 
 

@@ -150,7 +150,7 @@ def test_watched_run_is_bit_identical_and_reports_progress() -> None:
     import numpy as np
 
     from mpiuq.simulator.engine import simulate
-    from mpiuq.simulator.lowering import lower_trace
+    from mpiuq.simulator.lowering.lower import lower_trace
     from mpiuq.simulator.motifs import MotifSpec, synthesize
     from mpiuq.simulator.networks import network_by_name
 
@@ -170,7 +170,7 @@ def test_replay_without_the_trace_matches_replay() -> None:
     lets the trace go) gives the result of :func:`replay`, progress reports in order."""
     from mpiuq.simulator.motifs import MotifSpec, synthesize
     from mpiuq.simulator.parameters import SimParams
-    from mpiuq.simulator.replay import (
+    from mpiuq.simulator.replay.run import (
         ReplayProgress,
         ReplaySetup,
         TraceOrigin,
@@ -211,7 +211,7 @@ def test_a_second_replay_compiles_nothing(tmp_path: Path) -> None:
     code = (
         "import json, contextlib, io\n"
         "from mpiuq.main import main\n"
-        "from mpiuq.simulator._jit import on_compile\n"
+        "from mpiuq.simulator.runtime.jit import on_compile\n"
         "compiled = []\n"
         "with contextlib.redirect_stdout(io.StringIO()), on_compile(\n"
         "    lambda loop, took: compiled.append(loop)\n"
@@ -231,7 +231,7 @@ def test_a_second_replay_compiles_nothing(tmp_path: Path) -> None:
 def test_numba_is_imported_without_scipy_or_yaml_which_stay_importable(tmp_path: Path) -> None:
     code = (
         "import sys, json\n"
-        "from mpiuq.simulator._numba_import import import_numba\n"
+        "from mpiuq.simulator.runtime.numba_import import import_numba\n"
         "import_numba()\n"
         "seen = [m for m in ('numba', 'scipy', 'yaml') if m in sys.modules]\n"
         "import scipy, yaml\n"
@@ -250,7 +250,7 @@ def test_numba_is_imported_without_scipy_or_yaml_which_stay_importable(tmp_path:
 def test_each_compilation_is_announced_and_timed_and_only_a_compilation() -> None:
     import numba
 
-    from mpiuq.simulator._jit import on_compile
+    from mpiuq.simulator.runtime.jit import on_compile
 
     @numba.njit
     def add_one(x: int) -> int:

@@ -16,14 +16,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpiuq.simulator.benchmark_kinds import BENCHMARK_KINDS, BENCHMARKS, WINDOWED_BENCHMARKS
+from mpiuq.simulator.benchmarks.kinds import BENCHMARK_KINDS, BENCHMARKS, WINDOWED_BENCHMARKS
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.registry import Registry
 from mpiuq.simulator.trace.formats import FORMATS, TRACE_FORMATS
 
 TOY_BENCHMARK = '''
 """Toy benchmark: two ping-pong round trips per repetition."""
-from mpiuq.simulator.benchmark_kinds import BenchmarkKind, register_benchmark
+from mpiuq.simulator.benchmarks.kinds import BenchmarkKind, register_benchmark
 
 
 def repetition(b, size, window, mark):
@@ -112,7 +112,7 @@ def toy_format(tmp_path: Path) -> Iterator[None]:
 
 
 def test_a_benchmark_kind_added_in_one_module_runs_end_to_end(toy_benchmark: None) -> None:
-    from mpiuq.simulator.benchmarks import BenchmarkModel, simulate_benchmark
+    from mpiuq.simulator.benchmarks.run import BenchmarkModel, simulate_benchmark
     from mpiuq.simulator.parameters import SimParams
 
     assert "toy_double_pingpong" in BENCHMARKS
@@ -130,8 +130,8 @@ def test_a_benchmark_kind_added_in_one_module_runs_end_to_end(toy_benchmark: Non
 
 
 def test_an_unknown_or_duplicate_benchmark_kind_is_refused(toy_benchmark: None) -> None:
-    from mpiuq.simulator.benchmark_kinds import BenchmarkKind, register_benchmark
-    from mpiuq.simulator.benchmarks import BenchmarkSetup
+    from mpiuq.simulator.benchmarks.kinds import BenchmarkKind, register_benchmark
+    from mpiuq.simulator.benchmarks.run import BenchmarkSetup
 
     with pytest.raises(SettingError, match=r"benchmark 'nope' is unknown: expected one of .*toy"):
         BenchmarkSetup("nope")
@@ -146,8 +146,8 @@ def test_a_trace_format_added_in_one_module_is_detected_read_cached_and_replayed
     toy_format: None, tmp_path: Path
 ) -> None:
     from mpiuq.simulator.engine import simulate
-    from mpiuq.simulator.lowering import lower_trace
-    from mpiuq.simulator.program import ProgramBuilder
+    from mpiuq.simulator.lowering.lower import lower_trace
+    from mpiuq.simulator.program.table import ProgramBuilder
     from mpiuq.simulator.trace.detect import detect_format
     from mpiuq.simulator.trace.read import read_trace
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mpiuq.main import main
-from mpiuq.simulator.scenarios import parse_scenario
+from mpiuq.simulator.replay.scenarios import parse_scenario
 
 REFS = Path(__file__).resolve().parents[2] / "experiments" / "simgrid_refs"
 PLATFORM = REFS / "platforms" / "cluster_backbone.xml"

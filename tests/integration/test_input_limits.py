@@ -18,7 +18,7 @@ from mpiuq.calibration.data.observations import load_observations
 from mpiuq.calibration.errors import CampaignError, DataError
 from mpiuq.calibration.reporting.calibrated import CalibratedParametersError, load_calibrated
 from mpiuq.main import main
-from mpiuq.simulator.benchmarks import MAX_SIZE_BYTES
+from mpiuq.simulator.benchmarks.run import MAX_SIZE_BYTES
 from mpiuq.simulator.errors import ParameterError
 from mpiuq.surrogate import ParameterBox, fit_pce
 from mpiuq.surrogate.chaos.tables import read_design_sidecar, read_table_csv

@@ -212,7 +212,7 @@ def test_numba_import_hides_scipy_from_its_own_thread_only() -> None:
 
     code = (
         "import threading, time, json, sys\n"
-        "from mpiuq.simulator._numba_import import import_numba\n"
+        "from mpiuq.simulator.runtime.numba_import import import_numba\n"
         "got = {}\n"
         "def other():\n"
         "    time.sleep(0.02)\n"

@@ -70,7 +70,7 @@ def test_an_interrupt_right_after_a_compile_lets_its_cache_write_finish(
 ) -> None:
     """numba writes a loop's cache entry after its compile event: an interrupt within
     SAVE_GRACE_S of a compile's end waits out the rest, one long after it does not wait."""
-    from mpiuq.simulator import _jit
+    from mpiuq.simulator.runtime import jit as _jit
 
     waits: list[float] = []
     monkeypatch.setattr(time, "sleep", waits.append)

@@ -2,7 +2,7 @@
 
 numba keys a cache on the decorated function's own file only; loops inline functions of
 other modules (the kernel's protocol handlers, the TI parser's lexer and state), so
-``mpiuq.simulator._jit`` drops the cached loops when the digest of the whole source set
+``mpiuq.simulator.runtime.jit`` drops the cached loops when the digest of the whole source set
 changes. A module with compiled loops left out of the set would leave stale machine
 code in use after an edit or an upgrade.
 """
@@ -18,9 +18,10 @@ from pathlib import Path
 import numba
 import pytest
 
-from mpiuq.simulator import _jit, _sources
+from mpiuq.simulator.runtime import jit as _jit
+from mpiuq.simulator.runtime import sources as _sources
 
-SIMULATOR = Path(_jit.__file__).resolve().parent
+SIMULATOR = Path(_jit.__file__).resolve().parents[1]
 DECORATED = re.compile(r"^@njit\b|= njit\(|intrinsic\(|overload\(", re.M)
 
 
@@ -45,7 +46,7 @@ def test_only_the_jit_module_imports_numba() -> None:
     importers = [
         p.relative_to(SIMULATOR)
         for p in SIMULATOR.rglob("*.py")
-        if p.name != "_jit.py" and re.search(r"^(import numba|from numba)", p.read_text(), re.M)
+        if p != SIMULATOR / "runtime" / "jit.py" and re.search(r"^(import numba|from numba)", p.read_text(), re.M)
     ]
     assert importers == []
 
@@ -92,7 +93,7 @@ def test_cache_folders_are_where_numba_puts_the_loops(tmp_path: Path) -> None:
     code = (
         "import sys, numba\n"
         "from pathlib import Path\n"
-        "from mpiuq.simulator import _jit\n"
+        "from mpiuq.simulator.runtime import jit as _jit\n"
         "from mpiuq.simulator.kernel import loop\n"
         "numba_dir = Path(loop.event_loop._cache._cache_path)\n"
         "print(numba_dir in _jit.cache_folders())\n"

@@ -11,18 +11,18 @@ import numpy as np
 import pytest
 from shared_data import TRACES, needs_traces
 
-from mpiuq.simulator.benchmarks import BenchmarkSetup, benchmark_program
+from mpiuq.simulator.benchmarks.run import BenchmarkSetup, benchmark_program
 from mpiuq.simulator.engine import RunResult, simulate
 from mpiuq.simulator.errors import DeadlockError, SettingError
-from mpiuq.simulator.lowering import Lowered, lower_trace
-from mpiuq.simulator.lowering_blocks import lower_trace_blocks
+from mpiuq.simulator.lowering.blocks import lower_trace_blocks
+from mpiuq.simulator.lowering.lower import Lowered, lower_trace
 from mpiuq.simulator.motifs import MotifSpec, synthesize
 from mpiuq.simulator.networks import network_by_name
 from mpiuq.simulator.parameters import SimParams
-from mpiuq.simulator.program import Program, ProgramBuilder
-from mpiuq.simulator.program_file import ProgramFile
-from mpiuq.simulator.program_source import ProgramSlices, ProgramSource, wait_rooms
-from mpiuq.simulator.replay import (
+from mpiuq.simulator.program.file import ProgramFile
+from mpiuq.simulator.program.source import ProgramSlices, ProgramSource, wait_rooms
+from mpiuq.simulator.program.table import Program, ProgramBuilder
+from mpiuq.simulator.replay.run import (
     ReplayDeadlockError,
     ReplaySetup,
     TraceOrigin,
@@ -30,14 +30,14 @@ from mpiuq.simulator.replay import (
     network_and_nodes,
     replay_lowered,
 )
-from mpiuq.simulator.streaming import (
+from mpiuq.simulator.replay.windowed import (
     MAX_WINDOW_ROWS,
     FileLowering,
     WindowStats,
     simulate_windowed,
 )
 from mpiuq.simulator.trace.builder import TraceBuilder
-from mpiuq.simulator.trace.cache import save_trace
+from mpiuq.simulator.trace.cache.store import save_trace
 from mpiuq.simulator.trace.ir import OpKind, Trace
 
 WINDOWS = (1, 2, 3, 7, 64)

@@ -18,10 +18,15 @@ from shared_data import TRACES, needs_traces
 
 from mpiuq.simulator.collectives import CollectiveError
 from mpiuq.simulator.errors import ProgramError, SettingError
-from mpiuq.simulator.lowering import Lowered, LoweringOptions, UnreplayableTraceError, lower_trace
-from mpiuq.simulator.lowering_blocks import lower_trace_blocks
+from mpiuq.simulator.lowering.blocks import lower_trace_blocks
+from mpiuq.simulator.lowering.lower import (
+    Lowered,
+    LoweringOptions,
+    UnreplayableTraceError,
+    lower_trace,
+)
 from mpiuq.simulator.motifs import MOTIFS, MotifSpec, synthesize
-from mpiuq.simulator.program_file import (
+from mpiuq.simulator.program.file import (
     ProgramFile,
     ProgramFileError,
     TraceFacts,
@@ -29,7 +34,7 @@ from mpiuq.simulator.program_file import (
 )
 from mpiuq.simulator.trace import read_trace
 from mpiuq.simulator.trace.builder import TraceBuilder
-from mpiuq.simulator.trace.cache import load_trace_h5, save_trace
+from mpiuq.simulator.trace.cache.store import load_trace_h5, save_trace
 from mpiuq.simulator.trace.errors import TraceFormatError
 from mpiuq.simulator.trace.ir import UNKNOWN_PEER, OpKind, Trace
 
@@ -132,7 +137,7 @@ def test_wide_collectives_cut_the_blocks_by_their_rows(
 ) -> None:
     """One all-to-all-v operation per rank lowers to ~2 p rows: the default blocks are cut
     by those rows, not by the trace's 2 operations per rank, and lower to the same program."""
-    from mpiuq.simulator import lowering_blocks
+    from mpiuq.simulator.lowering import blocks as lowering_blocks
 
     save_trace(_dense_alltoallv(12), tmp_path / "t.h5")
     ref = lower_trace(load_trace_h5(tmp_path / "t.h5"))
@@ -149,7 +154,7 @@ def test_templates_let_go_between_blocks_lower_the_same(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Templates kept from block to block (sub-communicators) are dropped past the budget."""
-    from mpiuq.simulator import lowering_blocks
+    from mpiuq.simulator.lowering import blocks as lowering_blocks
 
     monkeypatch.setattr(lowering_blocks, "TEMPLATE_CACHE_BYTES", 0)
     save_trace(_mixed_trace(), tmp_path / "t.h5")
@@ -275,7 +280,7 @@ def test_collective_outside_its_communicator_names_the_block(tmp_path: Path) -> 
 def test_lowering_beyond_int32_ids_is_refused_before_writing_rows(
     halo_h5: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import mpiuq.simulator._lowering_rows as rows
+    import mpiuq.simulator.lowering.rows as rows
 
     real_plan_rows = rows.plan_rows
 

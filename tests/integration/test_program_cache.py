@@ -1,4 +1,4 @@
-"""The lowered-program cache (:mod:`mpiuq.simulator.program_cache`).
+"""The lowered-program cache (:mod:`mpiuq.simulator.program.cache`).
 
 A second ``mpiuq replay`` of a trace loads its lowered program from the cache instead
 of reading and lowering the trace; checked here: the loaded program and every replay
@@ -28,19 +28,19 @@ from shared_data import TRACES, needs_traces
 from mpiuq.main import main
 from mpiuq.runtime import replay_progress
 from mpiuq.runtime.progress import Progress
-from mpiuq.simulator import program_cache
 from mpiuq.simulator.checksums import MANIFEST, write_manifest
 from mpiuq.simulator.collectives import algorithm_set
-from mpiuq.simulator.lowering import Lowered, LoweringOptions, lower_trace
+from mpiuq.simulator.lowering.lower import Lowered, LoweringOptions, lower_trace
 from mpiuq.simulator.parameters import SimParams
-from mpiuq.simulator.program_cache import (
+from mpiuq.simulator.program import cache as program_cache
+from mpiuq.simulator.program.cache import (
     find_cached_program,
     load_cached_program,
     program_entry,
     save_cached_program,
 )
-from mpiuq.simulator.program_file import ProgramFileError
-from mpiuq.simulator.replay import (
+from mpiuq.simulator.program.file import ProgramFileError
+from mpiuq.simulator.replay.run import (
     ReplayDeadlockError,
     ReplayResult,
     ReplaySetup,
@@ -138,7 +138,7 @@ def forbid_reading_and_lowering(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError("the trace was read or lowered")
 
     monkeypatch.setattr(replay_progress, "read_with_progress", refuse)
-    monkeypatch.setattr("mpiuq.simulator.replay.lower_trace", refuse)
+    monkeypatch.setattr("mpiuq.simulator.replay.run.lower_trace", refuse)
 
 
 @needs_traces

@@ -17,13 +17,13 @@ from mpiuq.main import main
 from mpiuq.simulator import engine
 from mpiuq.simulator.engine import simulate
 from mpiuq.simulator.errors import ProgramError
-from mpiuq.simulator.lowering import Lowered, LoweringOptions, lower_trace
+from mpiuq.simulator.lowering.lower import Lowered, LoweringOptions, lower_trace
 from mpiuq.simulator.motifs import MotifSpec, synthesize
 from mpiuq.simulator.networks import network_by_name
 from mpiuq.simulator.parameters import SimParams
 from mpiuq.simulator.placement import place_ranks
-from mpiuq.simulator.program import Op, Program
-from mpiuq.simulator.replay import ReplayDeadlockError, ReplayResult, ReplaySetup, replay
+from mpiuq.simulator.program.table import Op, Program
+from mpiuq.simulator.replay.run import ReplayDeadlockError, ReplayResult, ReplaySetup, replay
 from mpiuq.simulator.topologies import topology_for_ranks
 from mpiuq.simulator.trace import read_trace, save_trace
 from mpiuq.simulator.trace.builder import TraceBuilder
@@ -198,7 +198,7 @@ def test_cli_threads_default_to_the_usable_cores() -> None:
 
 def collective_compute_rows(low: Lowered, trace: Trace) -> np.ndarray:
     """The COMPUTE rows that collectives lower to, in row order."""
-    from mpiuq.simulator._lowering_rows import segments
+    from mpiuq.simulator.lowering.rows import segments
 
     coll_ops = np.flatnonzero(trace.kind >= OpKind.BARRIER)
     n_out = low.row_ptr[coll_ops + 1] - low.row_ptr[coll_ops]
@@ -233,7 +233,7 @@ def test_lowering_beyond_the_engines_int32_ids_is_refused_before_writing_rows(
 ) -> None:
     """Request ids and wait-list entries are int32 in the kernel: a trace lowering to more
     is refused, naming the trace and the limit (a real one would need > 2^31 requests)."""
-    import mpiuq.simulator._lowering_rows as lowering  # the row planner and writer
+    import mpiuq.simulator.lowering.rows as lowering  # the row planner and writer
 
     real_plan_rows = lowering.plan_rows
 

@@ -17,12 +17,13 @@ import pytest
 from shared_data import TRACES, needs_traces
 
 from mpiuq.main import main
-from mpiuq.simulator import replay_stream, stream_default
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.motifs import MotifSpec, synthesize
 from mpiuq.simulator.parameters import SimParams
-from mpiuq.simulator.replay import ReplayDeadlockError, ReplaySetup, replay
-from mpiuq.simulator.replay_stream import origin_of_file, replay_file_streamed
+from mpiuq.simulator.replay import stream as replay_stream
+from mpiuq.simulator.replay import stream_default
+from mpiuq.simulator.replay.run import ReplayDeadlockError, ReplaySetup, replay
+from mpiuq.simulator.replay.stream import origin_of_file, replay_file_streamed
 from mpiuq.simulator.trace import save_trace
 from mpiuq.simulator.trace.builder import TraceBuilder
 from mpiuq.simulator.trace.ir import OpKind
@@ -174,7 +175,7 @@ def test_deadlock_is_reported_as_in_memory_and_the_file_deleted(tmp_path: Path) 
 
 
 def test_origin_of_file_is_the_traces(halo_file: Path) -> None:
-    from mpiuq.simulator.replay import TraceOrigin
+    from mpiuq.simulator.replay.run import TraceOrigin
     from mpiuq.simulator.trace import load_trace_h5
 
     a, b = origin_of_file(halo_file), TraceOrigin.of(load_trace_h5(halo_file))

@@ -17,8 +17,8 @@ import pytest
 from shared_data import TRACES, needs_traces
 
 from mpiuq.main import main
-from mpiuq.simulator.lowering import UnreplayableTraceError
-from mpiuq.simulator.replay import ReplaySetup, replay
+from mpiuq.simulator.lowering.lower import UnreplayableTraceError
+from mpiuq.simulator.replay.run import ReplaySetup, replay
 from mpiuq.simulator.trace import read_trace
 from mpiuq.simulator.trace.ir import ANY_SOURCE, OpKind
 

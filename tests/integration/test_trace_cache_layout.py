@@ -1,4 +1,4 @@
-"""The parse cache's entries read without h5py (``mpiuq.simulator.trace.cache_layout``).
+"""The parse cache's entries read without h5py (``mpiuq.simulator.trace.cache.layout``).
 
 A cached trace read through its layout equals the same entry read with h5py, column by
 column and attribute by attribute; a second read of a text trace imports no h5py; a
@@ -24,7 +24,7 @@ from trace_checks import assert_same_trace
 from mpiuq.simulator.checksums import ChecksumError, seal_text, unseal_text
 from mpiuq.simulator.motifs import MotifSpec, synthesize
 from mpiuq.simulator.trace import TraceFormatError, load_trace_h5, read_trace, save_trace
-from mpiuq.simulator.trace.cache_layout import layout_path, load_mapped, verify_entry, write_layout
+from mpiuq.simulator.trace.cache.layout import layout_path, load_mapped, verify_entry, write_layout
 from mpiuq.simulator.trace.ir import Trace
 
 #: A two-rank TI trace with point-to-point messages, a wait and collectives.

@@ -15,9 +15,9 @@ from shared_data import TRACES
 from mpiuq.simulator.trace import TraceFormatError, read_dumpi
 from mpiuq.simulator.trace.builder import TraceBuilder
 from mpiuq.simulator.trace.child import run_contained
-from mpiuq.simulator.trace.dumpi_comms import CommState
-from mpiuq.simulator.trace.dumpi_lower import Lowering, lower_rank
-from mpiuq.simulator.trace.dumpi_raw import RawCall, RawRank
+from mpiuq.simulator.trace.dumpi.comms import CommState
+from mpiuq.simulator.trace.dumpi.lower import Lowering, lower_rank
+from mpiuq.simulator.trace.dumpi.raw import RawCall, RawRank
 
 DATA = TRACES
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data/traces is absent")

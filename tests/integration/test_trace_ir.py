@@ -21,7 +21,7 @@ from mpiuq.simulator.trace import (
     save_trace,
 )
 from mpiuq.simulator.trace.builder import TraceBuilder
-from mpiuq.simulator.trace.cache import cache_key
+from mpiuq.simulator.trace.cache.store import cache_key
 
 TI = (
     "0 init\n1 init\n0 compute 1e9\n0 isend 1 0 3 0\n1 irecv 0 0 3 0\n0 wait 0 1 0\n"

@@ -11,7 +11,7 @@ from shared_data import TRACES, needs_traces
 from mpiuq.runtime import replay_progress
 from mpiuq.runtime.progress import Progress
 from mpiuq.simulator.parameters import SimParams
-from mpiuq.simulator.replay import ReplaySetup, replay
+from mpiuq.simulator.replay.run import ReplaySetup, replay
 from mpiuq.simulator.trace import read_trace
 from mpiuq.simulator.trace.read import locate_trace, read_located, store_trace
 

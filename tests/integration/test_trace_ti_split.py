@@ -1,4 +1,4 @@
-"""The TI parse on two threads (:mod:`mpiuq.simulator.trace.split_parse`): the same trace
+"""The TI parse on two threads (:mod:`mpiuq.simulator.trace.ti.split`): the same trace
 as the serial parse, field for field, on hand-written traces that exercise every index
 the join shifts, on every shared TI trace, and the serial fallback and error order."""
 
@@ -10,16 +10,17 @@ import pytest
 from shared_data import SHARED_TI_TRACES, TRACES, needs_traces
 from trace_checks import assert_same_trace
 
-from mpiuq.simulator.trace import TraceFormatError, read_ti, split_parse
-from mpiuq.simulator.trace import ti as ti_module
+from mpiuq.simulator.trace import TraceFormatError, read_ti
 from mpiuq.simulator.trace.ir import Trace
+from mpiuq.simulator.trace.ti import reader as ti_module
+from mpiuq.simulator.trace.ti import split as ti_split
 
 
 def _read(path: Path, monkeypatch: pytest.MonkeyPatch, *, split: bool) -> tuple[Trace, int]:
     """The trace read on two threads (the parse split whatever the size) or on one; and
     how many times the split parse joined two halves."""
     joins = [0]
-    real_append = split_parse._append
+    real_append = ti_split._append
 
     def counting(*args: object) -> None:
         joins[0] += 1
@@ -27,7 +28,7 @@ def _read(path: Path, monkeypatch: pytest.MonkeyPatch, *, split: bool) -> tuple[
 
     with monkeypatch.context() as m:
         m.setattr(ti_module, "SPLIT_MIN_BYTES", 0)
-        m.setattr(split_parse, "_append", counting)
+        m.setattr(ti_split, "_append", counting)
         trace = read_ti(path, threads=2 if split else 1)
     return trace, joins[0]
 
@@ -93,11 +94,11 @@ FOUR_RANKS = {
 
 
 def test_split_point_balances_bytes() -> None:
-    assert split_parse.split_point([5, 5]) == 1
-    assert split_parse.split_point([1, 1, 1, 1]) == 2
-    assert split_parse.split_point([10, 1, 1]) == 1
-    assert split_parse.split_point([1, 1, 10]) == 2
-    assert split_parse.split_point([1, 2, 3, 4, 5, 6]) == 4  # 10 of 21 bytes first
+    assert ti_split.split_point([5, 5]) == 1
+    assert ti_split.split_point([1, 1, 1, 1]) == 2
+    assert ti_split.split_point([10, 1, 1]) == 1
+    assert ti_split.split_point([1, 1, 10]) == 2
+    assert ti_split.split_point([1, 2, 3, 4, 5, 6]) == 4  # 10 of 21 bytes first
 
 
 def test_split_parse_gives_the_serial_trace(

@@ -1,4 +1,4 @@
-"""Borrowed bundles (:mod:`mpiuq.simulator._borrow`): the same arrays, no reference counts.
+"""Borrowed bundles (:mod:`mpiuq.simulator.runtime.borrow`): the same arrays, no reference counts.
 
 The event loop, the lowering kernels and the flow network's loops borrow their bundles
 of arrays on entry instead of compiling without numba's reference counting (a private
@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 from numba.core.errors import TypingError
 
-from mpiuq.simulator._borrow import borrowed
 from mpiuq.simulator.kernel.loop import event_loop
+from mpiuq.simulator.runtime.borrow import borrowed
 
 
 class Inner(NamedTuple):

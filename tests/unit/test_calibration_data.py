@@ -128,7 +128,7 @@ def test_real_stampede_data_matches_its_readme(stampede_csv: Path) -> None:
 def test_warmup_signal_tells_real_bursts_from_synthetic_replicas(stampede_csv: Path) -> None:
     from mpiuq.calibration.data.observations import warmup_signal
     from mpiuq.calibration.data.synthetic_data import synthetic_measurements
-    from mpiuq.simulator.benchmarks import simulate_benchmark
+    from mpiuq.simulator.benchmarks.run import simulate_benchmark
 
     excess, p = warmup_signal(read_benchmark_csv(stampede_csv, "pingpong_half_rtt"), 10)
     assert 0.03 < excess < 0.1 and p < 1e-6  # README: first of a burst ~6% slower

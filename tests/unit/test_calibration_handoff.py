@@ -21,7 +21,7 @@ from mpiuq.calibration.reporting.calibrated import (
     load_calibrated,
     load_posterior_draws,
 )
-from mpiuq.simulator.benchmarks import simulate_benchmark
+from mpiuq.simulator.benchmarks.run import simulate_benchmark
 from mpiuq.simulator.parameters import SimParams
 
 ROOT = Path(__file__).resolve().parents[2]

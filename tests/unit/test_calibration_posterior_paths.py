@@ -11,6 +11,7 @@ from scipy import stats
 from mpiuq.calibration.checking.checks import importance_check
 from mpiuq.calibration.config import PosteriorSpec
 from mpiuq.calibration.errors import SamplerError
+from mpiuq.calibration.model.joint_model import JointModel, model_work
 from mpiuq.calibration.model.likelihood import ModelPredictor
 from mpiuq.calibration.sampling.direct import direct_posterior
 from mpiuq.calibration.sampling.exact import corrected_posterior, de_moves, psis_weights
@@ -22,8 +23,15 @@ from mpiuq.calibration.sampling.population import (
     run_populations,
 )
 from mpiuq.calibration.sampling.posterior import Problem
-from mpiuq.calibration.sampling.posterior_path import choose_path
+from mpiuq.calibration.sampling.posterior_path import (
+    NOMINAL_SECONDS_PER_EVENT,
+    NOMINAL_SECONDS_PER_PROGRAM,
+    NOMINAL_SECONDS_PER_RUN,
+    choose_path,
+)
 from mpiuq.calibration.sampling.symmetry import fold, ordered, swap_error, symmetrise
+from mpiuq.simulator.benchmarks.run import BenchmarkModel, SimulationWork, evaluate_batch
+from mpiuq.simulator.parameters import params_matrix
 
 
 def test_population_sampler_recovers_a_correlated_gaussian() -> None:
@@ -209,7 +217,7 @@ def test_fold_symmetrise_and_swap_error() -> None:
     assert swap_error(skew, ((0, 1),), lo, hi, rng) > 0.01
 
 
-def test_the_path_is_chosen_by_the_measured_cost() -> None:
+def test_a_model_that_does_not_count_its_work_is_timed() -> None:
     spec = PosteriorSpec()
     cheap = choose_path(spec, 10, 64, 0.005)
     assert cheap.path == "direct" and "automatic" in cheap.reason
@@ -217,6 +225,39 @@ def test_the_path_is_chosen_by_the_measured_cost() -> None:
     assert slow.path == "surrogate" and slow.estimated_seconds > spec.max_direct_seconds
     forced = choose_path(PosteriorSpec(sampler="direct"), 10, 64, 64.0)
     assert forced.path == "direct" and "posterior.sampler = 'direct'" in forced.reason
+
+
+def test_the_path_is_chosen_by_the_counted_work_the_same_everywhere() -> None:
+    spec = PosteriorSpec()
+    work = SimulationWork(programs=18, runs=18 * 64, events=23_616)
+    counted = choose_path(spec, 10, 64, float("nan"), work)
+    # a measured time plays no part once the work is counted: the same choice anywhere
+    assert choose_path(spec, 10, 64, 123.0, work) == counted
+    nominal = (
+        18 * NOMINAL_SECONDS_PER_PROGRAM
+        + 1152 * NOMINAL_SECONDS_PER_RUN
+        + 23_616 * NOMINAL_SECONDS_PER_EVENT
+    )
+    assert counted.seconds_per_batch == pytest.approx(nominal, rel=1e-12)
+    assert counted.path == "direct" and "23616 kernel events" in counted.reason
+    assert "nominal" in counted.reason and "timed" not in counted.reason
+    heavy = SimulationWork(programs=18, runs=1152, events=10**11)  # 5,000 s per batch
+    assert choose_path(spec, 10, 64, float("nan"), heavy).path == "surrogate"
+    assert "timed" in choose_path(spec, 10, 64, 0.005).reason
+
+
+def test_benchmark_models_count_their_work() -> None:
+    sizes = (1, 4096, 1 << 20)
+    pp = BenchmarkModel("pingpong", sizes, ("post_header_delay_us",))
+    st = BenchmarkModel("stream", (65536,), ("post_header_delay_us",), observable="throughput_MBps")
+    x = np.column_stack([np.linspace(0.2, 0.8, 5)])
+    w = pp.work(x)
+    assert (w.programs, w.runs) == (3, 15)
+    batch = evaluate_batch(pp.setup, sizes, params_matrix(pp.base, pp.names, x))
+    assert w.events == batch.n_events > 0
+    assert pp.work(x) == w
+    assert model_work(JointModel((pp, st), ("pp", "bw")), x) == w + st.work(x)
+    assert model_work(lambda v: v, x) is None
 
 
 def test_the_de_moves_of_the_surrogate_mcmc_keep_a_heavy_tailed_target() -> None:

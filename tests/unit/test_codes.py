@@ -22,7 +22,7 @@ from mpiuq.simulator.engine import params_vector
 from mpiuq.simulator.kernel.run import endpoint_costs, network_rates
 from mpiuq.simulator.networks import AnalyticNetwork, ComputeOnly, PacketNetwork
 from mpiuq.simulator.parameters import PROTOCOL_NAMES, SimParams
-from mpiuq.simulator.program import Op
+from mpiuq.simulator.program.table import Op
 from mpiuq.simulator.regimes import PROTOCOLS, SLOTS
 from mpiuq.simulator.topologies import make_topology
 from mpiuq.simulator.trace.ir import OpKind

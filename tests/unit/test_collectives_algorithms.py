@@ -26,9 +26,9 @@ from mpiuq.simulator.collectives import (
     validate_algorithms,
 )
 from mpiuq.simulator.engine import simulate
-from mpiuq.simulator.lowering import COLL_COMM_BASE, LoweringOptions, lower_trace
+from mpiuq.simulator.lowering.lower import COLL_COMM_BASE, LoweringOptions, lower_trace
 from mpiuq.simulator.networks import network_by_name
-from mpiuq.simulator.program import Op, Program
+from mpiuq.simulator.program.table import Op, Program
 from mpiuq.simulator.trace.builder import TraceBuilder
 from mpiuq.simulator.trace.ir import OpKind, Trace
 

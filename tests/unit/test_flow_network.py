@@ -25,9 +25,9 @@ from mpiuq.simulator.networks import (
 )
 from mpiuq.simulator.networks.flow import SMPI_BW_FACTORS, SMPI_LAT_FACTORS
 from mpiuq.simulator.parameters import SimParams
-from mpiuq.simulator.program import ProgramBuilder
+from mpiuq.simulator.program.table import ProgramBuilder
 from mpiuq.simulator.regimes import Regime
-from mpiuq.simulator.simgrid_like import SIMGRID_REGIMES
+from mpiuq.simulator.replay.simgrid_like import SIMGRID_REGIMES
 from mpiuq.simulator.topologies import make_topology
 from mpiuq.simulator.topologies.cluster_zone import build_cluster_zone
 

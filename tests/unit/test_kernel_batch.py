@@ -12,7 +12,7 @@ import pytest
 
 from mpiuq.simulator import kernel
 from mpiuq.simulator.engine import params_vector, program_arrays, simulate
-from mpiuq.simulator.lowering import lower_trace
+from mpiuq.simulator.lowering.lower import lower_trace
 from mpiuq.simulator.motifs import MotifSpec, synthesize
 from mpiuq.simulator.networks import (
     AnalyticNetwork,

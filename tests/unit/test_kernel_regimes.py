@@ -19,12 +19,12 @@ import math
 import numpy as np
 import pytest
 
-from mpiuq.simulator.benchmarks import BenchmarkSetup, evaluate_batch, simulate_benchmark
+from mpiuq.simulator.benchmarks.run import BenchmarkSetup, evaluate_batch, simulate_benchmark
 from mpiuq.simulator.engine import params_vector, simulate
 from mpiuq.simulator.errors import ParameterError
 from mpiuq.simulator.networks import ComputeOnly
 from mpiuq.simulator.parameters import SimParams
-from mpiuq.simulator.program import ProgramBuilder
+from mpiuq.simulator.program.table import ProgramBuilder
 from mpiuq.simulator.regimes import SEGMENT_WIRE_BYTES, Regime
 
 SIZES = (1, 100, 1448, 1449, 5000, 70000)

@@ -15,10 +15,10 @@ from mpiuq.simulator.codes import LINK_NETWORK
 from mpiuq.simulator.engine import simulate
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.kernel import HEADER_BYTES
-from mpiuq.simulator.link_report import hottest_links, link_utilisation
 from mpiuq.simulator.networks import AnalyticNetwork, PacketNetwork, network_by_name
 from mpiuq.simulator.parameters import SimParams
-from mpiuq.simulator.program import Program, ProgramBuilder
+from mpiuq.simulator.program.table import Program, ProgramBuilder
+from mpiuq.simulator.replay.link_report import hottest_links, link_utilisation
 from mpiuq.simulator.topologies import Topology, make_topology
 
 # mailbox protocol for every size: one transfer per message, easy to reason about
@@ -224,7 +224,7 @@ def test_packet_network_settings_are_validated() -> None:
 
 def test_replay_reports_congestion_and_hot_links() -> None:
     from mpiuq.simulator.motifs import MotifSpec, synthesize
-    from mpiuq.simulator.replay import ReplaySetup, replay
+    from mpiuq.simulator.replay.run import ReplaySetup, replay
 
     trace = synthesize(MotifSpec("alltoall", n_ranks=16, iterations=2, message_bytes=65536))
     setup = ReplaySetup(

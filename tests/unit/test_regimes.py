@@ -14,7 +14,7 @@ import pytest
 
 from mpiuq.calibration.config import parse_campaign, read_toml
 from mpiuq.calibration.errors import CampaignError
-from mpiuq.simulator.benchmarks import BenchmarkModel, simulate_benchmark
+from mpiuq.simulator.benchmarks.run import BenchmarkModel, simulate_benchmark
 from mpiuq.simulator.errors import ParameterError
 from mpiuq.simulator.parameters import SimParams, params_matrix
 from mpiuq.simulator.regimes import Regime, default_regimes, flatten

@@ -18,10 +18,10 @@ from mpiuq.calibration.reporting.propagation import (
     paired_speedup,
 )
 from mpiuq.simulator.errors import SettingError
-from mpiuq.simulator.lowering import LoweringOptions, lower_trace
+from mpiuq.simulator.lowering.lower import LoweringOptions, lower_trace
 from mpiuq.simulator.parameters import SimParams
-from mpiuq.simulator.replay import ReplaySetup, replay
-from mpiuq.simulator.replay_draws import DrawDeadlockError, replay_draws
+from mpiuq.simulator.replay.draws import DrawDeadlockError, replay_draws
+from mpiuq.simulator.replay.run import ReplaySetup, replay
 from mpiuq.simulator.trace.ir import OpKind
 from mpiuq.surrogate.executors import DaskExecutor
 

@@ -17,16 +17,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpiuq.simulator.benchmarks import simulate_benchmark
-from mpiuq.simulator.lowering import (
+from mpiuq.simulator.benchmarks.run import simulate_benchmark
+from mpiuq.simulator.lowering.lower import (
     COLL_COMM_BASE,
     LoweringOptions,
     UnreplayableTraceError,
     lower_trace,
 )
 from mpiuq.simulator.parameters import SimParams
-from mpiuq.simulator.program import Op
-from mpiuq.simulator.replay import ReplayDeadlockError, ReplaySetup, replay
+from mpiuq.simulator.program.table import Op
+from mpiuq.simulator.replay.run import ReplayDeadlockError, ReplaySetup, replay
 from mpiuq.simulator.trace import read_trace
 from mpiuq.simulator.trace.builder import TraceBuilder
 from mpiuq.simulator.trace.ir import ANY_SOURCE, UNKNOWN_PEER, OpKind, Trace
@@ -320,7 +320,7 @@ def test_ranks_without_operations_named_as_partners_mean_a_partial_trace() -> No
 @pytest.mark.parametrize("high", [4, 1 << 40])  # packed into integers / lexicographic sort
 @pytest.mark.parametrize("n", [0, 1, 500])
 def test_unique_rows_equals_numpy_unique_with_axis(n: int, high: int) -> None:
-    from mpiuq.simulator.lowering import _unique_rows
+    from mpiuq.simulator.lowering.lower import _unique_rows
 
     keys = np.random.default_rng(n).integers(-1, high, size=(n, 7)).astype(np.int64)
     keys[n // 2 :] = keys[: n - n // 2]  # repeated rows

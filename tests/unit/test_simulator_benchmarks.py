@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpiuq.simulator.benchmarks import (
+from mpiuq.simulator.benchmarks.run import (
     BenchmarkModel,
     BenchmarkSetup,
     evaluate_batch,

@@ -15,7 +15,7 @@ from mpiuq.simulator.errors import DeadlockError, ProgramError
 from mpiuq.simulator.kernel import HEADER_BYTES
 from mpiuq.simulator.networks import ComputeOnly, network_by_name
 from mpiuq.simulator.parameters import SimParams
-from mpiuq.simulator.program import ANY_SOURCE, ANY_TAG, Op, Program, ProgramBuilder
+from mpiuq.simulator.program.table import ANY_SOURCE, ANY_TAG, Op, Program, ProgramBuilder
 
 P = SimParams()
 D_HDR = P.post_header_delay_us * 1e-6

@@ -27,7 +27,7 @@ import math
 import numpy as np
 import pytest
 
-from mpiuq.simulator.benchmarks import simulate_benchmark
+from mpiuq.simulator.benchmarks.run import simulate_benchmark
 from mpiuq.simulator.kernel import HEADER_BYTES
 from mpiuq.simulator.parameters import SimParams
 

@@ -117,7 +117,7 @@ def test_damaged_gzip_names_the_file(tmp_path: Path) -> None:
 
 
 def test_gzip_bomb_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from mpiuq.simulator.trace import ti_files
+    from mpiuq.simulator.trace.ti import files as ti_files
 
     f = tmp_path / "t.txt.gz"
     f.write_bytes(gzip.compress(b"0 init\n" + b"0 compute 5\n" * 100_000 + b"0 finalize\n"))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from mpiuq.simulator.parameters import SimParams
-from mpiuq.simulator.replay import ReplaySetup
-from mpiuq.simulator.scenarios import ScenarioError, parse_scenario
+from mpiuq.simulator.replay.run import ReplaySetup
+from mpiuq.simulator.replay.scenarios import ScenarioError, parse_scenario
 
 
 def test_parameter_edits_scale_divide_and_set() -> None:

@@ -39,7 +39,6 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import (
     PROTO_DETACHED,
     PROTO_EAGER,
@@ -72,6 +71,7 @@ from mpiuq.simulator.kernel.protocols.table import (
     send_complete_s,
     wire_latency_s,
 )
+from mpiuq.simulator.runtime.jit import njit
 
 __all__ = [
     "HEADER_BYTES",

@@ -15,8 +15,8 @@ the payload leaves at the match, as in SMPI.
 
 from __future__ import annotations
 
-from mpiuq.simulator._jit import njit
 from mpiuq.simulator.kernel.protocols.table import inv_copy, send_overhead_s
+from mpiuq.simulator.runtime.jit import njit
 
 
 @njit(inline="always", error_model="numpy")

@@ -10,8 +10,8 @@ once the data is in, and its wait copies the data out at the same bandwidth.
 
 from __future__ import annotations
 
-from mpiuq.simulator._jit import njit
 from mpiuq.simulator.kernel.protocols.table import inv_copy, send_overhead_s
+from mpiuq.simulator.runtime.jit import njit
 
 
 @njit(inline="always", error_model="numpy")

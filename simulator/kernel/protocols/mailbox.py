@@ -8,8 +8,8 @@ memory bandwidth) when the receive's wait consumes it.
 
 from __future__ import annotations
 
-from mpiuq.simulator._jit import njit
 from mpiuq.simulator.kernel.protocols.table import inv_copy, send_overhead_s
+from mpiuq.simulator.runtime.jit import njit
 
 
 @njit(inline="always", error_model="numpy")

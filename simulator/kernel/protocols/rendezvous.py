@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mpiuq.simulator._jit import njit
 from mpiuq.simulator.kernel.protocols.table import send_overhead_s
+from mpiuq.simulator.runtime.jit import njit
 
 
 @njit(inline="always", error_model="numpy")

@@ -18,7 +18,6 @@ receiver's wait reads them (post, copy, segments).
 
 from __future__ import annotations
 
-from mpiuq.simulator._jit import njit
 from mpiuq.simulator.kernel.protocols.rendezvous import handshake_step
 from mpiuq.simulator.kernel.protocols.table import (
     fragment_of,
@@ -28,6 +27,7 @@ from mpiuq.simulator.kernel.protocols.table import (
     send_overhead_s,
 )
 from mpiuq.simulator.regimes import SEGMENT_WIRE_BYTES
+from mpiuq.simulator.runtime.jit import njit
 
 
 @njit(inline="always", error_model="numpy")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from mpiuq.simulator._jit import njit
 from mpiuq.simulator.codes import (
     R_COPY_BW,
     R_FRAGMENT,
@@ -27,6 +26,7 @@ from mpiuq.simulator.codes import (
     R_WIRE_LATENCY,
     R_WIRE_PER_BYTE,
 )
+from mpiuq.simulator.runtime.jit import njit
 
 
 @njit(inline="always", error_model="numpy")
