@@ -4,8 +4,9 @@ Shared by ``tests/integration/test_interrupt_any_moment.py`` and
 ``experiments/fuzz/sigint_window.py``. :func:`interrupt_replay` starts the command on a
 small TI trace, sends SIGINT after a delay and classifies the end with :func:`outcome`:
 
-* ``interrupted``: exit 130 and exactly one line ``mpiuq replay: interrupted``
-  (``mpiuq: interrupted`` if the signal came while the command's name was being read);
+* ``interrupted``: exit 130, no traceback, and the last line and only line from mpiuq
+  itself ``mpiuq replay: interrupted`` (``mpiuq: interrupted`` if the signal came while
+  the command's name was being read); progress lines may come before it;
 * ``finished``: exit 0 (the run ended before the signal), no traceback;
 * ``python``: the interpreter's own start-up, before any code of mpiuq ran: killed by
   the signal, or exit 1 after "Could not import runpy module" (``python -m``), with at
@@ -33,7 +34,13 @@ _FRAME = re.compile(r'^\s*File "([^"]+)"', re.MULTILINE)
 def outcome(code: int, err: str) -> str:
     """How a process ended (see the module's docstring) from its exit code and stderr."""
     lines = [ln for ln in err.splitlines() if ln.strip()]
-    if code == 130 and lines in (["mpiuq replay: interrupted"], ["mpiuq: interrupted"]):
+    said = [ln for ln in lines if ln.startswith("mpiuq")]  # (before: progress lines)
+    if (
+        code == 130
+        and said in (["mpiuq replay: interrupted"], ["mpiuq: interrupted"])
+        and lines[-1] == said[0]
+        and "Traceback" not in err
+    ):
         return "interrupted"
     if code == 0 and "Traceback" not in err:
         return "finished"

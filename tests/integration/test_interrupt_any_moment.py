@@ -47,6 +47,7 @@ def test_console_script_replay_interrupted_at_any_moment(tmp_path: Path) -> None
     [
         (130, "mpiuq replay: interrupted\n", "interrupted"),
         (130, "mpiuq: interrupted\n", "interrupted"),
+        (130, "reading t: ti (0.2 s)\nmpiuq replay: interrupted\n", "interrupted"),
         (0, "", "finished"),
         (-signal.SIGINT, "", "python"),
         (
@@ -69,5 +70,9 @@ def test_a_traceback_through_mpiuq_or_a_second_line_is_a_failure() -> None:
     ours = f'Traceback (most recent call last):\n  File "{ROOT}/cli/console.py", line 9\nKeyboardInterrupt\n'
     assert outcome(-signal.SIGINT, ours) not in GOOD
     assert outcome(130, "mpiuq replay: interrupted\nmpiuq replay: interrupted\n") not in GOOD
+    assert outcome(130, "mpiuq replay: interrupted\nreading t\n") not in GOOD
+    assert (
+        outcome(130, "Traceback (most recent call last):\nmpiuq replay: interrupted\n") not in GOOD
+    )
     assert outcome(1, "AttributeError: partially initialized module\n") not in GOOD
     assert outcome(0, "Traceback (most recent call last):\nKeyboardInterrupt\n") not in GOOD
