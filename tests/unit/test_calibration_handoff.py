@@ -301,7 +301,7 @@ COMMITTED = sorted(p.parent.name for p in (ROOT / "results").glob("*/summary.jso
 #: ``mpiuq campaign run experiments/NAME.toml`` makes them again (more than 15 minutes of
 #: CPU each; not done yet). ``--params`` refuses them with a one-line error naming
 #: ``--estimate median``.
-WITHOUT_DRAWS = {"tcp-taurus", "openmpi-ucx-ib"}
+WITHOUT_DRAWS = {"tcp-taurus"}
 
 
 @pytest.mark.parametrize("name", COMMITTED)
