@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -31,6 +31,7 @@ from mpiuq.simulator.lowering.lower import Lowered, lower_trace
 from mpiuq.simulator.networks import network_arrays
 from mpiuq.simulator.networks.state import NetworkArrays
 from mpiuq.simulator.parameters import SimParams
+from mpiuq.simulator.replay.results import ReplayFacts
 from mpiuq.simulator.replay.run import ReplaySetup, network_and_nodes, replay_facts
 from mpiuq.simulator.trace.ir import Trace
 
@@ -122,24 +123,12 @@ class ModelDraws:
         return int(self.simulated_time_s.shape[0])
 
 
-@dataclass(frozen=True)
-class DrawsReplay:
+@dataclass(frozen=True, kw_only=True)
+class DrawsReplay(ReplayFacts):
     """Replays of one trace under many parameter sets and several network models."""
 
-    source: str
-    format: str
-    n_ranks: int
-    n_trace_ops: int
-    n_program_ops: int
-    lowering_s: float
-    setup: ReplaySetup
     params: FloatArray
     models: tuple[ModelDraws, ...]
-    collectives: dict[str, int] = field(default_factory=dict)
-    algorithms: dict[str, list[str]] = field(default_factory=dict)
-    nonblocking_collectives: int = 0
-    unsupported: dict[str, int] = field(default_factory=dict)
-    notes: tuple[str, ...] = ()
 
     def model(self, name: str) -> ModelDraws:
         """The runs under network model ``name``."""

@@ -116,9 +116,26 @@ class ModelReplay:
         }
 
 
-@dataclass(frozen=True)
-class ReplayResult:
-    """Replays of one trace under several network models."""
+@dataclass(frozen=True, kw_only=True)
+class ReplayFacts:
+    """What every replay result reports of its trace, its lowering and its settings.
+
+    Attributes
+    ----------
+    source, format
+        The trace's path and format.
+    n_ranks, n_trace_ops, n_program_ops
+        Ranks, trace operations and lowered program operations.
+    lowering_s
+        Wall seconds of the lowering (0 when the program came from the cache).
+    setup
+        The replay's settings.
+    collectives, algorithms, nonblocking_collectives
+        Collective calls by kind, the algorithm each was lowered with, and how many
+        non-blocking collectives ran at their call.
+    unsupported, notes
+        Trace operations not replayed (by call) and the reader's notes.
+    """
 
     source: str
     format: str
@@ -126,14 +143,20 @@ class ReplayResult:
     n_trace_ops: int
     n_program_ops: int
     lowering_s: float
-    params: SimParams
     setup: ReplaySetup
-    models: tuple[ModelReplay, ...]
     collectives: dict[str, int] = field(default_factory=dict)
     algorithms: dict[str, list[str]] = field(default_factory=dict)
     nonblocking_collectives: int = 0
     unsupported: dict[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplayResult(ReplayFacts):
+    """Replays of one trace under several network models."""
+
+    params: SimParams
+    models: tuple[ModelReplay, ...]
 
     @property
     def congestion_s(self) -> float | None:
@@ -167,9 +190,9 @@ class ReplayResult:
         }
 
 
-def trace_and_settings(result: Any, reduce_rate_Bps: float | None) -> dict[str, Any]:
+def trace_and_settings(result: ReplayFacts, reduce_rate_Bps: float | None) -> dict[str, Any]:
     """The ``trace`` and ``settings`` entries of a replay's JSON (one replay or many draws)."""
-    setup: ReplaySetup = result.setup
+    setup = result.setup
     return {
         "trace": {
             "source": result.source,
