@@ -261,9 +261,7 @@ def direct_posterior(
         sampled: LogDensity | AugmentedDensity = density
     else:
         moved = np.asarray(layout.rest, dtype=np.int64)
-        grid = SpreadGrid.for_data(
-            layout.upper, target.data_mean, target.data_var, layout.outputs
-        )
+        grid = SpreadGrid.for_data(layout.upper, target.data_mean, target.data_var, layout.outputs)
         lo, hi = target.lower, target.upper
 
         def inside(v: FloatArray) -> npt.NDArray[np.bool_]:
@@ -281,8 +279,8 @@ def direct_posterior(
     flat[:, order] = np.concatenate(
         [from_log(flat_run[:, : moved.size], logs), flat_run[:, moved.size :]], axis=1
     )
-    pick = np.linspace(0, flat.shape[0] - 1, n_draws).round().astype(np.int64)
-    draws = symmetrise(flat[pick], groups, rng)
+    rows = run.draw_rows(n_draws)
+    draws = symmetrise(flat[rows], groups, rng)
     ll, f = target.pointwise(target.full(draws))
     d = run.diagnostics
     stats = DirectStats(
@@ -290,7 +288,7 @@ def direct_posterior(
         walkers=settings.walkers,
         steps=run.steps_done,
         burn=run.burn,
-        evaluations=run.evaluations + n_draws,
+        evaluations=run.evaluations + rows.size,
         seconds=time.perf_counter() - t0,
         acceptance=float(np.mean(d.acceptance)),
         rhat=_in_order(d.rhat, order),

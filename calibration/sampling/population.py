@@ -58,6 +58,7 @@ def evaluate(
         return np.asarray(lp, dtype=np.float64), np.asarray(aux, dtype=np.float64)
     return np.asarray(out, dtype=np.float64), np.zeros((x.shape[0], 0))
 
+
 #: Fraction of proposals that are differential-evolution jumps with ``g = 1``.
 MODE_JUMP_FRACTION = 0.1
 
@@ -157,6 +158,34 @@ class PopulationRun:
     evaluations: int
     nonfinite: int
     done: bool
+
+    def draw_rows(self, n: int) -> npt.NDArray[np.int64]:
+        """Rows of ``chain.reshape(-1, ...)`` for ``n`` posterior draws (all rows if fewer).
+
+        See :func:`spread_rows`: every walker of every population contributes in turn, at
+        evenly spaced steps, so the draws are as independent as the chain allows.
+        """
+        populations, steps, walkers = self.chain.shape[:3]
+        return spread_rows(populations, steps, walkers, n)
+
+
+def spread_rows(populations: int, steps: int, walkers: int, n: int) -> npt.NDArray[np.int64]:
+    """Flat row indices of ``n`` draws from a chain of shape (populations, steps, walkers).
+
+    Draw ``j`` sits at step ``floor((j + 1/2) steps / n)`` of chain ``j mod (populations
+    walkers)``: the steps are evenly spaced and the walkers taken in rotation, so one walker
+    is revisited only every ``populations * walkers`` draws (``populations * walkers *
+    steps / n`` steps apart). Evenly spaced rows of the flattened chain would instead
+    follow the few walkers the spacing lands on (a spacing of a whole number of steps
+    picks one walker per population): far fewer independent draws than the chain's ESS.
+    """
+    total = populations * steps * walkers
+    if n >= total:
+        return np.arange(total, dtype=np.int64)
+    j = np.arange(n, dtype=np.int64)
+    step = ((2 * j + 1) * steps) // (2 * n)
+    population, walker = np.divmod(j % (populations * walkers), walkers)
+    return (population * steps + step) * walkers + walker
 
 
 def _distinct(

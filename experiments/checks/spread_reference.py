@@ -6,6 +6,8 @@ Usage (from the repository root)::
     python experiments/checks/spread_reference.py resolution --case inj  # grid convergence
     python experiments/checks/spread_reference.py rao-blackwell --case all
     python experiments/checks/spread_reference.py reference --case all  # long runs (nice!)
+    python experiments/checks/spread_reference.py sampler --case link   # campaign's sampler
+    python experiments/checks/spread_reference.py ensembles --case all  # reference's scatter
     python experiments/checks/posterior_reference.py figures            # table and figures
 
 Why. ``posterior_reference.py reference`` samples the spreads ``sd_rel_<regime>`` jointly
@@ -395,7 +397,13 @@ def reference_draws(
     for g in groups:  # every draw gets a uniformly random order of each group
         perm = np.argsort(rng.random((flat.shape[0], len(g))), axis=1)
         flat[:, g] = np.take_along_axis(flat[:, g], perm, axis=1)
-    rb_pick = np.linspace(0, flat.shape[0] - 1, min(rb_draws, flat.shape[0])).round().astype(int)
+    # every walker of every ensemble at evenly spaced steps (rows of the flattened chain
+    # evenly spaced would follow the one or two walkers their spacing lands on)
+    n_ens, n_steps, n_walk = chain.shape[:3]
+    per_ensemble = min(n_steps, -(-rb_draws // (n_ens * n_walk)))
+    steps = np.linspace(0, n_steps - 1, per_ensemble).round().astype(int)
+    ens_i, step_i, walk_i = np.meshgrid(np.arange(n_ens), steps, np.arange(n_walk), indexing="ij")
+    rb_pick = ((ens_i * n_steps + step_i) * n_walk + walk_i).ravel()
     rb, s_draws = rao_blackwell(col, flat[rb_pick], rng)
     keep_pick = np.linspace(0, rb_pick.size - 1, min(keep, rb_pick.size)).round().astype(int)
     draws = np.empty((keep_pick.size, len(names)))
@@ -619,6 +627,44 @@ def cmd_sampler(cases: list[str], work: Path, results: Path, seeds: list[int]) -
         (results / case / "sampler_check.json").write_text(json.dumps(rows, indent=1))
 
 
+def cmd_ensembles(cases: list[str], results: Path, n_ensembles: int = 4) -> None:
+    """How far the collapsed reference's own independent ensembles scatter, per parameter,
+    next to the sampler checks' sd ratios; ``ensemble_scatter.json``. No new run.
+
+    ``reference.npz`` keeps its draws in ensemble order (evenly thinned from the chain of
+    shape (ensembles, steps, walkers, dim)), so its ``n_ensembles`` equal blocks are the
+    independent ensembles. Where the ensembles' sds scatter by more than the rule's 10%,
+    a sampler's sd ratio against the pooled reference is not decided by this reference.
+    """
+    for case in cases:
+        z = np.load(results / case / "reference.npz")
+        draws = np.asarray(z["draws"], dtype=np.float64)
+        names = [str(n) for n in z["names"]]
+        ref = json.loads((results / case / "reference.json").read_text())["parameters"]
+        checks_file = results / case / "sampler_check.json"
+        checks = json.loads(checks_file.read_text()) if checks_file.exists() else []
+        blocks = np.array_split(np.arange(draws.shape[0]), n_ensembles)
+        rows: dict[str, Any] = {}
+        for j, n in enumerate(names):
+            sd = float(ref[n]["sd"])
+            ratios = [float(draws[b, j].std(ddof=1) / sd) for b in blocks]
+            shifts = [float((draws[b, j].mean() - ref[n]["mean"]) / sd) for b in blocks]
+            sampler = [float(c["parameters"][n]["sd_ratio"]) for c in checks]
+            rows[n] = {
+                "ensemble_sd_ratios": ratios,
+                "ensemble_mean_shifts_ref_sd": shifts,
+                "sampler_sd_ratios": sampler,
+                "decided_by_reference": bool(max(ratios) <= 1.1 and min(ratios) >= 0.9),
+            }
+            print(
+                f"{case} {n}: reference ensembles sd {min(ratios):.2f}-{max(ratios):.2f}x"
+                f" (means {min(shifts):+.2f}..{max(shifts):+.2f} sd); sampler "
+                + ", ".join(f"{r:.2f}x" for r in sampler),
+                flush=True,
+            )
+        (results / case / "ensemble_scatter.json").write_text(json.dumps(rows, indent=1))
+
+
 def main() -> int:
     """Run the chosen command."""
     from posterior_reference import CASES, RESULTS
@@ -626,7 +672,14 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
         "command",
-        choices=("known-answer", "resolution", "rao-blackwell", "reference", "sampler"),
+        choices=(
+            "known-answer",
+            "resolution",
+            "rao-blackwell",
+            "reference",
+            "sampler",
+            "ensembles",
+        ),
     )
     ap.add_argument("--case", default="all", choices=(*CASES, "all"))
     ap.add_argument("--results", type=Path, default=RESULTS)
@@ -650,6 +703,8 @@ def main() -> int:
         cmd_rao_blackwell(cases, args.results, work)
     elif args.command == "sampler":
         cmd_sampler(cases, work, args.results, args.seeds)
+    elif args.command == "ensembles":
+        cmd_ensembles(cases, args.results)
     else:
         cmd_reference(cases, work, args.results, args)
     return 0

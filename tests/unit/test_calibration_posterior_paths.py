@@ -21,6 +21,7 @@ from mpiuq.calibration.sampling.population import (
     check_population,
     propose,
     run_populations,
+    spread_rows,
 )
 from mpiuq.calibration.sampling.posterior import Problem
 from mpiuq.calibration.sampling.posterior_path import (
@@ -71,6 +72,29 @@ def test_differential_evolution_never_pairs_a_walker_with_itself() -> None:
     other = rng.standard_normal((2, 4, 3))
     prop, factor = propose(own, other, 0.0, rng)
     assert np.all(np.linalg.norm(prop - own, axis=-1) > 0) and np.all(factor == 0.0)
+
+
+def test_the_delivered_draws_take_every_walker_in_turn() -> None:
+    """Evenly spaced rows of the flattened chain (a spacing of 6.003 steps here) follow one
+    walker for several draws in a row, 6 steps apart, well inside an autocorrelation time;
+    the delivered draws take every walker equally often, at distinct, evenly spaced steps."""
+    populations, steps, walkers, n = 4, 3000, 48, 2000
+    rows = spread_rows(populations, steps, walkers, n)
+    old = np.linspace(0, populations * steps * walkers - 1, n).round().astype(np.int64)
+    old_chain = old // (steps * walkers) * walkers + old % walkers
+    assert np.mean(old_chain[1:] == old_chain[:-1]) > 0.8  # the trap the rotation avoids
+    assert np.unique(rows).size == n
+    walker = rows % walkers
+    population = rows // (steps * walkers)
+    step = (rows // walkers) % steps
+    chain = population * walkers + walker
+    assert not np.any(chain[1:] == chain[:-1])
+    counts = np.bincount(chain, minlength=populations * walkers)
+    assert counts.min() >= n // (populations * walkers) and counts.max() - counts.min() <= 1
+    assert walker.mean() == pytest.approx((walkers - 1) / 2, abs=0.5)
+    # each walker revisited 192 draws later, 288 steps apart; steps cover the whole run
+    assert np.unique(step).size == n and step.min() < 2 and step.max() > steps - 3
+    assert np.array_equal(spread_rows(2, 5, 3, 100), np.arange(30))  # fewer rows than draws
 
 
 def test_a_population_too_small_for_its_dimension_is_refused() -> None:
