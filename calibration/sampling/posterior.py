@@ -19,6 +19,7 @@ from mpiuq.calibration.model.discrepancy import Discrepancy
 from mpiuq.calibration.model.likelihood import LogPosterior, Predictor, make_log_posterior
 from mpiuq.calibration.model.noise import NoiseModel
 from mpiuq.calibration.sampling.grouping import Grouping
+from mpiuq.calibration.sampling.population import spread_rows
 from mpiuq.calibration.sampling.sampler import EnsembleSamples, SamplerProgress, SamplerSettings
 from mpiuq.calibration.sampling.sampler import run_ensembles as _run_ensembles
 
@@ -182,15 +183,17 @@ def combine_draws(
 ) -> FloatArray:
     """Pair thinned group draws into full parameter vectors, shape (n_chains, n_draws, dim).
 
-    Every group contributes the same number of evenly spaced thinned draws per chain
-    (the smallest count over groups, capped); unconstrained parameters are drawn
+    Every group contributes the same number of thinned draws per chain (the smallest
+    count over groups, capped), at evenly spaced steps with its walkers taken in turn
+    (:func:`~.population.spread_rows`); unconstrained parameters are drawn
     uniformly from their prior.
     """
     thinned = [g.samples.thinned() for g in groups]
     n_draws = min([t.shape[1] for t in thinned] + [max_draws_per_chain])
     out = np.tile(problem.nominal, (n_chains, n_draws, 1))
     for g, t in zip(groups, thinned, strict=True):
-        idx = np.linspace(0, t.shape[1] - 1, n_draws).round().astype(int)
+        walkers = g.samples.chain.shape[2]  # rows of t: thinned steps, walkers inner
+        idx = spread_rows(1, t.shape[1] // walkers, walkers, n_draws)
         out[:, :, list(g.parameters)] = t[:, idx, :]
     for j in unconstrained:
         out[:, :, j] = rng.uniform(problem.lower[j], problem.upper[j], size=(n_chains, n_draws))
