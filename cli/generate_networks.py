@@ -3,7 +3,8 @@
 Writes the network-model block of ``simulator/codes.py``, the compiled dispatch
 ``simulator/networks/_dispatch.py`` and the models' table of
 ``docs/extending-simulator.md`` from the registry entries of ``simulator/networks/*.py``
-(:mod:`mpiuq.simulator.networks.generate`). Run it after adding, removing or changing a
+(:mod:`mpiuq.simulator.networks.generate`), and that page's topology and
+collective-algorithm tables from their registries (:mod:`mpiuq.simulator.registry_tables`). Run it after adding, removing or changing a
 network model. ``--check`` writes nothing and exits 1 if a file is out of date;
 ``--module NAME`` also imports a model module outside ``simulator/networks/``.
 """

@@ -19,6 +19,7 @@ from mpiuq.calibration.config.readers import (
     read_int,
     require,
 )
+from mpiuq.calibration.data.benchmark_csv import BENCHMARK_LABELS
 from mpiuq.calibration.errors import CampaignError
 from mpiuq.calibration.model.families.family import LikelihoodFamily
 from mpiuq.calibration.model.families.registry import (
@@ -131,22 +132,19 @@ def _parse_data(t: Mapping[str, Any], base_dir: Path) -> DataSpec:
 
 
 #: Simulator benchmark of the benchmark labels of ``../shared/data/benchmarks`` (and of
-#: ``mpiuq simulate --csv``): the ``model`` of a data table with that label. A label not
-#: listed needs an explicit ``model`` (never a silent default).
+#: ``mpiuq simulate --csv``): the ``model`` of a data table with that label. The label each
+#: benchmark kind writes (``BENCHMARK_LABELS``) names that kind; the others listed are the
+#: measured series' aliases. A label not listed needs an explicit ``model`` (never a
+#: silent default).
 SERIES_MODELS: dict[str, str] = {
-    "pingpong_half_rtt": "pingpong",
+    **{label: kind for kind, (label, _unit) in BENCHMARK_LABELS.items()},
     "pingpong_half_rtt_mean": "pingpong",
     "osu_latency": "pingpong",
     "imb_pingpong": "pingpong",
-    "stream_bw": "stream",
     "osu_bw": "stream",
-    "stream_bibw": "bidirectional_stream",
     "osu_bibw": "bidirectional_stream",
-    "pingpong_send": "pingpong_send",
     "pingpong_send_mean": "pingpong_send",
-    "isend": "isend",
     "isend_mean": "isend",
-    "recv_arrived": "recv_arrived",
     "recv_arrived_mean": "recv_arrived",
 }
 

@@ -163,10 +163,7 @@ def add_replay_options(p: argparse.ArgumentParser, models: str = "analytic,compu
     p.add_argument(
         "--topology",
         default=None,
-        help="topology spec, e.g. dragonfly:groups=9,switches=8 or just dragonfly "
-        "(sized for the trace); the packet model defaults to dragonfly; the flow model also "
-        "takes SimGrid-shaped zones: cluster:hosts=N,backbone=B, torus:dims=8x8x16, "
-        "sgfattree:down=..,up=.., sgdragonfly:groups=..,chassis=..,routers=..,nodes=..",
+        help=topology_help(),
     )
     p.add_argument(
         "--placement",
@@ -324,6 +321,20 @@ def replay_parameters(args: argparse.Namespace) -> ParameterSets:
     return dataclasses.replace(sets, sets=adjusted, calibration=calibration)
 
 
+def topology_help() -> str:
+    """The ``--topology`` help, from the topology registry's names and examples."""
+    from mpiuq.simulator.topologies import TOPOLOGY_REGISTRY
+
+    own = [e.example for e in TOPOLOGY_REGISTRY if not e.zone]
+    zones = [e.example for e in TOPOLOGY_REGISTRY if e.zone]
+    sized = [e.name for e in TOPOLOGY_REGISTRY if e.size_for is not None]
+    return (
+        f"topology spec NAME:KEY=VALUE,..., one of {', '.join(own)}, or just a name of "
+        f"{', '.join(sized)} (sized for the trace); the packet model defaults to dragonfly; "
+        f"the flow model also takes SimGrid-shaped zones: {', '.join(zones)}"
+    )
+
+
 def check_topology(spec: str | None, platform: Path | None = None) -> None:
     """Build a topology given with its sizes (``dragonfly:groups=0`` is refused now, before
     the trace is read or the simulator loads); a bare name is checked, and sized to the
@@ -331,8 +342,12 @@ def check_topology(spec: str | None, platform: Path | None = None) -> None:
     the pair (a platform is the network)."""
     if spec is None or platform is not None:
         return
-    from mpiuq.simulator.topologies.spec import make_topology, parse_topology_spec
-    from mpiuq.simulator.topologies.zone_spec import is_zone_spec, make_zone
+    from mpiuq.simulator.topologies.spec import (
+        is_zone_spec,
+        make_topology,
+        make_zone,
+        parse_topology_spec,
+    )
 
     if is_zone_spec(spec):  # a SimGrid-shaped zone of the flow model (a bare cluster: 1 host)
         make_zone(spec, n_ranks=1)

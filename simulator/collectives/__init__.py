@@ -26,8 +26,8 @@ operations in MPICH" (IJHPCA 2005).
 
 Modules: :mod:`.base` (the contract), :mod:`.barrier`, :mod:`.rooted` (broadcast,
 reduce, gather, scatter), :mod:`.reductions` (allreduce, reduce-scatter, scan),
-:mod:`.exchanges` (all-gather, all-to-all) and :mod:`.registry` (names, defaults,
-:func:`schedule`).
+:mod:`.exchanges` (all-gather, all-to-all) and :mod:`.registry` (the algorithm registry:
+:class:`CollectiveAlgorithm` entries, defaults, named sets, :func:`schedule`).
 """
 
 from mpiuq.simulator.collectives.barrier import (
@@ -62,6 +62,7 @@ from mpiuq.simulator.collectives.reductions import (
     scan_recursive_doubling,
 )
 from mpiuq.simulator.collectives.registry import (
+    ALGORITHM_REGISTRY,
     ALGORITHM_SETS,
     ALGORITHMS,
     ALLGATHER_SHORT_BYTES,
@@ -69,8 +70,10 @@ from mpiuq.simulator.collectives.registry import (
     ALLTOALL_MEDIUM_BYTES,
     COLLECTIVES,
     REDUCING,
+    CollectiveAlgorithm,
     algorithm_set,
     default_algorithm,
+    register_algorithm,
     schedule,
     validate_algorithms,
 )
@@ -89,6 +92,7 @@ from mpiuq.simulator.collectives.rooted import (
 
 __all__ = [
     "ALGORITHMS",
+    "ALGORITHM_REGISTRY",
     "ALGORITHM_SETS",
     "ALLGATHER_SHORT_BYTES",
     "ALLREDUCE_SHORT_BYTES",
@@ -97,6 +101,7 @@ __all__ = [
     "REDUCING",
     "Algorithm",
     "CollSizes",
+    "CollectiveAlgorithm",
     "CollectiveError",
     "Pair",
     "Schedule",
@@ -125,6 +130,7 @@ __all__ = [
     "reduce_linear",
     "reduce_scatter_pairwise",
     "reduce_scatter_reduce_scatterv",
+    "register_algorithm",
     "scan_linear",
     "scan_recursive_doubling",
     "scatter_binomial",

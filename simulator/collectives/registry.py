@@ -1,4 +1,13 @@
-"""The algorithm registry: names, MPICH-like defaults, named sets and :func:`schedule`.
+"""The collective-algorithm registry: entries, MPICH-like defaults, named sets, :func:`schedule`.
+
+Every algorithm lowering a collective to point-to-point steps is one
+:class:`CollectiveAlgorithm` entry of :data:`ALGORITHM_REGISTRY`: its collective, its
+name, its schedule function (the contract of :mod:`.base`) and the named sets that
+select it. :data:`ALGORITHMS` (collective -> name -> function), :data:`ALGORITHM_SETS`
+(the ``--collectives`` choices and ``--like simgrid``'s selection), the checks of
+``--algorithm`` and of scenario files, and the docs' table are read from the entries. A
+new algorithm is a function plus one :func:`register_algorithm` call (a built-in one: a
+row of the table below); see ``docs/extending-simulator.md``.
 
 Defaults (:func:`default_algorithm`) follow MPICH's selection (Thakur, Rabenseifner and
 Gropp 2005): the algorithm depends on the message size. :data:`ALGORITHM_SETS` name
@@ -20,6 +29,10 @@ whole selections that other MPI libraries or simulators make, chosen with
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from mpiuq.simulator.collectives.alltoall import (
     alltoall_basic_linear,
@@ -70,6 +83,7 @@ from mpiuq.simulator.collectives.rooted import (
     scatter_linear,
     scatterv_linear,
 )
+from mpiuq.simulator.registry import Registry
 
 #: Collective names understood by :func:`schedule` (lower-case MPI names without ``MPI_``).
 COLLECTIVES: tuple[str, ...] = (
@@ -98,74 +112,176 @@ ALLGATHER_SHORT_BYTES = 81920
 ALLTOALL_MEDIUM_BYTES = 32768
 
 
-#: collective -> algorithm name -> schedule function.
-ALGORITHMS: dict[str, dict[str, Algorithm]] = {
-    "barrier": {"dissemination": barrier_dissemination, "linear": barrier_linear},
-    "bcast": {
-        "binomial": bcast_binomial,
-        "binomial_tree": bcast_binomial_tree,
-        "linear": bcast_linear,
-    },
-    "reduce": {"binomial": reduce_binomial, "linear": reduce_linear},
-    "allreduce": {
-        "recursive_doubling": allreduce_recursive_doubling,
-        "ring": allreduce_ring,
-        "reduce_bcast": allreduce_reduce_bcast,
-        "flat_reduce_bcast": allreduce_flat_reduce_bcast,
-    },
-    "gather": {"binomial": gather_binomial, "linear": gather_linear},
-    "gatherv": {"linear": gatherv_linear},
-    "scatter": {"binomial": scatter_binomial, "linear": scatter_linear},
-    "scatterv": {"linear": scatterv_linear},
-    "allgather": {"ring": allgather_ring, "bruck": allgather_bruck, "linear": allgather_linear},
-    "allgatherv": {
-        "ring": allgatherv_ring,
-        "bruck": allgatherv_bruck,
-        "linear": allgatherv_linear,
-    },
-    "alltoall": {
-        "pairwise": alltoall_pairwise,
-        "linear": alltoall_linear,
-        "basic_linear": alltoall_basic_linear,
-        "pair": alltoall_pair,
-        "bruck": alltoall_bruck,
-        "ring": alltoall_ring,
-        "ompi": alltoall_ompi,
-    },
-    "alltoallv": {"linear": alltoallv_linear, "pairwise": alltoallv_pairwise},
-    "reduce_scatter": {
-        "pairwise": reduce_scatter_pairwise,
-        "reduce_scatterv": reduce_scatter_reduce_scatterv,
-        "flat_reduce_scatterv": reduce_scatter_flat_reduce_scatterv,
-        "simgrid": reduce_scatter_simgrid,
-    },
-    "scan": {"recursive_doubling": scan_recursive_doubling, "linear": scan_linear},
-    "exscan": {"recursive_doubling": scan_recursive_doubling, "linear": scan_linear},
-}
+@dataclass(frozen=True, slots=True)
+class CollectiveAlgorithm:
+    """One algorithm lowering a collective to point-to-point steps (a registry entry).
+
+    Parameters
+    ----------
+    collective
+        The collective it implements (one of :data:`COLLECTIVES`).
+    algorithm
+        Its name among that collective's algorithms (``--algorithm COLL=NAME``, a
+        scenario's ``<collective> = NAME``).
+    schedule
+        The lowering function, ``schedule(me, p, root, sizes) -> tuple[Step, ...]`` (the
+        contract of :mod:`.base`).
+    selected_by
+        Names of the algorithm sets (:func:`algorithm_set`, ``--collectives NAME``,
+        ``--like simgrid``) that choose it for its collective.
+    description
+        One line for the docs' table (default: the first line of the function's docstring).
+    """
+
+    collective: str
+    algorithm: str
+    schedule: Algorithm
+    selected_by: tuple[str, ...] = ()
+    description: str = ""
+
+    @property
+    def name(self) -> str:
+        """Registry key: ``<collective>-<algorithm>``."""
+        return f"{self.collective}-{self.algorithm}"
+
+    def __post_init__(self) -> None:
+        if self.collective not in COLLECTIVES:
+            raise CollectiveError(
+                f"collective {self.collective!r} is unknown: expected one of {list(COLLECTIVES)}"
+            )
+        if not self.description:
+            doc = (self.schedule.__doc__ or self.algorithm).strip().splitlines()[0]
+            object.__setattr__(self, "description", doc)
+
+
+#: Every collective algorithm registered in this process (built-in ones first).
+ALGORITHM_REGISTRY: Registry[CollectiveAlgorithm] = Registry("collective algorithm")
+
+
+def register_algorithm(entry: CollectiveAlgorithm) -> CollectiveAlgorithm:
+    """Register ``entry`` (see :meth:`Registry.register`); returns it. Its collective's
+    algorithm names, :func:`schedule`, the ``--algorithm`` and scenario checks and the
+    sets it is ``selected_by`` then know it."""
+    return ALGORITHM_REGISTRY.register(entry)
+
+
+def _builtin(collective: str, algorithm: str, fn: Algorithm, *sets: str) -> None:
+    register_algorithm(CollectiveAlgorithm(collective, algorithm, fn, sets))
+
+
+for _row in (
+    ("barrier", "dissemination", barrier_dissemination),
+    ("barrier", "linear", barrier_linear, "simgrid"),
+    ("bcast", "binomial", bcast_binomial),
+    ("bcast", "binomial_tree", bcast_binomial_tree, "simgrid"),
+    ("bcast", "linear", bcast_linear),
+    ("reduce", "binomial", reduce_binomial),
+    ("reduce", "linear", reduce_linear, "simgrid"),
+    ("allreduce", "recursive_doubling", allreduce_recursive_doubling),
+    ("allreduce", "ring", allreduce_ring),
+    ("allreduce", "reduce_bcast", allreduce_reduce_bcast),
+    ("allreduce", "flat_reduce_bcast", allreduce_flat_reduce_bcast, "simgrid"),
+    ("gather", "binomial", gather_binomial),
+    ("gather", "linear", gather_linear, "simgrid"),
+    ("gatherv", "linear", gatherv_linear, "simgrid"),
+    ("scatter", "binomial", scatter_binomial),
+    ("scatter", "linear", scatter_linear, "simgrid"),
+    ("scatterv", "linear", scatterv_linear, "simgrid"),
+    ("allgather", "ring", allgather_ring),
+    ("allgather", "bruck", allgather_bruck),
+    ("allgather", "linear", allgather_linear, "simgrid"),
+    ("allgatherv", "ring", allgatherv_ring),
+    ("allgatherv", "bruck", allgatherv_bruck),
+    ("allgatherv", "linear", allgatherv_linear, "simgrid"),
+    ("alltoall", "pairwise", alltoall_pairwise),
+    ("alltoall", "linear", alltoall_linear),
+    ("alltoall", "basic_linear", alltoall_basic_linear),
+    ("alltoall", "pair", alltoall_pair),
+    ("alltoall", "bruck", alltoall_bruck),
+    ("alltoall", "ring", alltoall_ring),
+    ("alltoall", "ompi", alltoall_ompi, "simgrid"),
+    ("alltoallv", "linear", alltoallv_linear, "simgrid"),
+    ("alltoallv", "pairwise", alltoallv_pairwise),
+    ("reduce_scatter", "pairwise", reduce_scatter_pairwise),
+    ("reduce_scatter", "reduce_scatterv", reduce_scatter_reduce_scatterv),
+    ("reduce_scatter", "flat_reduce_scatterv", reduce_scatter_flat_reduce_scatterv),
+    ("reduce_scatter", "simgrid", reduce_scatter_simgrid, "simgrid"),
+    ("scan", "recursive_doubling", scan_recursive_doubling),
+    ("scan", "linear", scan_linear),
+    ("exscan", "recursive_doubling", scan_recursive_doubling),
+    ("exscan", "linear", scan_linear),
+):
+    _builtin(*_row)  # type: ignore[arg-type]
+
+
+class _LiveTable(Mapping[str, dict[str, Any]]):
+    """A read-only mapping computed from the registry on every access."""
+
+    def __init__(self, build: Callable[[], dict[str, dict[str, Any]]]) -> None:
+        self._build = build
+
+    def __getitem__(self, key: str) -> dict[str, Any]:
+        return self._build()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._build())
+
+    def __len__(self) -> int:
+        return len(self._build())
+
+
+_TABLE_CACHE: dict[tuple[str, ...], dict[str, dict[str, Algorithm]]] = {}
+
+
+def _algorithms() -> dict[str, dict[str, Algorithm]]:
+    """collective -> algorithm -> schedule, rebuilt only when the registered names change
+    (the lowering looks algorithms up once per rank and call)."""
+    key = ALGORITHM_REGISTRY.names()
+    table = _TABLE_CACHE.get(key)
+    if table is None:
+        table = {c: {} for c in COLLECTIVES}
+        for e in ALGORITHM_REGISTRY:
+            table[e.collective][e.algorithm] = e.schedule
+        _TABLE_CACHE.clear()
+        _TABLE_CACHE[key] = table
+    return table
+
+
+def _sets() -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {"mpich": {}}  # the size-based defaults themselves
+    for e in ALGORITHM_REGISTRY:
+        for name in e.selected_by:
+            chosen = out.setdefault(name, {})
+            if e.collective in chosen:
+                raise CollectiveError(
+                    f"collective set {name!r} selects two {e.collective} algorithms: "
+                    f"{chosen[e.collective]!r} and {e.algorithm!r}"
+                )
+            chosen[e.collective] = e.algorithm
+    return out
+
+
+#: collective -> algorithm name -> schedule function (live: read from the registry).
+ALGORITHMS: Mapping[str, dict[str, Algorithm]] = _LiveTable(_algorithms)
 
 #: Collectives whose algorithm combines received data (charged as reduction compute).
 REDUCING: frozenset[str] = frozenset({"reduce", "allreduce", "reduce_scatter", "scan", "exscan"})
 
 
-#: Named selections of algorithms (see the module docstring): collective -> algorithm.
-ALGORITHM_SETS: dict[str, dict[str, str]] = {
-    "mpich": {},
-    "simgrid": {
-        "allreduce": "flat_reduce_bcast",
-        "barrier": "linear",
-        "bcast": "binomial_tree",
-        "reduce": "linear",
-        "gather": "linear",
-        "gatherv": "linear",
-        "scatter": "linear",
-        "scatterv": "linear",
-        "allgather": "linear",
-        "allgatherv": "linear",
-        "alltoall": "ompi",
-        "alltoallv": "linear",
-        "reduce_scatter": "simgrid",
-    },
-}
+#: Named selections of algorithms (see the module docstring): set name -> collective ->
+#: algorithm (live: the registry's ``selected_by``; ``mpich`` is the defaults themselves).
+ALGORITHM_SETS: Mapping[str, dict[str, str]] = _LiveTable(_sets)
+
+
+def algorithm_table() -> str:
+    """The docs' Markdown table of the registered algorithms."""
+    rows = [
+        f"| `{e.collective}` | `{e.algorithm}` | {', '.join(e.selected_by)} | {e.description} |"
+        for e in ALGORITHM_REGISTRY
+    ]
+    return "\n".join(
+        ["| collective | algorithm | sets | description |", "|---|---|---|---|", *rows]
+    )
 
 
 def algorithm_set(name: str) -> dict[str, str]:
@@ -176,11 +292,10 @@ def algorithm_set(name: str) -> dict[str, str]:
     CollectiveError
         For an unknown set name (the known ones are listed).
     """
-    if name not in ALGORITHM_SETS:
-        raise CollectiveError(
-            f"collective set {name!r} is unknown: expected one of {sorted(ALGORITHM_SETS)}"
-        )
-    return dict(ALGORITHM_SETS[name])
+    sets = _sets()
+    if name not in sets:
+        raise CollectiveError(f"collective set {name!r} is unknown: expected one of {sorted(sets)}")
+    return dict(sets[name])
 
 
 def default_algorithm(collective: str, p: int, sizes: CollSizes) -> str:

@@ -10,7 +10,8 @@ written from the registry entries (:mod:`.registry`) instead of by hand:
 * ``simulator/networks/_dispatch.py``: :func:`start_transfer`, the kernel's one call into
   the models' compiled units, an ``if`` per model on ``net.kind``;
 * the table between ``<!-- BEGIN network models -->`` and ``<!-- END network models -->``
-  of ``docs/extending-simulator.md`` (when the docs are there).
+  of ``docs/extending-simulator.md`` (when the docs are there), with the other
+  registries' tables of that page (:mod:`mpiuq.simulator.registry_tables`).
 
 Codes stay stable: the models of the current ``NETWORK_MODELS`` keep their positions, a
 new model is appended (new ones in name order), a removed one's later models move up.
@@ -32,6 +33,7 @@ from mpiuq.simulator.networks.registry import (
     NETWORK_REGISTRY,
     NetworkModelEntry,
 )
+from mpiuq.simulator.registry_tables import with_registry_tables
 
 __all__ = [
     "codes_block",
@@ -203,9 +205,10 @@ def generated_files(
     }
     docs = docs_dir / "extending-simulator.md" if docs_dir is not None else None
     if docs is not None and docs.is_file():
-        out[docs] = _replace_between(
+        text = _replace_between(
             docs.read_text(encoding="utf-8"), DOCS_BEGIN, DOCS_END, docs_table(entries), docs
         )
+        out[docs] = with_registry_tables(text)  # the topologies' and collectives' tables
     return out
 
 

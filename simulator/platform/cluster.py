@@ -1,9 +1,9 @@
 """A SimGrid ``<cluster>`` element as a flow-network zone (SimGrid 3.32's attribute rules).
 
 Attributes read: ``id``, ``prefix``, ``suffix``, ``radical``, ``speed`` (the first power
-state), ``core``, ``bw``, ``lat``, ``sharing_policy``, ``topology`` (``FLAT``,
-``FAT_TREE``, ``DRAGONFLY``, ``TORUS``) with ``topo_parameters``, ``bb_bw``, ``bb_lat``,
-``bb_sharing_policy`` (flat clusters), ``router_id`` (ignored), ``loopback_bw`` and
+state), ``core``, ``bw``, ``lat``, ``sharing_policy``, ``topology`` (``FLAT``, or one
+that a topology registry entry models: ``FAT_TREE``, ``DRAGONFLY``, ``TORUS``) with
+``topo_parameters``, ``bb_bw``, ``bb_lat``, ``bb_sharing_policy`` (flat clusters), ``router_id`` (ignored), ``loopback_bw`` and
 ``loopback_lat`` (accepted: ranks of one host exchange through memory here, see the
 docs). ``limiter_link`` and any other attribute are refused with the element's line.
 Bandwidths and latencies become multiples of the cluster's ``bw`` and ``lat`` (the
@@ -20,9 +20,7 @@ from mpiuq.simulator.platform.errors import PlatformError
 from mpiuq.simulator.platform.units import BANDWIDTH_UNITS, SPEED_UNITS, TIME_UNITS, parse_quantity
 from mpiuq.simulator.platform.xml_tree import XmlElement
 from mpiuq.simulator.topologies.cluster_zone import build_cluster_zone
-from mpiuq.simulator.topologies.dragonfly_zone import build_dragonfly_zone
-from mpiuq.simulator.topologies.fattree_zone import build_fattree_zone
-from mpiuq.simulator.topologies.torus_zone import build_torus_zone
+from mpiuq.simulator.topologies.registry import TOPOLOGY_REGISTRY
 from mpiuq.simulator.topologies.zone import Zone
 from mpiuq.simulator.topologies.zone_options import ZoneOptions
 
@@ -40,7 +38,6 @@ OPTIONAL = (
     "loopback_lat",
     "limiter_link",
 )
-TOPOLOGIES = ("FLAT", "FAT_TREE", "DRAGONFLY", "TORUS")
 SHARING = ("SPLITDUPLEX", "FULLDUPLEX", "SHARED", "FATPIPE")
 #: Most hosts of one cluster.
 MAX_HOSTS = 1 << 20
@@ -75,47 +72,22 @@ def _radicals(text: str) -> list[int]:
     return out
 
 
-def _ints(text: str, sep: str, what: str) -> tuple[int, ...]:
-    items = [s.strip() for s in text.split(sep)]
-    if not all(re.fullmatch(r"\d+", s) for s in items):
-        raise ValueError(f"{what} {text!r}: expected whole numbers separated by {sep!r}")
-    return tuple(int(s) for s in items)
+def simgrid_topologies() -> tuple[str, ...]:
+    """The ``topology`` values a cluster may take: ``FLAT`` (read here) and those of the
+    topology registry's entries (:mod:`mpiuq.simulator.topologies.registry`)."""
+    return ("FLAT", *(e.simgrid_topology for e in TOPOLOGY_REGISTRY if e.simgrid_topology))
 
 
 def _topo_zone(
     topology: str, params: str, split: bool, lat: float, reference: tuple[float, float]
 ) -> Zone:
-    """The zone of a hierarchical cluster from its ``topo_parameters`` (SimGrid's syntax)."""
+    """The zone of a hierarchical cluster from its ``topo_parameters`` (SimGrid's syntax),
+    built by the registry entry that models ``topology``."""
     options = ZoneOptions(split_duplex=split, lat=lat, reference=reference)
-    if topology == "FAT_TREE":
-        parts = params.split(";")
-        if len(parts) != 4:
-            raise ValueError(
-                f"topo_parameters {params!r}: a fat-tree is 'levels;down,...;up,...;parallel,...'"
-            )
-        (levels,) = _ints(parts[0], ",", "fat-tree levels")
-        vectors = [_ints(p, ",", "fat-tree vector") for p in parts[1:]]
-        if any(len(v) != levels for v in vectors):
-            raise ValueError(
-                f"topo_parameters {params!r}: {levels} level(s) need three vectors of {levels}"
-            )
-        down, up, parallel = vectors
-        return build_fattree_zone(down, up, parallel, options)
-    if topology == "DRAGONFLY":
-        parts = params.split(";")
-        if len(parts) != 4:
-            raise ValueError(
-                f"topo_parameters {params!r}: a dragonfly is "
-                "'groups,blue;chassis,black;routers,green;nodes'"
-            )
-        pairs = [_ints(p, ",", "dragonfly pair") for p in parts[:3]]
-        if any(len(p) != 2 for p in pairs):
-            raise ValueError(f"topo_parameters {params!r}: the first three parts are pairs N,M")
-        (nodes,) = _ints(parts[3], ",", "dragonfly nodes")
-        (g, blue), (c, black), (r, green) = pairs
-        return build_dragonfly_zone(g, blue, c, black, r, green, nodes, options)
-    dims = _ints(params, ",", "torus dimensions")
-    return build_torus_zone(dims, options)
+    for entry in TOPOLOGY_REGISTRY:
+        if entry.simgrid_topology == topology and entry.from_platform is not None:
+            return entry.from_platform(params, options)
+    raise ValueError(f"topology={topology!r} is unknown: expected one of {simgrid_topologies()}")
 
 
 def read_cluster(element: XmlElement, file: str) -> Cluster:
@@ -151,7 +123,7 @@ def read_cluster(element: XmlElement, file: str) -> Cluster:
     policy = attrs.get("sharing_policy", "SPLITDUPLEX")
     bb_policy = attrs.get("bb_sharing_policy", "SHARED")
     for name, value, allowed in (
-        ("topology", topology, TOPOLOGIES),
+        ("topology", topology, simgrid_topologies()),
         ("sharing_policy", policy, SHARING),
         ("bb_sharing_policy", bb_policy, ("SHARED", "FATPIPE")),
     ):

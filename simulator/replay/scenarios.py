@@ -231,7 +231,7 @@ def _setting(text: str, raw: str, key: str, value: str) -> str:
 
 def _check_topology(text: str, raw: str, spec: str) -> None:
     from mpiuq.simulator.topologies import make_topology, topology_for_ranks
-    from mpiuq.simulator.topologies.zone_spec import is_zone_spec, make_zone
+    from mpiuq.simulator.topologies.spec import is_zone_spec, make_zone
 
     try:
         if is_zone_spec(spec):

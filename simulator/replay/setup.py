@@ -152,7 +152,7 @@ def network_and_nodes(
         return (lambda name: network_by_name(name, hops=setup.hops, **flow)), None
     from mpiuq.simulator.placement import place_ranks
     from mpiuq.simulator.topologies import make_topology, topology_for_ranks
-    from mpiuq.simulator.topologies.zone_spec import is_zone_spec, make_zone, place_on_zone
+    from mpiuq.simulator.topologies.spec import is_zone_spec, make_zone, place_on_zone
 
     spec = setup.topology or "dragonfly"
     if is_zone_spec(spec):  # a SimGrid-shaped zone: the flow model's only

@@ -14,11 +14,16 @@ Links: private links first (``2h`` up and ``2h + 1`` down for ``SPLITDUPLEX``, e
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 from mpiuq.simulator.codes import ZONE_STAR
 from mpiuq.simulator.errors import SettingError
+from mpiuq.simulator.topologies.registry import TopologyEntry, register_topology
 from mpiuq.simulator.topologies.zone import Zone
+from mpiuq.simulator.topologies.zone_options import spec_values
 from mpiuq.simulator.topologies.zone_routes import StarRoutes, zone_routes
 
 #: Sharing policies of private links and of the backbone.
@@ -117,3 +122,32 @@ def build_cluster_zone(
             + ", destination's private link down",
         ),
     )
+
+
+def _from_spec(p: Mapping[str, Any]) -> Zone:
+    hosts = p.get("hosts")
+    if hosts is None:
+        raise SettingError("cluster needs hosts=N (or a trace to size it for)")
+    backbone = p.get("backbone")
+    return build_cluster_zone(
+        int(hosts),
+        policy="SPLITDUPLEX" if p.get("shared", 0) == 0 else "SHARED",
+        backbone_bw=None if backbone is None else float(backbone),
+        backbone_lat=float(p.get("backbone_lat", 0.0)),
+    )
+
+
+CLUSTER = register_topology(
+    TopologyEntry(
+        "cluster",
+        "SimGrid's flat cluster: a private link a host, optionally on a backbone of "
+        "`backbone` times the link bandwidth and `backbone_lat` hop latencies; bare: one "
+        "host a rank (a platform file's `FLAT` cluster is read by `platform.cluster`)",
+        "cluster:hosts=64,backbone=2.5",
+        _from_spec,
+        options=("hosts", "backbone", "backbone_lat", "shared"),
+        value=spec_values(numbers=("backbone", "backbone_lat")),
+        size_for=lambda n_ranks, params: {"hosts": n_ranks, **params},
+        zone=True,
+    )
+)

@@ -6,8 +6,9 @@ import numpy as np
 
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.topologies.base import Topology, endpoint_links
+from mpiuq.simulator.topologies.registry import TopologyEntry, register_topology
 
-__all__ = ["build_crossbar"]
+__all__ = ["CROSSBAR", "build_crossbar"]
 
 
 def build_crossbar(nodes: int) -> Topology:
@@ -45,3 +46,17 @@ def build_crossbar(nodes: int) -> Topology:
         up_links=np.zeros((1, 0), dtype=np.int32),
         notes=("one switch: every route is injection + ejection (2 hops)",),
     )
+
+
+CROSSBAR = register_topology(
+    TopologyEntry(
+        "crossbar",
+        "one switch: every route is injection + ejection (2 hops)",
+        "crossbar:nodes=64",
+        lambda p: build_crossbar(nodes=p["nodes"]),
+        options=("nodes",),
+        required=("nodes",),
+        size_for=lambda n_ranks, params: {"nodes": n_ranks, **params},
+        node_count=lambda p: int(p["nodes"]),
+    )
+)

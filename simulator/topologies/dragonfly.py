@@ -27,13 +27,21 @@ flows over the parallel links deterministically. Routes are then shortest paths.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 from mpiuq.simulator.codes import VALIANT_NONE, VALIANT_OTHER_GROUP
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.topologies.base import Topology, endpoint_links
+from mpiuq.simulator.topologies.registry import TopologyEntry, register_topology
 
-__all__ = ["build_dragonfly", "dragonfly_global_link_count"]
+__all__ = ["DRAGONFLY", "build_dragonfly", "dragonfly_global_link_count"]
+
+#: Reference-paper dragonfly (section 4.2): switches per group, nodes per switch, global links.
+PAPER_SWITCHES, PAPER_NODES, PAPER_GLOBAL = 48, 4, 8
 
 
 def _check(name: str, value: int, ok: bool, allowed: str) -> None:
@@ -190,3 +198,48 @@ def _next_link(g: int, a: int, n: int, gl_to: np.ndarray, land: np.ndarray) -> n
             row[x] = -1
             table[x] = row
     return table
+
+
+def _build(params: Mapping[str, Any]) -> Topology:
+    g = params["groups"]
+    return build_dragonfly(
+        groups=g,
+        switches=params.get("switches", PAPER_SWITCHES),
+        nodes=params.get("nodes", PAPER_NODES),
+        global_links=params.get("global", min(PAPER_GLOBAL, max(g - 1, 0))),
+    )
+
+
+def _size_for(n_ranks: int, params: dict[str, Any]) -> dict[str, Any]:
+    """The reference paper's groups of 48 switches with 4 nodes each and
+    ``global = min(8, groups - 1)``, ``groups = ceil(n / 192)``; below two full groups
+    (``n < 384``) a balanced small dragonfly of ``ceil(sqrt(n / 4))`` switches a group."""
+    p = params.setdefault("nodes", PAPER_NODES)
+    if n_ranks >= 2 * PAPER_SWITCHES * p:
+        a = params.setdefault("switches", PAPER_SWITCHES)
+    else:
+        a = params.setdefault("switches", max(1, math.ceil(math.sqrt(n_ranks / p))))
+    g = params.setdefault("groups", max(1, math.ceil(n_ranks / (a * p))))
+    params.setdefault("global", min(PAPER_GLOBAL, g - 1))
+    return params
+
+
+def _node_count(params: Mapping[str, Any]) -> int:
+    per_group = params.get("switches", PAPER_SWITCHES)
+    return int(params["groups"] * per_group * (1 + params.get("nodes", PAPER_NODES)))
+
+
+DRAGONFLY = register_topology(
+    TopologyEntry(
+        "dragonfly",
+        "canonical dragonfly (reference paper, section 4.2): all-to-all groups of `switches` "
+        "switches with `nodes` nodes each, `global` global links a switch (defaults 48, 4, "
+        "min(8, groups - 1)); minimal or Valiant routing",
+        "dragonfly:groups=86,switches=48,nodes=4,global=8",
+        _build,
+        options=("groups", "switches", "nodes", "global"),
+        required=("groups",),
+        size_for=_size_for,
+        node_count=_node_count,
+    )
+)

@@ -16,16 +16,22 @@ Routing: :func:`~.zone_routing.dragonfly_route`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 from mpiuq.simulator.codes import ZONE_DRAGONFLY
 from mpiuq.simulator.errors import SettingError
+from mpiuq.simulator.topologies.registry import TopologyEntry, register_topology
 from mpiuq.simulator.topologies.zone import Zone
 from mpiuq.simulator.topologies.zone_options import (
     DEFAULT_ZONE_OPTIONS,
     ZoneOptions,
     check_counts,
     check_size,
+    spec_options,
+    whole_numbers,
 )
 from mpiuq.simulator.topologies.zone_routes import DragonflyRoutes, zone_routes
 
@@ -124,3 +130,43 @@ def build_dragonfly_zone(
             "green, black (SimGrid 3.32 DragonflyZone, its chassis quirk included)",
         ),
     )
+
+
+_COUNTS = ("groups", "blue", "chassis", "black", "routers", "green", "nodes")
+
+
+def _from_spec(p: Mapping[str, Any]) -> Zone:
+    g, blue, c, black, r, green, n = (int(p.get(k, 1)) for k in _COUNTS)
+    return build_dragonfly_zone(g, blue, c, black, r, green, n, spec_options(p))
+
+
+def _from_platform(params: str, options: ZoneOptions) -> Zone:
+    """The zone of ``topo_parameters`` ``groups,blue;chassis,black;routers,green;nodes``."""
+    parts = params.split(";")
+    if len(parts) != 4:
+        raise ValueError(
+            f"topo_parameters {params!r}: a dragonfly is "
+            "'groups,blue;chassis,black;routers,green;nodes'"
+        )
+    pairs = [whole_numbers(p, ",", "dragonfly pair") for p in parts[:3]]
+    if any(len(p) != 2 for p in pairs):
+        raise ValueError(f"topo_parameters {params!r}: the first three parts are pairs N,M")
+    (nodes,) = whole_numbers(parts[3], ",", "dragonfly nodes")
+    (g, blue), (c, black), (r, green) = pairs
+    return build_dragonfly_zone(g, blue, c, black, r, green, nodes, options)
+
+
+SGDRAGONFLY = register_topology(
+    TopologyEntry(
+        "sgdragonfly",
+        "SimGrid's dragonfly zone: `groups` of `chassis` chassis of `routers` routers with "
+        "`nodes` hosts each; `blue`, `black`, `green` parallel cables (default 1)",
+        "sgdragonfly:groups=2,chassis=2,routers=2,nodes=2",
+        _from_spec,
+        options=(*_COUNTS, "shared"),
+        required=("groups", "chassis", "routers", "nodes"),
+        zone=True,
+        simgrid_topology="DRAGONFLY",
+        from_platform=_from_platform,
+    )
+)

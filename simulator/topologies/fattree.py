@@ -20,13 +20,18 @@ sharing low destination digits and high source digits, so shift permutations
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 from mpiuq.simulator.codes import VALIANT_TOP_LEVEL
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.topologies.base import Topology, endpoint_links
+from mpiuq.simulator.topologies.registry import TopologyEntry, register_topology
 
-__all__ = ["build_fattree"]
+__all__ = ["FATTREE", "build_fattree"]
 
 _BIG = 1 << 30
 
@@ -130,3 +135,34 @@ def _next_link(k: int, levels: int, up_base: int, down_base: int) -> np.ndarray:
         row[a] = -1
         table[a] = row
     return table
+
+
+def _size_for(n_ranks: int, params: dict[str, Any]) -> dict[str, Any]:
+    """``levels = 3`` (2 when ``n <= 16``), ``k = max(2, ceil(n ** (1/levels)))``."""
+    levels = params.setdefault("levels", 2 if n_ranks <= 16 else 3)
+    k = max(2, math.ceil(n_ranks ** (1.0 / levels) - 1e-9))
+    while k**levels < n_ranks:  # guard against rounding of the root
+        k += 1
+    params.setdefault("k", k)
+    return params
+
+
+def _node_count(params: Mapping[str, Any]) -> int:
+    k, levels = params["k"], params.get("levels", 3)
+    if k < 2 or levels < 1:
+        return 0  # the builder names the bad value
+    return int(k**levels + levels * k ** (levels - 1))
+
+
+FATTREE = register_topology(
+    TopologyEntry(
+        "fattree",
+        "k-ary n-tree with d-mod-k routing (default `levels=3`)",
+        "fattree:k=4,levels=3",
+        lambda p: build_fattree(k=p["k"], levels=p.get("levels", 3)),
+        options=("k", "levels"),
+        required=("k",),
+        size_for=_size_for,
+        node_count=_node_count,
+    )
+)

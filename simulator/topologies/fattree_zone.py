@@ -15,17 +15,23 @@ and latency (``SPLITDUPLEX``: an up and a down link; else one link both ways). R
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
 from mpiuq.simulator.codes import ZONE_FATTREE
 from mpiuq.simulator.errors import SettingError
+from mpiuq.simulator.topologies.registry import TopologyEntry, register_topology
 from mpiuq.simulator.topologies.zone import Zone
 from mpiuq.simulator.topologies.zone_options import (
     DEFAULT_ZONE_OPTIONS,
     ZoneOptions,
     check_counts,
     check_size,
+    spec_options,
+    spec_values,
+    whole_numbers,
 )
 from mpiuq.simulator.topologies.zone_routes import FatTreeRoutes, zone_routes
 
@@ -131,3 +137,42 @@ def build_fattree_zone(
             "(SimGrid 3.32 FatTreeZone)",
         ),
     )
+
+
+def _from_spec(p: Mapping[str, Any]) -> Zone:
+    down = p["down"]
+    return build_fattree_zone(down, p["up"], p.get("parallel", (1,) * len(down)), spec_options(p))
+
+
+def _from_platform(params: str, options: ZoneOptions) -> Zone:
+    """The zone of ``topo_parameters`` ``levels;down,...;up,...;parallel,...``."""
+    parts = params.split(";")
+    if len(parts) != 4:
+        raise ValueError(
+            f"topo_parameters {params!r}: a fat-tree is 'levels;down,...;up,...;parallel,...'"
+        )
+    (levels,) = whole_numbers(parts[0], ",", "fat-tree levels")
+    vectors = [whole_numbers(p, ",", "fat-tree vector") for p in parts[1:]]
+    if any(len(v) != levels for v in vectors):
+        raise ValueError(
+            f"topo_parameters {params!r}: {levels} level(s) need three vectors of {levels}"
+        )
+    down, up, parallel = vectors
+    return build_fattree_zone(down, up, parallel, options)
+
+
+SGFATTREE = register_topology(
+    TopologyEntry(
+        "sgfattree",
+        "SimGrid's generalised fat-tree zone: `down` children and `up` parents a level, "
+        "`parallel` links each (default 1)",
+        "sgfattree:down=8x8x16,up=1x8x8",
+        _from_spec,
+        options=("down", "up", "parallel", "shared"),
+        required=("down", "up"),
+        value=spec_values(lists=("down", "up", "parallel")),
+        zone=True,
+        simgrid_topology="FAT_TREE",
+        from_platform=_from_platform,
+    )
+)

@@ -1,12 +1,21 @@
-"""Topology specs: ``make_topology("dragonfly:groups=86,...")`` and sizing for a rank count.
+"""Topology specs: ``make_topology("dragonfly:groups=86,...")``, zones, sizing for a rank count.
 
-Three topologies, each a small builder module of this package:
+A spec is ``name:key=value,...``; the names, their keys and how each is built are the
+entries of the topology registry (:mod:`.registry`, one per builder module):
 
-* ``dragonfly:groups=G,switches=A,nodes=P,global=H`` -- canonical dragonfly (reference
+* mpiuq's topologies (:func:`make_topology`, :func:`topology_for_ranks`):
+  ``dragonfly:groups=G,switches=A,nodes=P,global=H`` -- canonical dragonfly (reference
   paper, section 4.2: 48-switch all-to-all groups, 4 nodes per switch, up to 8 global
-  links per switch). Defaults ``switches=48, nodes=4, global=min(8, groups-1)``.
-* ``fattree:k=K,levels=N`` -- k-ary n-tree with d-mod-k routing (default ``levels=3``).
-* ``crossbar:nodes=N`` -- one switch.
+  links per switch; defaults ``switches=48, nodes=4, global=min(8, groups-1)``);
+  ``fattree:k=K,levels=N`` -- k-ary n-tree with d-mod-k routing (default ``levels=3``);
+  ``crossbar:nodes=N`` -- one switch;
+* the flow model's SimGrid-shaped zones (:func:`make_zone`):
+  ``cluster:hosts=N[,backbone=B][,backbone_lat=L][,shared=1]`` (``cluster`` alone: one
+  host per rank), ``torus:dims=8x8x16[,shared=1]``,
+  ``sgfattree:down=8x8x16,up=1x8x8[,parallel=1x1x1][,shared=1]``,
+  ``sgdragonfly:groups=G,chassis=C,routers=R,nodes=N[,blue=1,black=1,green=1][,shared=1]``;
+  ``shared=1`` makes one link of every cable, used both ways (SimGrid's ``SHARED``),
+  otherwise an up and a down link (``SPLITDUPLEX``).
 
 Examples
 --------
@@ -15,83 +24,79 @@ Examples
 (12, 6)
 >>> [int(x) for x in topo.route(0, 11)]  # injection, local, global, local, ejection
 [0, 24, 31, 28, 23]
+>>> make_zone("torus:dims=4x4").n_nodes
+16
+>>> make_zone("cluster:hosts=8,backbone=2.5").link_bw[-1]
+np.float64(2.5)
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
+from typing import Any, TypeVar
+
+import numpy as np
 
 from mpiuq.simulator.errors import SettingError
 from mpiuq.simulator.topologies.base import Topology
-from mpiuq.simulator.topologies.crossbar import build_crossbar
-from mpiuq.simulator.topologies.dragonfly import build_dragonfly
-from mpiuq.simulator.topologies.fattree import build_fattree
+from mpiuq.simulator.topologies.registry import TOPOLOGY_REGISTRY, TopologyEntry, topology_names
+from mpiuq.simulator.topologies.zone import Zone
 from mpiuq.simulator.trace.limits import MAX_RANKS
 
 __all__ = [
-    "TOPOLOGIES",
+    "is_zone_spec",
     "make_topology",
+    "make_zone",
     "parse_topology_spec",
+    "parse_zone_spec",
+    "place_on_zone",
     "topology_for_ranks",
     "valiant_intermediate",
 ]
 
-#: name -> (required keys, allowed keys)
-TOPOLOGIES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "dragonfly": (("groups",), ("groups", "switches", "nodes", "global")),
-    "fattree": (("k",), ("k", "levels")),
-    "crossbar": (("nodes",), ("nodes",)),
-}
+#: Largest topology built, in endpoints plus switches: the trace limit on ranks
+#: (``MAX_RANKS``) with room for the switches of any tree or dragonfly holding them.
+MAX_TOPOLOGY_NODES = 4 * MAX_RANKS
 
-#: Reference-paper dragonfly (section 4.2): switches per group, nodes per switch, global links.
-PAPER_SWITCHES, PAPER_NODES, PAPER_GLOBAL = 48, 4, 8
+T = TypeVar("T", Topology, Zone)
 
 
-def split_spec(
-    spec: str,
-    known: dict[str, tuple[tuple[str, ...], tuple[str, ...]]],
-    what: str,
-    value_of: Callable[[str, str, str], object],
-) -> tuple[str, dict[str, object]]:
-    """Split ``"name:key=value,..."`` into the name (one of ``known``: name -> (required
-    keys, allowed keys)) and its parameters, each converted by ``value_of(name, key,
-    text)`` (which raises :class:`SettingError` for a bad value).
+def _entry(name: str, zone: bool) -> TopologyEntry:
+    what = "zone" if zone else "topology"
+    if name not in topology_names(zone):
+        raise SettingError(f"{what} {name!r} is unknown: expected one of {topology_names(zone)}")
+    return TOPOLOGY_REGISTRY.get(name)
+
+
+def split_spec(spec: str, zone: bool) -> tuple[TopologyEntry, dict[str, Any]]:
+    """Split ``"name:key=value,..."`` into the registry entry of the name (a zone's if
+    ``zone``, else one of mpiuq's topologies) and its parameters, each read by the
+    entry's ``value``.
 
     Raises
     ------
     SettingError
-        Unknown name (called a ``what``), malformed item, unknown, repeated or missing key.
+        Unknown name, malformed item, unknown, repeated or missing key, or bad value.
     """
     name, _, rest = spec.strip().partition(":")
-    name = name.strip().lower()
-    if name not in known:
-        raise SettingError(f"{what} {name!r} is unknown: expected one of {tuple(known)}")
-    required, allowed = known[name]
-    params: dict[str, object] = {}
+    entry = _entry(name.strip().lower(), zone)
+    name = entry.name
+    params: dict[str, Any] = {}
     for item in filter(None, (part.strip() for part in rest.split(","))):
         key, eq, value = (s.strip() for s in item.partition("="))
         if not eq:
             raise SettingError(f"{name} parameter {item!r} is malformed: expected key=value")
-        if key not in allowed:
-            raise SettingError(f"{name} parameter {key!r} is unknown: expected one of {allowed}")
+        if key not in entry.options:
+            raise SettingError(
+                f"{name} parameter {key!r} is unknown: expected one of {entry.options}"
+            )
         if key in params:
             raise SettingError(f"{name} parameter {key!r} is given twice")
-        params[key] = value_of(name, key, value)
-    missing = [k for k in required if k not in params]
+        params[key] = entry.value(name, key, value)
+    missing = [k for k in entry.required if k not in params]
     if missing:
-        hint = f": e.g. {_example(name)}" if known is TOPOLOGIES else ""
+        hint = "" if zone else f": e.g. {entry.example}"
         raise SettingError(f"{name} needs parameter(s) {missing}{hint}")
-    return name, params
-
-
-def _whole_number(name: str, key: str, text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise SettingError(
-            f"{name} parameter {key}={text!r} is invalid: expected a whole number"
-        ) from None
+    return entry, params
 
 
 def parse_topology_spec(spec: str) -> tuple[str, dict[str, int]]:
@@ -103,57 +108,32 @@ def parse_topology_spec(spec: str) -> tuple[str, dict[str, int]]:
         Unknown topology, malformed item, unknown, repeated or missing key, or a
         value that is not a whole number; the message names key, value and what is allowed.
     """
-    name, params = split_spec(spec, TOPOLOGIES, "topology", _whole_number)
-    return name, {k: int(v) for k, v in params.items()}  # type: ignore[call-overload]
+    entry, params = split_spec(spec, zone=False)
+    return entry.name, params
 
 
-def _example(name: str) -> str:
-    return {
-        "dragonfly": "dragonfly:groups=86,switches=48,nodes=4,global=8",
-        "fattree": "fattree:k=4,levels=3",
-        "crossbar": "crossbar:nodes=64",
-    }[name]
+def _built(entry: TopologyEntry, built: object, kind: type[T]) -> T:
+    """``built``, checked to be what an entry of its kind must build."""
+    if not isinstance(built, kind):
+        raise SettingError(
+            f"topology {entry.name!r} built a {type(built).__name__}: expected a {kind.__name__} "
+            f"(zone={entry.zone} in its registry entry)"
+        )
+    return built
 
 
-#: Largest topology built, in endpoints plus switches: the trace limit on ranks
-#: (``MAX_RANKS``) with room for the switches of any tree or dragonfly holding them.
-MAX_TOPOLOGY_NODES = 4 * MAX_RANKS
-
-
-def _node_count(name: str, params: dict[str, int]) -> int:
-    """Endpoints plus switches that ``_build`` would allocate (Python ints: no overflow)."""
-    if name == "dragonfly":
-        per_group = params.get("switches", PAPER_SWITCHES)
-        return params["groups"] * per_group * (1 + params.get("nodes", PAPER_NODES))
-    if name == "fattree":
-        k, levels = params["k"], params.get("levels", 3)
-        if k < 2 or levels < 1:
-            return 0  # the builder names the bad value
-        return k**levels + levels * k ** (levels - 1)
-    return params["nodes"]
-
-
-def _build(name: str, params: dict[str, int]) -> Topology:
+def _build(entry: TopologyEntry, params: dict[str, Any]) -> Topology:
     spec = ",".join(f"{key}={value}" for key, value in params.items())
-    if any(value > MAX_TOPOLOGY_NODES for value in params.values()) or (
-        _node_count(name, params) > MAX_TOPOLOGY_NODES
+    if entry.node_count is not None and (
+        any(value > MAX_TOPOLOGY_NODES for value in params.values())
+        or entry.node_count(params) > MAX_TOPOLOGY_NODES
     ):
         raise SettingError(
-            f"topology {name}:{spec} is too large: it would hold more than "
+            f"topology {entry.name}:{spec} is too large: it would hold more than "
             f"{MAX_TOPOLOGY_NODES:,} endpoints and switches (at most {MAX_RANKS:,} ranks are "
-            f"replayed); choose smaller parameters, e.g. {_example(name)}"
+            f"replayed); choose smaller parameters, e.g. {entry.example}"
         )
-    if name == "dragonfly":
-        g = params["groups"]
-        return build_dragonfly(
-            groups=g,
-            switches=params.get("switches", PAPER_SWITCHES),
-            nodes=params.get("nodes", PAPER_NODES),
-            global_links=params.get("global", min(PAPER_GLOBAL, max(g - 1, 0))),
-        )
-    if name == "fattree":
-        return build_fattree(k=params["k"], levels=params.get("levels", 3))
-    return build_crossbar(nodes=params["nodes"])
+    return _built(entry, entry.build(params), Topology)
 
 
 def make_topology(spec: str) -> Topology:
@@ -174,12 +154,13 @@ def make_topology(spec: str) -> Topology:
     SettingError
         For an unknown topology or key, or a value outside its allowed range.
     """
-    name, params = parse_topology_spec(spec)
-    return _build(name, params)
+    entry, params = split_spec(spec, zone=False)
+    return _build(entry, params)
 
 
 def topology_for_ranks(name: str, n_ranks: int, **overrides: int) -> Topology:
-    """Smallest sensible instance of topology ``name`` with at least ``n_ranks`` nodes.
+    """Smallest sensible instance of topology ``name`` with at least ``n_ranks`` nodes
+    (the entry's ``size_for``):
 
     * dragonfly: the reference paper's groups of 48 switches with 4 nodes each and
       ``global = min(8, groups - 1)``, ``groups = ceil(n / 192)``; below two full
@@ -196,37 +177,77 @@ def topology_for_ranks(name: str, n_ranks: int, **overrides: int) -> Topology:
     SettingError
         Unknown name, ``n_ranks < 1``, or overrides that cannot hold ``n_ranks`` nodes.
     """
-    if name not in TOPOLOGIES:
-        raise SettingError(f"topology {name!r} is unknown: expected one of {tuple(TOPOLOGIES)}")
+    entry = _entry(name, zone=False)
     if n_ranks < 1:
         raise SettingError(f"n_ranks={n_ranks} is invalid: expected >= 1")
-    allowed = TOPOLOGIES[name][1]
     for key in overrides:
-        if key not in allowed:
-            raise SettingError(f"{name} parameter {key!r} is unknown: expected one of {allowed}")
-    params = dict(overrides)
-    if name == "dragonfly":
-        p = params.setdefault("nodes", PAPER_NODES)
-        if n_ranks >= 2 * PAPER_SWITCHES * p:
-            a = params.setdefault("switches", PAPER_SWITCHES)
-        else:
-            a = params.setdefault("switches", max(1, math.ceil(math.sqrt(n_ranks / p))))
-        g = params.setdefault("groups", max(1, math.ceil(n_ranks / (a * p))))
-        params.setdefault("global", min(PAPER_GLOBAL, g - 1))
-    elif name == "fattree":
-        levels = params.setdefault("levels", 2 if n_ranks <= 16 else 3)
-        k = max(2, math.ceil(n_ranks ** (1.0 / levels) - 1e-9))
-        while k**levels < n_ranks:  # guard against rounding of the root
-            k += 1
-        params.setdefault("k", k)
-    else:
-        params.setdefault("nodes", n_ranks)
-    topo = _build(name, params)
+        if key not in entry.options:
+            raise SettingError(
+                f"{name} parameter {key!r} is unknown: expected one of {entry.options}"
+            )
+    if entry.size_for is None:
+        raise SettingError(f"{name} is not sized for a rank count: expected e.g. {entry.example}")
+    params = entry.size_for(n_ranks, dict(overrides))
+    topo = _build(entry, params)
     if topo.n_nodes < n_ranks:
         raise SettingError(
             f"{name} with {params} has {topo.n_nodes} nodes: expected >= n_ranks={n_ranks}"
         )
     return topo
+
+
+def is_zone_spec(spec: str) -> bool:
+    """Whether ``spec`` names a SimGrid-shaped zone (an entry with ``zone=True``)."""
+    return spec.strip().partition(":")[0].strip().lower() in topology_names(zone=True)
+
+
+def parse_zone_spec(spec: str) -> tuple[str, dict[str, object]]:
+    """Split ``"name:key=value,..."`` of a zone spec into its name and parameters.
+
+    Raises
+    ------
+    SettingError
+        Naming the unknown zone, malformed item, unknown, repeated or missing key, or bad value.
+    """
+    entry, params = split_spec(spec, zone=True)
+    return entry.name, params
+
+
+def make_zone(spec: str, n_ranks: int | None = None) -> Zone:
+    """The zone of a spec (see the module docstring), sized for ``n_ranks`` where its
+    entry allows (a ``cluster`` without ``hosts`` has ``n_ranks`` hosts).
+
+    Raises
+    ------
+    SettingError
+        For a bad spec or zone shape.
+    """
+    entry, params = split_spec(spec, zone=True)
+    if n_ranks is not None and entry.size_for is not None:
+        params = entry.size_for(n_ranks, params)
+    return _built(entry, entry.build(params), Zone)
+
+
+def place_on_zone(n_ranks: int, zone: Zone, placement: str, seed: int = 0) -> np.ndarray:
+    """Host of every rank on a zone: ``linear`` (rank r on host r) or ``random``.
+
+    Raises
+    ------
+    SettingError
+        If the ranks do not fit, or for another placement.
+    """
+    if not 1 <= n_ranks <= zone.n_nodes:
+        raise SettingError(
+            f"n_ranks={n_ranks} does not fit the {zone.name} of {zone.n_nodes} hosts: "
+            f"expected 1..{zone.n_nodes}"
+        )
+    if placement == "linear":
+        return np.arange(n_ranks, dtype=np.int64)
+    if placement == "random":
+        return np.random.default_rng(seed).permutation(zone.n_nodes)[:n_ranks].astype(np.int64)
+    raise SettingError(
+        f"placement={placement!r} does not apply to the {zone.name} zone: expected linear or random"
+    )
 
 
 def valiant_intermediate(

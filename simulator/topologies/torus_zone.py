@@ -15,12 +15,16 @@ import math
 import numpy as np
 
 from mpiuq.simulator.codes import ZONE_TORUS
+from mpiuq.simulator.topologies.registry import TopologyEntry, register_topology
 from mpiuq.simulator.topologies.zone import Zone
 from mpiuq.simulator.topologies.zone_options import (
     DEFAULT_ZONE_OPTIONS,
     ZoneOptions,
     check_counts,
     check_size,
+    spec_options,
+    spec_values,
+    whole_numbers,
 )
 from mpiuq.simulator.topologies.zone_routes import TorusRoutes, zone_routes
 
@@ -59,3 +63,22 @@ def build_torus_zone(dims: tuple[int, ...], options: ZoneOptions = DEFAULT_ZONE_
             "coordinates (SimGrid 3.32 TorusZone)",
         ),
     )
+
+
+TORUS = register_topology(
+    TopologyEntry(
+        "torus",
+        "SimGrid's torus zone of `dims` hosts (first dimension fastest); `shared=1`: one "
+        "link both ways per cable",
+        "torus:dims=8x8x16",
+        lambda p: build_torus_zone(p["dims"], spec_options(p)),
+        options=("dims", "shared"),
+        required=("dims",),
+        value=spec_values(lists=("dims",)),
+        zone=True,
+        simgrid_topology="TORUS",
+        from_platform=lambda text, options: build_torus_zone(
+            whole_numbers(text, ",", "torus dimensions"), options
+        ),
+    )
+)

@@ -8,8 +8,10 @@ zone builders take their shape and one :class:`ZoneOptions`, check their counts 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -103,3 +105,50 @@ def check_size(zone: str, count: int, what: str, most: int) -> None:
     """
     if count > most:
         raise SettingError(f"{zone} of {count} {what} is too large (at most {most})")
+
+
+def spec_options(params: Mapping[str, Any]) -> ZoneOptions:
+    """The options of a ``--topology`` zone spec: ``shared=1`` makes one link of every
+    cable (SimGrid's ``SHARED``), otherwise an up and a down link (``SPLITDUPLEX``)."""
+    return ZoneOptions(split_duplex=params.get("shared", 0) == 0)
+
+
+def spec_values(
+    lists: tuple[str, ...] = (), numbers: tuple[str, ...] = ()
+) -> Callable[[str, str, str], object]:
+    """The value reader of a zone spec's keys: ``lists`` are whole numbers joined by
+    ``x`` (``8x8x16``, read as a tuple), ``numbers`` non-negative numbers with a
+    fraction, the others whole numbers. The reader raises :class:`SettingError`
+    naming the zone, key and value."""
+
+    def value(name: str, key: str, text: str) -> object:
+        try:
+            if key in lists:
+                return tuple(int(v) for v in text.split("x"))
+            if key in numbers:
+                number = float(text)
+                if not np.isfinite(number) or number < 0:
+                    raise ValueError(text)
+                return number
+            return int(text)
+        except ValueError:
+            form = "whole numbers joined by 'x' (8x8x16)" if key in lists else "a number"
+            raise SettingError(
+                f"{name} parameter {key}={text!r} is invalid: expected {form}"
+            ) from None
+
+    return value
+
+
+def whole_numbers(text: str, sep: str, what: str) -> tuple[int, ...]:
+    """Whole numbers separated by ``sep`` (a platform file's ``topo_parameters`` part).
+
+    Raises
+    ------
+    ValueError
+        Naming ``what`` and the text.
+    """
+    items = [s.strip() for s in text.split(sep)]
+    if not all(re.fullmatch(r"\d+", s) for s in items):
+        raise ValueError(f"{what} {text!r}: expected whole numbers separated by {sep!r}")
+    return tuple(int(s) for s in items)

@@ -1,13 +1,16 @@
-"""Extension points: a benchmark kind and a trace format are each one new module.
+"""Extension points: a benchmark kind, a trace format, a topology and a collective
+algorithm are each one new module.
 
 Each test writes a toy extension as one module in a temporary folder (the only source
-file it needs, as in ``docs/extending-simulator.md``), imports it, and runs it end to
-end through the public entry points, against the built-in it mirrors.
+file it needs, as in ``docs/extending-simulator.md``; the topology's and the collective
+algorithm's text is read from that page), imports it, and runs it end to end through
+the public entry points, against the built-in it mirrors.
 """
 
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -186,3 +189,77 @@ def test_the_unrecognised_format_message_lists_a_registered_format(
     junk.write_text("hello\n", encoding="utf-8")
     with pytest.raises(UnsupportedTraceError, match=r"or a toy trace \(first line 'TOYTRACE"):
         detect_format(junk)
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "extending-simulator.md"
+
+
+def _docs_example(first_line: str) -> str:
+    """The Python block of the contributor guide that starts with ``first_line``."""
+    blocks = re.findall(r"```python\n(.*?)```", DOCS.read_text(encoding="utf-8"), re.DOTALL)
+    (block,) = [b for b in blocks if b.startswith(first_line)]
+    return str(block)
+
+
+@pytest.fixture
+def ring_topology(tmp_path: Path) -> Iterator[None]:
+    from mpiuq.simulator.topologies.registry import TOPOLOGY_REGISTRY
+
+    text = _docs_example("# ring_topology.py")
+    yield from _import_toy(tmp_path, "ring_topology", text, TOPOLOGY_REGISTRY, "ring")
+
+
+@pytest.fixture
+def basic_allreduce(tmp_path: Path) -> Iterator[None]:
+    from mpiuq.simulator.collectives.registry import ALGORITHM_REGISTRY
+
+    text = _docs_example("# basic_allreduce.py")
+    entry = "allreduce-basic_linear"
+    yield from _import_toy(tmp_path, "basic_allreduce", text, ALGORITHM_REGISTRY, entry)
+
+
+def test_a_topology_added_in_one_module_is_built_sized_and_replayed(ring_topology: None) -> None:
+    from mpiuq.commands.replay import check_topology, topology_help
+    from mpiuq.simulator.motifs import MotifSpec, synthesize
+    from mpiuq.simulator.replay.run import ReplaySetup, replay
+    from mpiuq.simulator.topologies.spec import is_zone_spec, make_zone
+
+    assert is_zone_spec("ring:hosts=8") and "ring:hosts=16" in topology_help()
+    ring, torus = make_zone("ring:hosts=8"), make_zone("torus:dims=8")
+    for field in ("link_bw", "link_lat", "link_injection", "link_fatpipe"):
+        np.testing.assert_array_equal(getattr(ring, field), getattr(torus, field))
+    assert make_zone("ring", n_ranks=5).n_nodes == 5  # a bare name is sized for the trace
+    with pytest.raises(
+        SettingError, match=r"ring parameter 'dims' is unknown.*\('hosts', 'shared'\)"
+    ):
+        check_topology("ring:dims=4")
+    trace = synthesize(MotifSpec("halo3d", 8, 2, compute_s=1e-5, neighbours=6))
+    ends = [
+        replay(trace, setup=ReplaySetup(models=("flow",), topology=spec)).models[0].end_s
+        for spec in ("ring:hosts=8", "torus:dims=8")
+    ]
+    np.testing.assert_array_equal(ends[0], ends[1])  # the same zone, the same replay
+
+
+def test_a_collective_algorithm_added_in_one_module_is_lowered_and_replayed(
+    basic_allreduce: None,
+) -> None:
+    from mpiuq.simulator.collectives import CollSizes, algorithm_set, schedule
+    from mpiuq.simulator.collectives.rooted import bcast_linear, reduce_linear
+    from mpiuq.simulator.motifs import MotifSpec, synthesize
+    from mpiuq.simulator.replay.run import ReplaySetup, replay
+
+    assert algorithm_set("openmpi-basic") == {"allreduce": "basic_linear"}
+    sizes = CollSizes(4096)
+    for me in range(5):
+        steps = schedule("allreduce", "basic_linear", me, 5, 0, sizes)
+        assert steps == reduce_linear(me, 5, 0, sizes) + bcast_linear(me, 5, 0, sizes)
+    trace = synthesize(MotifSpec("halo3d", 8, 2, compute_s=1e-5, neighbours=6))
+    runs = {
+        alg: replay(trace, setup=ReplaySetup(models=("analytic",), algorithms=alg)).models[0]
+        for alg in ((("allreduce", "basic_linear"),), ())
+    }
+    basic, default = runs[(("allreduce", "basic_linear"),)], runs[()]
+    assert np.all(np.isfinite(basic.end_s))
+    # rank 0 receives 7 vectors one after the other, instead of 3 rounds of recursive doubling
+    assert basic.end_s.max() > default.end_s.max()

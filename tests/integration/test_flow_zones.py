@@ -22,10 +22,10 @@ from mpiuq.simulator.topologies import make_topology
 from mpiuq.simulator.topologies.cluster_zone import build_cluster_zone
 from mpiuq.simulator.topologies.dragonfly_zone import build_dragonfly_zone
 from mpiuq.simulator.topologies.fattree_zone import build_fattree_zone
+from mpiuq.simulator.topologies.spec import is_zone_spec, make_zone, place_on_zone
 from mpiuq.simulator.topologies.torus_zone import build_torus_zone
 from mpiuq.simulator.topologies.zone import Zone, zone_of_topology
 from mpiuq.simulator.topologies.zone_routing import zone_route
-from mpiuq.simulator.topologies.zone_spec import is_zone_spec, make_zone, place_on_zone
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "simgrid_routes"
 PLATFORMS = sorted(p.stem for p in DATA.glob("*.xml"))

@@ -27,7 +27,7 @@ def test_parse_spec() -> None:
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("torus:dims=4", r"topology 'torus' is unknown: expected one of \('dragonfly'"),
+        ("torus:dims=4", r"topology 'torus' is unknown: expected one of \('crossbar', 'dragonfly', 'fattree'\)"),
         (
             "crossbar:nodes=8,radix=4",
             r"crossbar parameter 'radix' is unknown: expected one of \('nodes',\)",
