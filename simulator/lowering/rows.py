@@ -8,7 +8,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from mpiuq.simulator.codes import OPS_WIDTH, TRACE_WAITALL
+from mpiuq.simulator.codes import OPS_WIDTH, TRACE_WAITALL, TRACE_WAITANY
 from mpiuq.simulator.lowering.kernel import combine_steps, emit_program, plan_rows
 from mpiuq.simulator.trace.ir import Trace
 
@@ -177,12 +177,14 @@ def write_rows(
 def user_wait_lists(
     trace: Trace, is_nbc: npt.NDArray[np.bool_]
 ) -> tuple[IntArray, IntArray, IntArray]:
-    """What the user wait-alls keep (not the requests of nonblocking collectives).
+    """What the user wait-alls and wait-anys keep (not the requests of nonblocking
+    collectives).
 
-    Returns ``(user_wl, wa_off, wa_count)``: the kept request ids of every ``WAITALL`` in
-    trace order, and each wait-all's offset into them and count.
+    Returns ``(user_wl, wa_off, wa_count)``: the kept request ids of every ``WAITALL`` and
+    ``WAITANY`` in trace order (the overlapping lists of wait-anys copied each), and each
+    list's offset into them and count.
     """
-    wa = np.flatnonzero(trace.kind == TRACE_WAITALL)
+    wa = np.flatnonzero((trace.kind == TRACE_WAITALL) | (trace.kind == TRACE_WAITANY))
     pos, seg = segments(trace.request[wa], trace.count[wa])
     ids = trace.wait_reqs[pos]
     keep = ~is_nbc[ids]

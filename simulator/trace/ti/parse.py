@@ -28,11 +28,13 @@ from mpiuq.simulator.trace.ti.kernel import (
     A_SENDRECV,
     A_SLEEP,
     A_WAITALL,
+    A_WAITANY,
     decode_collective,
     decode_completion,
     decode_msg,
     decode_p2p,
     decode_vcollective,
+    decode_waitany,
 )
 from mpiuq.simulator.trace.ti.lex import BYTE_CLASS, lookup_action, tokenize
 from mpiuq.simulator.trace.ti.state import (
@@ -80,6 +82,7 @@ from mpiuq.simulator.trace.ti.state import (
     R_DT,
     R_FILE,
     R_FINAL,
+    R_GROUP,
     R_INIT,
     R_LAST,
     R_LINE,
@@ -87,6 +90,7 @@ from mpiuq.simulator.trace.ti.state import (
     X_TEST,
     X_WAIT_LAST,
     X_WAITALL,
+    X_WAITANY,
     add_compute,
     borrow,
     borrow_rows,
@@ -99,6 +103,7 @@ from mpiuq.simulator.trace.ti.state import (
     test,
     wait,
     waitall,
+    waitany,
 )
 
 _BYTE_ERROR = -(1 << 40)
@@ -136,7 +141,7 @@ class ParserState:
         Tables bounded by the number of lines are uninitialised (touched as used).
         """
         R = np.zeros((n_ranks, R_COLS), np.int32)
-        R[:, [R_LAST, R_CAND, R_CHAIN]] = -1
+        R[:, [R_LAST, R_CAND, R_CHAIN, R_GROUP]] = -1
         R[:, R_DT] = 1
         cap = n_lines + 1
         m = cap if msg else 1
@@ -356,6 +361,8 @@ def _decode(buf, TK, na, n, msg, rate, dtsize, code, rank, dt, C, VP, D, DF):  #
         return decode_p2p(TK, na, n, dt, dtsize, code, rank, D)
     if code <= A_WAITALL:
         return decode_completion(TK, na, n, code, False, D)
+    if code == A_WAITANY:
+        return decode_waitany(TK, na, D)
     if _is_vcollective(code):
         at = C[C_VPOOL]
         return decode_vcollective(buf, TK, na, n, dt, dtsize, code, rank, rate, VP, at, D, DF)
@@ -365,7 +372,8 @@ def _decode(buf, TK, na, n, msg, rate, dtsize, code, rank, dt, C, VP, D, DF):  #
 @njit(inline="always")
 def _apply(ops, C, R, Q, K, H, MS, MR, MSGU, D, DF, rank, code, call):  # type: ignore[no-untyped-def]
     """Apply a decoded action (``D``) to the parser state: emit its row (posting its
-    request), complete requests (wait, test, waitall) or count it as unsupported (MSG);
+    request), complete requests (wait, test, waitall, waitany) or count it as unsupported
+    (MSG);
     the error code (0: none)."""
     kind = D[D_KIND]
     if kind >= 0:
@@ -375,6 +383,8 @@ def _apply(ops, C, R, Q, K, H, MS, MR, MSGU, D, DF, rank, code, call):  # type: 
             _extras(ops, C, MS, MR, D, rank, row)
     elif kind == X_WAITALL:
         waitall(ops, C, R, Q, K, rank, call)
+    elif kind == X_WAITANY:
+        waitany(ops, C, R, Q, K, rank, call)
     elif kind == X_MSG_UNSUPPORTED:
         MSGU[code] += 1
     elif kind == X_WAIT_LAST and last_pending_key(R, Q, rank) < 0:
