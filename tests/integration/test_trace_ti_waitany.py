@@ -131,3 +131,19 @@ def test_bad_waitany_lines_name_file_line_and_value(tmp_path: Path, line: str, m
     with pytest.raises(TraceFormatError, match=match) as info:
         read_ti(path)
     assert info.value.file == str(path) and info.value.record == 6 and info.value.rank == 1
+
+
+def test_waitany_lists_beyond_the_lowering_limit_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A group that never empties lists quadratically many requests: the lowering refuses
+    more than ``MAX_WAITANY_ENTRIES`` with a typed error naming the trace (here 3 of 4)."""
+    from mpiuq.simulator.lowering import rows
+    from mpiuq.simulator.lowering.lower import UnreplayableTraceError, lower_trace
+
+    path = _trace(tmp_path, "g.txt", *HEAD, "1 waitAny 2", "1 waitAny 2", *SENDERS, *TAIL)
+    trace = read_ti(path)
+    lower_trace(trace)  # 4 entries: within the real limit
+    monkeypatch.setattr(rows, "MAX_WAITANY_ENTRIES", 3)
+    with pytest.raises(UnreplayableTraceError, match=r"g\.txt: its MPI_Waitany calls list 4 "):
+        lower_trace(trace)

@@ -14,6 +14,7 @@ import numpy as np
 
 from mpiuq.simulator.runtime.jit import njit
 from mpiuq.simulator.trace.ti.args import T_COLS, arg_seconds, read_tokens
+from mpiuq.simulator.trace.ti.groups import group_row, group_waitall, waitany
 from mpiuq.simulator.trace.ti.kernel import (
     A_ALLGATHERV,
     A_ALLTOALLV,
@@ -86,6 +87,8 @@ from mpiuq.simulator.trace.ti.state import (
     R_INIT,
     R_LAST,
     R_LINE,
+    WAIT_GROUP,
+    WAIT_NONE,
     X_MSG_UNSUPPORTED,
     X_TEST,
     X_WAIT_LAST,
@@ -103,7 +106,6 @@ from mpiuq.simulator.trace.ti.state import (
     test,
     wait,
     waitall,
-    waitany,
 )
 
 _BYTE_ERROR = -(1 << 40)
@@ -382,7 +384,10 @@ def _apply(ops, C, R, Q, K, H, MS, MR, MSGU, D, DF, rank, code, call):  # type: 
         if D[D_VLEN] or D[D_MSG]:
             _extras(ops, C, MS, MR, D, rank, row)
     elif kind == X_WAITALL:
-        waitall(ops, C, R, Q, K, rank, call)
+        if R[rank, R_GROUP] >= 0:
+            group_waitall(ops, C, R, Q, K, rank, call)
+        else:
+            waitall(ops, C, R, Q, K, rank, call)
     elif kind == X_WAITANY:
         waitany(ops, C, R, Q, K, rank, call)
     elif kind == X_MSG_UNSUPPORTED:
@@ -396,9 +401,13 @@ def _apply(ops, C, R, Q, K, H, MS, MR, MSGU, D, DF, rank, code, call):  # type: 
             kid = find_key(H, rank, D[D_KS], D[D_KD], D[D_KT])
         if kind == X_TEST:
             test(ops, C, R, Q, K, rank, kid, call)
-        elif not wait(ops, C, R, Q, K, rank, kid, call):
-            D[D_TOK], D[D_A], D[D_B] = D[D_KS], D[D_KD], D[D_KT]
-            return E_WAIT_NO_REQ
+        else:
+            done = wait(ops, C, R, Q, K, rank, kid, call)
+            if done == WAIT_GROUP:
+                group_row(ops, C, R, rank, call)
+            elif done == WAIT_NONE:
+                D[D_TOK], D[D_A], D[D_B] = D[D_KS], D[D_KD], D[D_KT]
+                return E_WAIT_NO_REQ
     return 0
 
 

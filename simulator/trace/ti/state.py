@@ -14,16 +14,7 @@ those of :mod:`.ti` (see its docstring): a ``waitall`` tentatively owns every
 request pending at that point, a later ``wait`` takes one back, and a ``test``
 whose request is waited later was a failed test and is dropped.
 
-SMPI writes ``waitAny N`` without saying which request completed. A ``waitany``
-makes every request of its rank still pending a member of the rank's open
-*wait-any group* (opening one if none is open) and appends a WAITANY row whose list
-is the group's members so far, in posting order (a prefix of the group's final list;
-the simulation picks the first to complete among those not consumed yet). The group
-closes once it has had as many WAITANY rows as members. A ``waitall`` while a group is
-open makes the rank's pending requests members too, lists the whole group (the
-simulation skips the members already consumed) and closes it; a ``wait`` naming a member of the open
-group is one more WAITANY of the group (the trace cannot tell whether a wait-any took
-that very request), and one naming a member of a closed group skips it.
+Wait-any groups (SMPI's ``waitAny``): :mod:`.ti.groups`.
 """
 
 from __future__ import annotations
@@ -137,6 +128,7 @@ X_WAITALL = -4
 X_WAIT_LAST = -5  # MSG "wait": the newest pending request's key
 X_MSG_UNSUPPORTED = -6
 X_WAITANY = -7
+WAIT_NONE, WAIT_DONE, WAIT_GROUP = 0, 1, 2  # results of wait()
 
 SMPI_ANY_SOURCE = -333
 #: How SMPI (SimGrid 3.32) writes MPI_ANY_TAG in TI traces (receives and wait keys).
@@ -374,33 +366,31 @@ def post(Q, K, H, C, R, rank, s, d, t):  # type: ignore[no-untyped-def]
 
 @njit()
 def wait(ops, C, R, Q, K, rank, kid, call):  # type: ignore[no-untyped-def]
-    """Complete the oldest request of key ``kid``; False if there is none.
-
-    A member of the rank's open wait-any group: one more WAITANY of the group; a member
-    of a closed group (consumed): skipped, the next request of the key is taken.
-    """
-    if kid < 0 or K[kid, K_HEAD] == -1:
-        return False
-    r = K[kid, K_HEAD]
-    K[kid, K_HEAD] = Q[r, Q_NEXT]
-    if K[kid, K_HEAD] == -1:
-        K[kid, K_TAIL] = -1
-    state = Q[r, Q_STATE]
-    if state == S_ANY:
-        K[kid, K_OWNED] -= 1
-        if ops[O_REQ][Q[r, Q_OWNER]] == R[rank, R_GROUP]:
-            _group_row(ops, C, R, rank, call)
-            return True
-        return wait(ops, C, R, Q, K, rank, kid, call)
-    if state == S_WAITALL:
-        K[kid, K_OWNED] -= 1  # the waitall did not cover it after all
-    elif state == S_TEST:
-        K[kid, K_OWNED] -= 1
-        ops[O_KIND][Q[r, Q_OWNER]] = DROPPED  # that test failed: a progress call
-        C[C_FAILED_TESTS] += 1
-    Q[r, Q_STATE] = S_WAITED
-    emit(ops, C, R, rank, K_WAIT, call, NO_PEER, NO_PEER, 0, 0, 0, r, 0.0)
-    return True
+    """Complete the oldest request of key ``kid``: WAIT_DONE, or WAIT_NONE if there is
+    none, or WAIT_GROUP for a member of the rank's open wait-any group (the caller
+    appends one more WAITANY of the group: :func:`.ti.groups.group_row`); members of
+    closed groups (consumed) are skipped."""
+    while kid >= 0 and K[kid, K_HEAD] != -1:
+        r = K[kid, K_HEAD]
+        K[kid, K_HEAD] = Q[r, Q_NEXT]
+        if K[kid, K_HEAD] == -1:
+            K[kid, K_TAIL] = -1
+        state = Q[r, Q_STATE]
+        if state == S_ANY:
+            K[kid, K_OWNED] -= 1
+            if ops[O_REQ][Q[r, Q_OWNER]] == R[rank, R_GROUP]:
+                return WAIT_GROUP
+            continue
+        if state == S_WAITALL:
+            K[kid, K_OWNED] -= 1  # the waitall did not cover it after all
+        elif state == S_TEST:
+            K[kid, K_OWNED] -= 1
+            ops[O_KIND][Q[r, Q_OWNER]] = DROPPED  # that test failed: a progress call
+            C[C_FAILED_TESTS] += 1
+        Q[r, Q_STATE] = S_WAITED
+        emit(ops, C, R, rank, K_WAIT, call, NO_PEER, NO_PEER, 0, 0, 0, r, 0.0)
+        return WAIT_DONE
+    return WAIT_NONE
 
 
 @njit()
@@ -418,70 +408,9 @@ def test(ops, C, R, Q, K, rank, kid, call):  # type: ignore[no-untyped-def]
 
 
 @njit()
-def _group_row(ops, C, R, rank, call):  # type: ignore[no-untyped-def]
-    """One WAITANY row on the rank's open group (all its members so far); closes the group
-    when it has had as many rows as members."""
-    row = emit(ops, C, R, rank, K_WAITANY, call, NO_PEER, NO_PEER, 0, 0, 0, R[rank, R_GROUP], 0.0)
-    ops[O_COUNT][row] = R[rank, R_GSIZE]
-    R[rank, R_GDONE] += 1
-    if R[rank, R_GDONE] >= R[rank, R_GSIZE]:
-        R[rank, R_GROUP] = -1
-    return row
-
-
-@njit()
-def waitany(ops, C, R, Q, K, rank, call):  # type: ignore[no-untyped-def]
-    """A waitany of ``rank``: its pending requests join its open wait-any group (opened
-    if none is), and a WAITANY row on the group is appended; nothing when the rank has
-    neither an open group nor a pending request (MPI_UNDEFINED, counted)."""
-    r = R[rank, R_CAND]
-    first = -1
-    while r != -1:
-        if Q[r, Q_STATE] == S_NONE:
-            first = r  # the chain runs newest first: the last one seen is the oldest
-        r = Q[r, Q_RNEXT]
-    if R[rank, R_GROUP] < 0:
-        if first < 0:
-            C[C_WAITANY_NONE] += 1
-            return
-        R[rank, R_GROUP] = first
-        R[rank, R_GROW] = C[C_OPS]  # the row _group_row appends below
-        R[rank, R_GSIZE] = 0
-        R[rank, R_GDONE] = 0
-    _join_group(C, R, Q, K, rank)
-    _group_row(ops, C, R, rank, call)
-
-
-@njit()
-def _join_group(C, R, Q, K, rank):  # type: ignore[no-untyped-def]
-    """The rank's pending requests join its open wait-any group."""
-    r = R[rank, R_CAND]
-    while r != -1:
-        if Q[r, Q_STATE] == S_NONE:
-            Q[r, Q_STATE] = S_ANY
-            Q[r, Q_OWNER] = R[rank, R_GROW]
-            K[Q[r, Q_KEY], K_OWNED] += 1
-            R[rank, R_GSIZE] += 1
-            C[C_ANY_MEMBERS] += 1
-        r = Q[r, Q_RNEXT]
-    R[rank, R_CAND] = -1  # every request on the chain is settled
-
-
-@njit()
 def waitall(ops, C, R, Q, K, rank, call):  # type: ignore[no-untyped-def]
-    """A waitall of ``rank``: tentatively owns every request of the rank still pending.
-
-    With a wait-any group open, the pending requests join the group instead and the
-    waitall's row lists the whole group (the simulation skips the members already
-    consumed): waiting for all of them is waiting for the group's remaining members.
-    """
-    if R[rank, R_GROUP] >= 0:
-        _join_group(C, R, Q, K, rank)
-        row = emit(ops, C, R, rank, K_WAITALL, call, NO_PEER, NO_PEER, 0, 0, 0, R[rank, R_GROUP], 0.0)
-        ops[O_COUNT][row] = R[rank, R_GSIZE]
-        ops[O_VSTART][row] = GROUP_WAITALL
-        R[rank, R_GROUP] = -1
-        return
+    """A waitall of ``rank``: tentatively owns every request of the rank still pending
+    (with a wait-any group open: :func:`.ti.groups.group_waitall` instead)."""
     row = emit(ops, C, R, rank, K_WAITALL, call, NO_PEER, NO_PEER, 0, 0, 0, -1, 0.0)
     r = R[rank, R_CAND]
     while r != -1:
