@@ -7,15 +7,13 @@ Skipped without SimGrid (smpicc, smpirun)."""
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
-
-from mpiuq.main import main
+from test_trace_ti_waitany import replay_flat
 
 PLATFORMS = Path(__file__).resolve().parents[2] / "experiments" / "simgrid_refs" / "platforms"
 HAVE_SIMGRID = shutil.which("smpirun") is not None and shutil.which("smpicc") is not None
@@ -79,13 +77,7 @@ def test_waitany_exchange_agrees_with_simgrid(
     simgrid_s = float(found.group(1))
     index = tmp_path / "waitany.txt"
     assert "waitAny" in (tmp_path / index.read_text().split()[0]).read_text()
-    argv = [
-        "replay", str(index), "--platform", str(PLATFORMS / "cluster_flat.xml"),
-        "--hostfile", str(PLATFORMS / "hostfile"), "--like", "simgrid", "--json", "-q",
-    ]  # fmt: skip
-    capsys.readouterr()
-    assert main(argv) == 0
-    doc = json.loads(capsys.readouterr().out)
+    doc = replay_flat(index, capsys)
     assert doc["trace"]["not_replayed"] == {}  # every waitAny is replayed
     mpiuq_s = doc["models"]["flow"]["simulated_time_s"]
     assert abs(mpiuq_s / simgrid_s - 1) <= 0.02, f"mpiuq {mpiuq_s} s vs SimGrid {simgrid_s} s"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -30,15 +31,21 @@ def _trace(folder: Path, name: str, *lines: str) -> Path:
     return path
 
 
-def _replay(path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
-    """``mpiuq replay --platform cluster_flat --like simgrid`` (the flow model's result)."""
+def replay_flat(path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    """The JSON of ``mpiuq replay PATH --platform cluster_flat.xml --like simgrid``."""
     argv = [
         "replay", str(path), "--platform", str(REFS / "cluster_flat.xml"),
         "--hostfile", str(REFS / "hostfile"), "--like", "simgrid", "--json", "-q",
     ]  # fmt: skip
     capsys.readouterr()
     assert main(argv) == 0
-    flow: dict[str, object] = json.loads(capsys.readouterr().out)["models"]["flow"]
+    doc: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return doc
+
+
+def _replay(path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+    """The flow model's result of :func:`replay_flat`."""
+    flow: dict[str, object] = replay_flat(path, capsys)["models"]["flow"]
     return flow
 
 

@@ -30,16 +30,20 @@ def arrival_s(t_send: float, n: int) -> float:
     return t_send + D_HDR + wire_s(HEADER_BYTES + n)
 
 
-def two_senders(late_first: bool, receiver_busy_s: float = 0.0) -> tuple[Program, list[int]]:
-    """Rank 1 receives 8 B from rank 0 (sent at 50 us) and 800 B from rank 2 (sent at
-    10 us), posted in that order, then waits with three WAITANYs on both; marks after each."""
+def senders_and_receives() -> tuple[ProgramBuilder, int, int]:
+    """Rank 1 posts receives of 8 B from rank 0 (sent at 50 us) and of 800 B from rank 2
+    (sent at 10 us), in that order; returns the builder and the two requests."""
     b = ProgramBuilder(3)
     b.compute(0, 50e-6)
     b.send(0, 1, 8, tag=0)
     b.compute(2, 10e-6)
     b.send(2, 1, 800, tag=0)
-    qa = b.irecv(1, 0, 8, tag=0)
-    qb = b.irecv(1, 2, 800, tag=0)
+    return b, b.irecv(1, 0, 8, tag=0), b.irecv(1, 2, 800, tag=0)
+
+
+def two_senders(late_first: bool, receiver_busy_s: float = 0.0) -> tuple[Program, list[int]]:
+    """:func:`senders_and_receives`, then three WAITANYs on both requests; marks after each."""
+    b, qa, qb = senders_and_receives()
     if receiver_busy_s:
         b.compute(1, receiver_busy_s)
     marks = []
@@ -78,13 +82,7 @@ def test_waitanys_equal_waits_in_completion_order() -> None:
     """Two WAITANYs on (a, b) time and split exactly as a WAIT on b then a WAIT on a,
     b completing first (the decomposition sums to the end time)."""
     program, _ = two_senders(True)
-    b = ProgramBuilder(3)
-    b.compute(0, 50e-6)
-    b.send(0, 1, 8, tag=0)
-    b.compute(2, 10e-6)
-    b.send(2, 1, 800, tag=0)
-    qa = b.irecv(1, 0, 8, tag=0)
-    qb = b.irecv(1, 2, 800, tag=0)
+    b, qa, qb = senders_and_receives()
     b.wait(1, qb)
     b.mark(1)
     b.wait(1, qa)
