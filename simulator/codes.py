@@ -29,8 +29,11 @@ OP_IRECV = 2  #: post a receive from ``peer`` (or ANY_SOURCE); request ``req``
 OP_WAIT = 3  #: block until request ``req`` completes
 OP_WAITALL = 4  #: block until ``wait_list[req:req + count]`` all complete
 OP_MARK = 5  #: record the current time in mark ``req``
+#: block until one request of ``wait_list[req:req + count]`` not yet consumed completes,
+#: and consume it (the earliest-completed; ties in list order; none live: no-op)
+OP_WAITANY = 6
 #: Names of the operation codes, in code order (``program.Op`` is built from them).
-OP_NAMES: tuple[str, ...] = ("COMPUTE", "ISEND", "IRECV", "WAIT", "WAITALL", "MARK")
+OP_NAMES: tuple[str, ...] = ("COMPUTE", "ISEND", "IRECV", "WAIT", "WAITALL", "MARK", "WAITANY")
 
 # --- columns of the operation table (Program.ops: one int32 row of OPS_WIDTH per operation) -
 
@@ -38,8 +41,8 @@ COL_KIND = 0  #: operation code (OP_*)
 COL_PEER = 1  #: partner world rank, or ANY_SOURCE
 COL_TAG = 2  #: message tag, or ANY_TAG
 COL_COMM = 3  #: communicator (matching context)
-COL_REQ = 4  #: request id, wait-list offset (WAITALL) or mark id (MARK)
-COL_COUNT = 5  #: number of requests of a WAITALL
+COL_REQ = 4  #: request id, wait-list offset (WAITALL, WAITANY) or mark id (MARK)
+COL_COUNT = 5  #: number of requests of a WAITALL or WAITANY
 COL_CALL = 6  #: index into Program.call_names
 OPS_WIDTH = 8  #: columns per row (32 bytes, two rows per cache line); the last is padding
 TABLE_COLUMNS: tuple[str, ...] = ("kind", "peer", "tag", "comm", "req", "count", "call")
@@ -68,6 +71,7 @@ TRACE_ISEND = int(OpKind.ISEND)
 TRACE_IRECV = int(OpKind.IRECV)
 TRACE_WAIT = int(OpKind.WAIT)
 TRACE_WAITALL = int(OpKind.WAITALL)
+TRACE_WAITANY = int(OpKind.WAITANY)
 TRACE_SENDRECV = int(OpKind.SENDRECV)
 
 # --- events of the kernel's heap: code = argument << EV_BITS | kind ------------------------

@@ -397,7 +397,7 @@ def describe_op(program: Program | ProgramSource, i: int) -> str:
     ((_, row, _v),) = row_blocks(program, i, i + 1)
     k = Op(int(row[0, COL_KIND]))
     call = program.call_names[int(row[0, COL_CALL])] if program.call_names else "?"
-    if k in (Op.WAIT, Op.WAITALL):
+    if k in (Op.WAIT, Op.WAITALL, Op.WAITANY):
         req = int(row[0, COL_REQ])
         reqs = (
             [req]

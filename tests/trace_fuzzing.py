@@ -52,7 +52,7 @@ TI_ACTIONS = (
     "init", "finalize", "compute", "sleep", "send", "isend", "recv", "irecv", "wait",
     "test", "waitall", "sendrecv", "barrier", "bcast", "reduce", "allreduce", "alltoall",
     "alltoallv", "gather", "gatherv", "allgather", "allgatherv", "scatter", "scatterv",
-    "reducescatter", "scan", "exscan", "comm_size", "location", "frobnicate",
+    "reducescatter", "scan", "exscan", "comm_size", "location", "waitAny", "frobnicate",
 )  # fmt: skip
 
 # --- seeds -------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from mpiuq.simulator.codes import (
     OP_ISEND,
     OP_WAIT,
     OP_WAITALL,
+    OP_WAITANY,
     SLOT_DONE,
     STAGE_HDR,
 )
@@ -249,9 +250,26 @@ def _complete_in_order(r, t, waits, slot_of, ready):  # type: ignore[no-untyped-
 
 
 @njit(inline="always", error_model="numpy")
+def _waitany_done(r, i, c, t, cp, state, hn, top_live, seq):  # type: ignore[no-untyped-def]
+    """A ``WAITANY`` consumed its request at ``t``: pay the copy-out ``cp``, then end."""
+    ranks = state.ranks
+    if cp > 0.0:
+        ranks.acc[r, CAT_STACK] += cp
+        ranks.acc_call[c, CAT_STACK] += cp
+        go_on, hn, top_live, seq = advance(r, t + cp, state, hn, top_live, seq)
+        if not go_on:
+            ranks.phase[r] = 3  # resumed after the copy-out: the operation ends
+            return False, t + cp, hn, top_live, seq
+        t = t + cp
+    ranks.phase[r] = 0
+    ranks.pc[r] = i + 1
+    return True, t, hn, top_live, seq
+
+
+@njit(inline="always", error_model="numpy")
 def op_wait(r, i, j, k, c, t, prog, state, hn, top_live, seq):  # type: ignore[no-untyped-def]
-    """``WAIT`` / ``WAITALL`` (global row ``i``, buffer row ``j``): consume the complete
-    requests earliest first, or block.
+    """``WAIT`` / ``WAITALL`` / ``WAITANY`` (global row ``i``, buffer row ``j``): consume
+    the complete requests earliest first, or block.
 
     Consuming a request splits the blocked time along its milestones (the first one
     after a wake-up; later ones find no blocked time left) and charges its copy-out.
@@ -259,11 +277,19 @@ def op_wait(r, i, j, k, c, t, prog, state, hn, top_live, seq):  # type: ignore[n
     one scan are consumed in one pass (a wait-all of k requests that all complete
     together costs one scan, not k); when a copy-out lets another event run first, the
     rank yields and scans again when it resumes.
+
+    A ``WAITANY`` consumes only the first request of the burst (the earliest completed
+    among those of its list no wait has consumed yet; ties in list order) and ends; it
+    ends at once when every listed request is already consumed (MPI_UNDEFINED).
     """
     ops = prog.ops
     ranks = state.ranks
     waits = state.waits
     slot_of = state.slots.slot_of
+    if ranks.phase[r] == 3:  # a WAITANY consumed its request; its copy-out is paid
+        ranks.phase[r] = 0
+        ranks.pc[r] = i + 1
+        return True, t, hn, top_live, seq
     if ranks.phase[r] == 0:
         base = waits.ptr[r]
         ranks.wait_mark[r] = t
@@ -288,6 +314,8 @@ def op_wait(r, i, j, k, c, t, prog, state, hn, top_live, seq):  # type: ignore[n
             slot_of[rid] = SLOT_DONE
             release(state.slots, q)  # the wait's reference
             ranks.wait_mark[r] = t + cp
+            if k == OP_WAITANY:
+                return _waitany_done(r, i, c, t, cp, state, hn, top_live, seq)
             if cp > 0.0:
                 ranks.acc[r, CAT_STACK] += cp
                 ranks.acc_call[c, CAT_STACK] += cp
@@ -341,7 +369,7 @@ def run_rank(r, t, prog, net, state, rates, ep, compute_scale, hn, top_live, seq
         elif k == OP_IRECV:
             hn, top_live, seq = op_irecv(r, i, j, t, prog, state, ep, hn, top_live, seq)
             go_on = True
-        elif k in (OP_WAIT, OP_WAITALL):
+        elif k in (OP_WAIT, OP_WAITALL, OP_WAITANY):
             go_on, t, hn, top_live, seq = op_wait(r, i, j, k, c, t, prog, state, hn, top_live, seq)
         else:  # OP_MARK
             ranks.marks[ops[j, COL_REQ]] = t

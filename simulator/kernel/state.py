@@ -15,7 +15,14 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from mpiuq.simulator.codes import COL_COUNT, COL_KIND, N_CATEGORIES, OP_WAITALL, SLOT_NONE
+from mpiuq.simulator.codes import (
+    COL_COUNT,
+    COL_KIND,
+    N_CATEGORIES,
+    OP_WAITALL,
+    OP_WAITANY,
+    SLOT_NONE,
+)
 from mpiuq.simulator.kernel.heap import Heap
 from mpiuq.simulator.networks.state import FlowState, NetState
 from mpiuq.simulator.runtime.jit import njit, register_jitable
@@ -29,7 +36,7 @@ class RankState(NamedTuple):
     """Per rank (and per call kind, per mark): where it is and where its time went."""
 
     pc: I64  #: next operation (set by run_program)
-    phase: I64  #: 0 fresh, 1 CPU cost paid, 2 waiting
+    phase: I64  #: 0 fresh, 1 CPU cost paid, 2 waiting, 3 WAITANY paying its copy-out
     blocked: npt.NDArray[np.bool_]  #: blocked in a wait
     wait_mark: F64  #: start of the wait interval not yet accounted, s
     end_s: F64  #: time the rank finished, s
@@ -359,14 +366,15 @@ def reset_state(state):  # type: ignore[no-untyped-def]
 def wait_offsets(rank_ptr, ops):  # type: ignore[no-untyped-def]
     """Per rank, the offset of its room for one wait's requests (``n_ranks + 1``).
 
-    The room holds the rank's largest ``WAITALL`` (at least one request).
+    The room holds the rank's largest ``WAITALL`` or ``WAITANY`` (at least one request).
     """
     n_ranks = rank_ptr.shape[0] - 1
     ptr = np.zeros(n_ranks + 1, np.int64)
     for r in range(n_ranks):
         room = 1
         for i in range(rank_ptr[r], rank_ptr[r + 1]):
-            if ops[i, COL_KIND] == OP_WAITALL and ops[i, COL_COUNT] > room:
+            k = ops[i, COL_KIND]
+            if (k in (OP_WAITALL, OP_WAITANY)) and ops[i, COL_COUNT] > room:
                 room = ops[i, COL_COUNT]
         ptr[r + 1] = ptr[r] + room
     return ptr

@@ -111,7 +111,7 @@ def scan(
         local_ptr = rank_ptr[r0 : r1 + 1] - a
         kind = read_column(head, "kind", a, z)
         nbc = read_column(head, "nonblocking", a, z) & (kind >= OpKind.BARRIER)
-        is_wa = kind == OpKind.WAITALL
+        is_wa = (kind == OpKind.WAITALL) | (kind == OpKind.WAITANY)
         wa = np.flatnonzero(is_wa)
         count = read_column(head, "count", a, z)
         bad = np.flatnonzero(count[wa] < 0)
@@ -134,12 +134,14 @@ def scan(
         for r0, r1 in chunks:
             a, z = int(rank_ptr[r0]), int(rank_ptr[r1])
             kind = read_column(head, "kind", a, z)
-            wa = np.flatnonzero(kind == OpKind.WAITALL)
+            wa = np.flatnonzero((kind == OpKind.WAITALL) | (kind == OpKind.WAITANY))
             if not wa.size:
                 continue
             start = read_column(head, "request", a, z)[wa]
             count = read_column(head, "count", a, z)[wa]
-            lo, hi = pool_range(head, start, count, n_wait_reqs, a + wa, "WAITALL", "wait_reqs")
+            lo, hi = pool_range(
+                head, start, count, n_wait_reqs, a + wa, "WAITALL/WAITANY", "wait_reqs"
+            )
             pool = read_column(head, "wait_reqs", lo, hi)
             pos, _ = segments(start - lo, count)
             ids = pool[pos]

@@ -67,6 +67,7 @@ class BlockRequests:
         if self.posted.has_any(ids) or not self.posted.add(ids):
             raise file_error(head, "a request id is posted twice")
         others = ~posts & (kind != OpKind.WAIT) & (kind != OpKind.WAITALL)
+        others &= kind != OpKind.WAITANY
         bad = np.flatnonzero(others & (block.request != -1))
         if bad.size:
             raise file_error(
@@ -98,16 +99,17 @@ def read_block(
 ) -> tuple[Trace, IntArray]:
     """The trace of ranks ``[r0, r1)`` (other ranks empty; pools cut to the block's ranges).
 
-    Returns the block trace (WAITALL ``request`` and ``vcounts_offset`` rebased to its
-    pools) and the wait-list pool entries its wait-alls list.
+    Returns the block trace (WAITALL/WAITANY ``request`` and ``vcounts_offset`` rebased to
+    its pools) and the wait-list pool entries its wait-alls and wait-anys list (each once).
     """
     a, z = int(rank_ptr[r0]), int(rank_ptr[r1])
     cols = {name: read_column(head, name, a, z) for name in OP_COLUMNS}
     kind = cols["kind"]
-    wa = np.flatnonzero(kind == OpKind.WAITALL)
+    is_any = kind == OpKind.WAITANY
+    wa = np.flatnonzero((kind == OpKind.WAITALL) | is_any)
     start, count = cols["request"][wa], cols["count"][wa]
     n_wr = int(head.datasets["wait_reqs"].shape[0])
-    lo, hi = pool_range(head, start, count, n_wr, a + wa, "WAITALL", "wait_reqs")
+    lo, hi = pool_range(head, start, count, n_wr, a + wa, "WAITALL/WAITANY", "wait_reqs")
     wait_reqs = read_column(head, "wait_reqs", lo, hi)
     cols["request"][wa] -= lo
     v = np.flatnonzero(np.isin(kind, _V_KINDS))
@@ -133,6 +135,8 @@ def read_block(
         **cols,
     )
     pos, _ = segments(start - lo, count)
+    if is_any.any():  # the lists of one group's wait-anys overlap: each entry once
+        pos = np.unique(pos)
     return trace, wait_reqs[pos]
 
 

@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from mpiuq.simulator.codes import COL_KIND, COL_REQ, OP_WAITALL
+from mpiuq.simulator.codes import COL_KIND, COL_REQ, OP_WAITALL, OP_WAITANY
 from mpiuq.simulator.collectives import CollectiveError
 from mpiuq.simulator.errors import ProgramError
 from mpiuq.simulator.lowering.block_cuts import (
@@ -154,7 +154,7 @@ def _lower_block(
     kind = block.kind
     n = block.n_ops
     user_wl, wa_off, wa_count = user_wait_lists(block, is_nbc)  # this block's, from 0
-    wa = np.flatnonzero(kind == OpKind.WAITALL)
+    wa = np.flatnonzero((kind == OpKind.WAITALL) | (kind == OpKind.WAITANY))
     coll_ops = np.flatnonzero(kind >= OpKind.BARRIER)
     with collector_paused():
         expanded, used, counted = expand_collectives(block, coll_ops, opts, totals.templates)
@@ -194,7 +194,7 @@ def _lower_block(
     program.validate()
     # wait-all rows to the global wait list: user lists after the earlier blocks' user
     # entries, fresh lists after all user entries and the earlier blocks' fresh entries
-    is_wa = ops[:, COL_KIND] == OP_WAITALL
+    is_wa = (ops[:, COL_KIND] == OP_WAITALL) | (ops[:, COL_KIND] == OP_WAITANY)
     user_rows = row_ptr[wa]
     is_wa[user_rows] = False
     ops[user_rows, COL_REQ] += totals.user_wait

@@ -18,6 +18,7 @@ from mpiuq.simulator.codes import (
     OP_ISEND,
     OP_WAIT,
     OP_WAITALL,
+    OP_WAITANY,
     TPL_BYTES,
     TPL_COUNT,
     TPL_KIND,
@@ -31,6 +32,7 @@ from mpiuq.simulator.codes import (
     TRACE_SENDRECV,
     TRACE_WAIT,
     TRACE_WAITALL,
+    TRACE_WAITANY,
 )
 from mpiuq.simulator.runtime.borrow import borrowed
 from mpiuq.simulator.runtime.jit import njit
@@ -60,7 +62,7 @@ def plan_rows(  # type: ignore[no-untyped-def]
         ``(out_ptr (n + 1,), req_base, wl_base, slot)`` to fill (int64 ``out_ptr``; the
         others may be int32, when the returned totals fit): first row (and end),
         first fresh request and wait-list entry of each operation, and its index
-        among the collectives (collectives) or wait-alls (``WAITALL``), else -1.
+        among the collectives (collectives) or wait lists (``WAITALL``, ``WAITANY``), else -1.
 
     Returns
     -------
@@ -94,7 +96,7 @@ def plan_rows(  # type: ignore[no-untyped-def]
         elif k == TRACE_WAIT:
             if not nbc_request[request[i]]:
                 rows += 1
-        elif k == TRACE_WAITALL:
+        elif k in (TRACE_WAITALL, TRACE_WAITANY):
             rows += 1
             slot[i] = n_wa
             n_wa += 1
@@ -249,9 +251,10 @@ def emit_program(  # type: ignore[no-untyped-def]
             wait_list[w + 1] = q + 1
         elif k == TRACE_WAIT:
             _row(out, at, OP_WAIT, NO_PEER, 0, 0, 0, request[i], 0, 0.0)
-        elif k == TRACE_WAITALL:
+        elif k in (TRACE_WAITALL, TRACE_WAITANY):
             j = slot[i]
-            _row(out, at, OP_WAITALL, NO_PEER, 0, 0, 0, wa_off[j], wa_count[j], 0.0)
+            wk = OP_WAITALL if k == TRACE_WAITALL else OP_WAITANY
+            _row(out, at, wk, NO_PEER, 0, 0, 0, wa_off[j], wa_count[j], 0.0)
         else:  # a collective: its template, peers mapped through the communicator
             j = slot[i]
             bases = (at, n_out, req_base[i], wl_base[i])

@@ -7,9 +7,9 @@ the engine's per-call accounting reports time under the application's calls):
 * ``ISEND`` / ``IRECV`` -> the same, engine request id = trace request id;
 * ``SEND`` / ``RECV`` -> ``ISEND`` / ``IRECV`` + ``WAIT`` on a fresh request;
 * ``SENDRECV`` -> ``IRECV`` + ``ISEND`` + ``WAITALL`` of both;
-* ``WAIT`` / ``WAITALL`` -> the same on the trace's request ids (partial wait-alls
-  stay partial; requests the trace never waits for are left pending, which the
-  engine allows);
+* ``WAIT`` / ``WAITALL`` / ``WAITANY`` -> the same on the trace's request ids (partial
+  wait-alls stay partial; requests the trace never waits for are left pending, which
+  the engine allows; each ``WAITANY`` gets its own copy of its list);
 * collectives -> the point-to-point algorithm of :mod:`mpiuq.simulator.collectives`
   on the collective's communicator, each round an ``IRECV``/``ISEND`` set closed by
   a ``WAITALL``, plus a ``COMPUTE`` of ``bytes / reduce_rate`` per combine step of

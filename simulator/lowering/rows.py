@@ -8,8 +8,9 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from mpiuq.simulator.codes import OPS_WIDTH, TRACE_WAITALL
+from mpiuq.simulator.codes import OPS_WIDTH, TRACE_WAITALL, TRACE_WAITANY
 from mpiuq.simulator.lowering.kernel import combine_steps, emit_program, plan_rows
+from mpiuq.simulator.lowering.lowered import UnreplayableTraceError
 from mpiuq.simulator.trace.ir import Trace
 
 IntArray = npt.NDArray[np.int64]
@@ -174,15 +175,32 @@ def write_rows(
     return out[0], value
 
 
+#: Request ids the lists of a trace's (or a block's) WAITANY operations may hold in all.
+#: Each WAITANY lists every request of its group posted so far, so a group that never
+#: empties (a master re-posting a receive after each MPI_Waitany) lists quadratically
+#: many: 2^27 entries (1 GiB as int64) stops such a lowering before it exhausts memory.
+MAX_WAITANY_ENTRIES = 1 << 27
+
+
 def user_wait_lists(
     trace: Trace, is_nbc: npt.NDArray[np.bool_]
 ) -> tuple[IntArray, IntArray, IntArray]:
-    """What the user wait-alls keep (not the requests of nonblocking collectives).
+    """What the user wait-alls and wait-anys keep (not the requests of nonblocking
+    collectives).
 
-    Returns ``(user_wl, wa_off, wa_count)``: the kept request ids of every ``WAITALL`` in
-    trace order, and each wait-all's offset into them and count.
+    Returns ``(user_wl, wa_off, wa_count)``: the kept request ids of every ``WAITALL`` and
+    ``WAITANY`` in trace order (the overlapping lists of wait-anys copied each), and each
+    list's offset into them and count.
     """
-    wa = np.flatnonzero(trace.kind == TRACE_WAITALL)
+    wa = np.flatnonzero((trace.kind == TRACE_WAITALL) | (trace.kind == TRACE_WAITANY))
+    listed = int(trace.count[wa][trace.kind[wa] == TRACE_WAITANY].sum())
+    if listed > MAX_WAITANY_ENTRIES:
+        raise UnreplayableTraceError(
+            f"trace {trace.source}: its MPI_Waitany calls list {listed} requests in all (each "
+            f"chooses among the requests its group holds so far), more than the "
+            f"{MAX_WAITANY_ENTRIES} the lowering allows: a group of pending requests that "
+            "never empties makes this grow with the square of its calls"
+        )
     pos, seg = segments(trace.request[wa], trace.count[wa])
     ids = trace.wait_reqs[pos]
     keep = ~is_nbc[ids]

@@ -19,6 +19,7 @@ from mpiuq.simulator.codes import (
     OP_MARK,
     OP_WAIT,
     OP_WAITALL,
+    OP_WAITANY,
 )
 from mpiuq.simulator.runtime.jit import njit
 
@@ -57,7 +58,7 @@ def first_problems(  # type: ignore[no-untyped-def]
     Values: ``BAD_REQ`` / ``UNKNOWN_WAIT`` the request id; ``DUP_REQ`` the smallest
     id created twice (operation: its first creation); ``FOREIGN_WAIT`` the id and
     its owner rank (-1: nobody created it). ``UNKNOWN_WAIT`` and ``FOREIGN_WAIT``
-    report the first ``WAIT`` if any, else the first ``WAITALL``.
+    report the first ``WAIT`` if any, else the first ``WAITALL`` or ``WAITANY``.
     """
     n_ranks = rank_ptr.shape[0] - 1
     n_wl = wait_list.shape[0]
@@ -90,7 +91,7 @@ def first_problems(  # type: ignore[no-untyped-def]
                 d = seconds[i]
                 if bad_time < 0 and not (np.isfinite(d) and d >= 0.0):
                     bad_time = i
-            elif k == OP_WAITALL:
+            elif k in (OP_WAITALL, OP_WAITANY):
                 lo = ops[i, codes.COL_REQ]
                 c = ops[i, codes.COL_COUNT]
                 if bad_list < 0 and (lo < 0 or c < 0 or lo + c > n_wl):
@@ -126,7 +127,7 @@ def first_problems(  # type: ignore[no-untyped-def]
             k = ops[i, codes.COL_KIND]
             if k == OP_WAIT:
                 w, lo, hi = 0, i, i + 1
-            elif k == OP_WAITALL:
+            elif k in (OP_WAITALL, OP_WAITANY):
                 w, lo = 1, ops[i, codes.COL_REQ]
                 hi = lo + ops[i, codes.COL_COUNT]
             else:

@@ -21,7 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from mpiuq.simulator.codes import COL_COUNT, COL_KIND, OP_COMPUTE, OP_WAITALL, OPS_WIDTH
+from mpiuq.simulator.codes import COL_COUNT, COL_KIND, OP_COMPUTE, OP_WAITALL, OP_WAITANY, OPS_WIDTH
 from mpiuq.simulator.program.table import Program
 
 __all__ = ["ProgramSlices", "ProgramSource", "row_blocks", "wait_rooms"]
@@ -112,7 +112,7 @@ def wait_rooms(source: Program | ProgramSource) -> I64Array:
     n_ranks = int(rank_ptr.shape[0]) - 1
     room = np.ones(n_ranks, np.int64)
     for a, ops, _value in row_blocks(source, 0, int(rank_ptr[-1])):
-        rows = np.flatnonzero(ops[:, COL_KIND] == OP_WAITALL)
+        rows = np.flatnonzero((ops[:, COL_KIND] == OP_WAITALL) | (ops[:, COL_KIND] == OP_WAITANY))
         if rows.size:
             ranks = np.searchsorted(rank_ptr, rows + a, side="right") - 1
             np.maximum.at(room, ranks, ops[rows, COL_COUNT].astype(np.int64))

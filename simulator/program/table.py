@@ -61,6 +61,8 @@ class Op(IntEnum):
     WAIT = codes.OP_WAIT  #: block until request ``req`` completes
     WAITALL = codes.OP_WAITALL  #: block until ``wait_list[req:req + count]`` all complete
     MARK = codes.OP_MARK  #: record the current time in mark ``req`` (zero cost; used by benchmarks)
+    #: block until one not yet consumed request of ``wait_list[req:req + count]`` completes
+    WAITANY = codes.OP_WAITANY
 
 
 IntArray = npt.NDArray[np.int64]
@@ -87,7 +89,7 @@ class Program:
         ``float64 (n_ops,)`` durations of ``COMPUTE`` operations in seconds (read on
         ``COMPUTE`` rows); may share its memory with ``nbytes`` (see the module's text).
     wait_list
-        Request ids referenced by ``WAITALL`` operations.
+        Request ids referenced by ``WAITALL`` and ``WAITANY`` operations.
     n_requests
         Number of distinct request ids (``0 .. n_requests - 1``).
     n_marks
@@ -184,12 +186,13 @@ class Program:
 
     @property
     def req(self) -> I32Array:
-        """Request id, wait-list offset (``WAITALL``) or mark id (``MARK``); a view of ``ops``."""
+        """Request id, wait-list offset (``WAITALL``, ``WAITANY``) or mark id (``MARK``); a view
+        of ``ops``."""
         return self.ops[:, COL_REQ]
 
     @property
     def count(self) -> I32Array:
-        """Number of requests of a ``WAITALL``; a view of ``ops``."""
+        """Number of requests of a ``WAITALL`` or ``WAITANY``; a view of ``ops``."""
         return self.ops[:, COL_COUNT]
 
     @property
@@ -275,7 +278,8 @@ class Program:
         if problem == chk.BAD_LIST:
             lo, cnt = int(self.req[i]), int(self.count[i])
             return ProgramError(
-                f"waitall list [{lo}, {lo + cnt}) outside wait_list of length "
+                f"{Op(int(self.kind[i])).name.lower()} list [{lo}, {lo + cnt}) outside wait_list "
+                f"of length "
                 f"{self.wait_list.shape[0]}",
                 *where,
             )
@@ -384,6 +388,12 @@ class ProgramBuilder:
     def waitall(self, rank: int, reqs: list[int], call: str = "MPI_Waitall") -> None:
         """Append a wait on all of ``reqs``."""
         self._add(rank, Op.WAITALL, call, req=len(self._wait_list), count=len(reqs))
+        self._wait_list.extend(reqs)
+
+    def waitany(self, rank: int, reqs: list[int], call: str = "MPI_Waitany") -> None:
+        """Append a wait on one of ``reqs``: the first to complete among those no wait has
+        consumed yet (a no-op when every one is consumed)."""
+        self._add(rank, Op.WAITANY, call, req=len(self._wait_list), count=len(reqs))
         self._wait_list.extend(reqs)
 
     def send(self, rank: int, dest: int, nbytes: int, tag: int = 0, comm: int = 0) -> None:

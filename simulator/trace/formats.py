@@ -79,6 +79,9 @@ class TraceFormat:
         Whether parsed traces are kept in the trace cache (not for the cache's own format).
     hints
         ``(suffix, what it suggests)`` pairs named when a file's content does not match.
+    revision
+        Raised when the reader comes to return something else for the same files (it keys
+        the cache, from 1 on: cached traces read by an older reader are parsed again).
     """
 
     name: str
@@ -91,6 +94,7 @@ class TraceFormat:
     locate: Callable[[str | Path], object] | None = None
     cached: bool = True
     hints: tuple[tuple[str, str], ...] = field(default=())
+    revision: int = 0
 
     def trace_files(self, path: str | Path, located: object | None) -> list[Path]:
         """The files the reader consumes (see ``files``)."""
@@ -210,6 +214,7 @@ for _fmt in (
         files=_ti_files,
         options=("flop_rate",),
         locate=find_ti_files,
+        revision=1,  # 1: waitAny is read (before, it was left out as unsupported)
     ),
 ):
     register_trace_format(_fmt)

@@ -49,6 +49,7 @@ class OpKind(IntEnum):
     WAIT = 5
     WAITALL = 6
     SENDRECV = 7
+    WAITANY = 8
     BARRIER = 10
     BCAST = 11
     REDUCE = 12
@@ -172,9 +173,13 @@ class Trace:
         (count x type size); all-to-all: bytes per destination / source.
     request : ndarray of int64
         ISEND/IRECV/nonblocking collectives: request id, unique in the trace;
-        WAIT: the id it completes; WAITALL: offset into ``wait_reqs``; -1 otherwise.
+        WAIT: the id it completes; WAITALL, WAITANY: offset into ``wait_reqs``; -1 otherwise.
     count : ndarray of int64
-        WAITALL: number of ids in ``wait_reqs``; v-collectives: number of ``vcounts``.
+        WAITALL: number of ids in ``wait_reqs``; WAITANY: number of ids it chooses among
+        (it completes one of them not completed yet, the first to complete); v-collectives:
+        number of ``vcounts``. The ranges of the WAITANY operations of one group of
+        requests overlap (each is a prefix of the group's list, which grows as requests
+        join it); every other range is disjoint from the rest.
     vcounts_offset : ndarray of int64
         v-collectives: offset into ``vcounts`` (bytes per communicator rank;
         ALLTOALLV: send then receive bytes, ``2 * comm_size`` entries); -1 otherwise.
@@ -184,7 +189,7 @@ class Trace:
     nonblocking : ndarray of bool
         Collective issued as nonblocking, completed by a later WAIT/WAITALL.
     wait_reqs, vcounts : ndarray of int64
-        Pools indexed by WAITALL and v-collective operations.
+        Pools indexed by WAITALL, WAITANY and v-collective operations.
     comm_ptr, comm_members : ndarray
         CSR table of the world ranks of every global communicator, in
         communicator-rank order (``UNKNOWN_PEER`` where a partial trace cannot tell).
@@ -269,7 +274,7 @@ class Trace:
         return self.vcounts[start : start + int(self.count[op])]
 
     def completed_requests(self) -> np.ndarray:
-        """Request ids completed by some WAIT or WAITALL (sorted, may repeat if invalid)."""
+        """Request ids completed by some WAIT, WAITALL or WAITANY (sorted, may repeat if invalid)."""
         waits = self.request[self.kind == OpKind.WAIT]
         return np.sort(np.concatenate([waits, self.wait_reqs]))
 
@@ -364,7 +369,7 @@ class Trace:
             fail("a request id is posted twice")
         if self.n_requests != ids.size:
             fail(f"n_requests={self.n_requests} but {ids.size} requests are posted")
-        others = ~posts & (kind != OpKind.WAIT) & (kind != OpKind.WAITALL)
+        others = ~posts & (kind != OpKind.WAIT) & (kind != OpKind.WAITALL) & (kind != OpKind.WAITANY)
         bad = np.flatnonzero(others & (self.request != -1))
         if bad.size:
             fail("request must be -1 for operations that neither post nor wait", int(bad[0]))
@@ -381,11 +386,12 @@ class Trace:
             fail("negative communicator")
 
     def _validate_pools(self, fail: _Fail) -> None:
-        wa = np.flatnonzero(self.kind == OpKind.WAITALL)
-        start, cnt = self.request[wa], self.count[wa]
-        bad = np.flatnonzero((start < 0) | (start + cnt > self.wait_reqs.shape[0]))
-        if bad.size:
-            fail("WAITALL range outside wait_reqs", int(wa[bad[0]]))
+        for kind in (OpKind.WAITALL, OpKind.WAITANY):
+            wa = np.flatnonzero(self.kind == kind)
+            start, cnt = self.request[wa], self.count[wa]
+            bad = np.flatnonzero((start < 0) | (start + cnt > self.wait_reqs.shape[0]))
+            if bad.size:
+                fail(f"{kind.name} range outside wait_reqs", int(wa[bad[0]]))
         v = np.isin(self.kind, np.array([int(k) for k in V_KINDS], dtype=np.int8))
         vo, vc = self.vcounts_offset[v], self.count[v]
         vi = np.flatnonzero(v)

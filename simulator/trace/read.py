@@ -44,6 +44,8 @@ def _cache_entry(
     values = ReadOptions(flop_rate=float(flop_rate), clock=clock)
     options: dict[str, object] = {"format": fmt}
     options.update({name: getattr(values, name) for name in entry.options})
+    if entry.revision:
+        options["revision"] = entry.revision
     directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     files = entry.trace_files(path, located)
     return directory / f"{cache_key(path, options, files)}.h5"

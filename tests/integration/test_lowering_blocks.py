@@ -114,6 +114,22 @@ def test_mixed_trace_block_lowering_is_byte_identical(tmp_path: Path) -> None:
     assert lower_trace(load_trace_h5(tmp_path / "t.h5")).nonblocking_collectives == 5
 
 
+def test_waitany_trace_block_lowering_is_byte_identical(tmp_path: Path) -> None:
+    """TI wait-any groups (overlapping wait lists, a waitall listing a group) in blocks."""
+    lines = []
+    for r in range(4):
+        peer = r ^ 1
+        lines += [f"{r} init", f"{r} irecv {peer} 0 8", f"{r} irecv {peer} 1 80000"]
+        lines += [f"{r} isend {peer} 0 8", f"{r} isend {peer} 1 80000"]
+        lines += [f"{r} waitAny 4", f"{r} compute 1000", f"{r} waitAny 4", f"{r} irecv {peer} 2 8"]
+        lines += [f"{r} isend {peer} 2 8", f"{r} waitall", f"{r} finalize"]
+    (tmp_path / "w.txt").write_text("\n".join(lines) + "\n")
+    trace = read_trace(tmp_path / "w.txt", use_cache=False)
+    assert int(np.count_nonzero(trace.kind == OpKind.WAITANY)) == 8
+    save_trace(trace, tmp_path / "t.h5")
+    check_blocks(tmp_path / "t.h5", tmp_path)
+
+
 def _dense_alltoallv(p: int) -> Trace:
     """Every rank calls one all-to-all-v with distinct non-zero counts to every partner."""
     b = TraceBuilder("test", "<hand>", p)

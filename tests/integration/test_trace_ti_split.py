@@ -116,6 +116,37 @@ def test_split_parse_gives_the_serial_trace(
     assert int(serial.n_requests) == 7  # the isends and irecvs (blocking calls post none)
 
 
+#: Wait-any groups in both halves: their rows' group references (a request id and a row)
+#: shift with the join; a waitall and a wait end groups of the second half.
+WAITANY_RANKS = {
+    "r0.txt": _lines(
+        "0 init", "0 irecv 1 0 8", "0 irecv 1 1 8", "0 waitAny 2", "0 waitAny 2",
+        "0 isend 1 2 8", "0 waitAny 1", "0 finalize",
+    ),
+    "r1.txt": _lines(
+        "1 init", "1 send 0 0 8", "1 send 0 1 8", "1 recv 0 2 8", "1 finalize",
+    ),
+    "r2.txt": _lines(
+        "2 init", "2 irecv 3 0 8", "2 irecv 3 1 8", "2 waitAny 2", "2 irecv 3 2 8",
+        "2 waitall", "2 irecv 3 3 8", "2 irecv 3 4 8", "2 waitAny 2", "2 wait 3 2 4",
+        "2 finalize",
+    ),
+    "r3.txt": _lines(
+        "3 init", "3 send 2 0 8", "3 send 2 1 8", "3 send 2 2 8", "3 send 2 3 8",
+        "3 send 2 4 8", "3 finalize",
+    ),
+}  # fmt: skip
+
+
+def test_split_parse_keeps_waitany_groups(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    index = _index(tmp_path, WAITANY_RANKS)
+    serial, _ = _read(index, monkeypatch, split=False)
+    split, joins = _read(index, monkeypatch, split=True)
+    assert joins == 1
+    assert_same_trace(serial, split)
+    assert serial.n_requests == 8 and sorted(serial.wait_reqs.tolist()) == list(range(8))
+
+
 def test_a_rank_in_both_halves_is_parsed_serially(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

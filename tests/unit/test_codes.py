@@ -185,7 +185,7 @@ def test_views_agree_with_the_codes() -> None:
     assert [m.name for m in Op] == list(codes.OP_NAMES)
     assert all(int(Op[name]) == getattr(codes, f"OP_{name}") for name in codes.OP_NAMES)
     trace_kinds = [n for n in dir(codes) if n.startswith("TRACE_")]
-    assert len(trace_kinds) == 8
+    assert len(trace_kinds) == 9
     assert all(getattr(codes, n) == int(OpKind[n.removeprefix("TRACE_")]) for n in trace_kinds)
     protocols = (codes.PROTO_SMALL, codes.PROTO_EAGER, codes.PROTO_RDV)
     assert [PROTOCOL_NAMES[p] for p in protocols] == ["small", "eager", "rendezvous"]

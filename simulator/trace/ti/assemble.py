@@ -11,11 +11,14 @@ import numpy as np
 
 from mpiuq.simulator.runtime.jit import njit
 from mpiuq.simulator.trace.ti.state import (
+    C_ANY_MEMBERS,
     C_OPS,
     C_REQS,
     C_VPOOL,
     DROPPED,
+    GROUP_WAITALL,
     K_WAITALL,
+    K_WAITANY,
     O_CALL,
     O_COUNT,
     O_KIND,
@@ -30,6 +33,7 @@ from mpiuq.simulator.trace.ti.state import (
     O_VSTART,
     Q_OWNER,
     Q_STATE,
+    S_ANY,
     S_WAITALL,
 )
 
@@ -119,7 +123,8 @@ def assemble(ops, C, n, Q, VP):  # type: ignore[no-untyped-def]
                 vcounts[at : at + k] = VP[s : s + k]
                 P[O_VSTART][j] = at
                 at += k
-    # wait_reqs: each waitall's requests in id order, waitalls in final row order
+    # wait_reqs: each waitall's requests in id order, waitalls in final row order, then the
+    # wait-any groups' lists
     n_req = C[C_REQS]
     count = P[O_COUNT]
     for rid in range(n_req):
@@ -128,10 +133,10 @@ def assemble(ops, C, n, Q, VP):  # type: ignore[no-untyped-def]
             count[row if in_order else new[row]] += 1
     total = 0
     for j in range(m):
-        if P[O_KIND][j] == K_WAITALL:
+        if P[O_KIND][j] == K_WAITALL and P[O_VSTART][j] != GROUP_WAITALL:
             P[O_REQ][j] = total
             total += count[j]
-    wait_reqs = np.empty(total, np.int64)
+    wait_reqs = np.empty(total + C[C_ANY_MEMBERS], np.int64)
     for rid in range(n_req - 1, -1, -1):  # fill each list from its end: ascending ids
         if Q[rid, Q_STATE] == S_WAITALL:
             row = Q[rid, Q_OWNER]
@@ -140,7 +145,40 @@ def assemble(ops, C, n, Q, VP):  # type: ignore[no-untyped-def]
             wait_reqs[P[O_REQ][j] + count[j]] = rid
     nxt = total
     for j in range(m - 1, -1, -1):  # restore the counts from the offsets
-        if P[O_KIND][j] == K_WAITALL:
+        if P[O_KIND][j] == K_WAITALL and P[O_VSTART][j] != GROUP_WAITALL:
             count[j] = nxt - P[O_REQ][j]
             nxt = P[O_REQ][j]
+    if C[C_ANY_MEMBERS]:
+        _group_lists(P, Q, n_req, new, in_order, wait_reqs, total)
     return P, rank_ptr, wait_reqs, vcounts
+
+
+@njit()
+def _group_lists(P, Q, n_req, new, in_order, wait_reqs, at):  # type: ignore[no-untyped-def]
+    """Each wait-any group's members in id (posting) order into ``wait_reqs[at:]``, groups in
+    order of their first member; its WAITANY rows (and the WAITALL that ends it, if any)
+    then point at the group's list (their ``count``: the prefix they choose from)."""
+    key = P[O_REQ]  # of a group's rows: the group's first member
+    size = np.zeros(n_req, np.int64)
+    for rid in range(n_req):
+        if Q[rid, Q_STATE] == S_ANY:
+            row = Q[rid, Q_OWNER]
+            size[key[row if in_order else new[row]]] += 1
+    start = np.full(n_req, -1, np.int64)
+    for g in range(n_req):
+        if size[g] > 0:
+            start[g] = at
+            at += size[g]
+    fill = start.copy()
+    for rid in range(n_req):
+        if Q[rid, Q_STATE] == S_ANY:
+            row = Q[rid, Q_OWNER]
+            g = key[row if in_order else new[row]]
+            wait_reqs[fill[g]] = rid
+            fill[g] += 1
+    for j in range(key.shape[0]):
+        group_waitall = P[O_KIND][j] == K_WAITALL and P[O_VSTART][j] == GROUP_WAITALL
+        if P[O_KIND][j] == K_WAITANY or group_waitall:
+            key[j] = start[key[j]]
+            if group_waitall:
+                P[O_VSTART][j] = -1

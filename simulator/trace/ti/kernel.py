@@ -12,7 +12,7 @@ array argument costs reference counting on every line).
 from __future__ import annotations
 
 from mpiuq.simulator.runtime.jit import njit
-from mpiuq.simulator.trace.limits import MAX_RANKS
+from mpiuq.simulator.trace.limits import MAX_COUNT, MAX_RANKS
 from mpiuq.simulator.trace.ti.args import (
     DEST,
     ROOT,
@@ -21,6 +21,7 @@ from mpiuq.simulator.trace.ti.args import (
     arg_bytes,
     arg_count,
     arg_dt,
+    arg_int,
     arg_key,
     arg_peer,
     arg_seconds,
@@ -41,6 +42,7 @@ from mpiuq.simulator.trace.ti.state import (
     D_TAG,
     D_VLEN,
     DF_SEC,
+    E_COUNT,
     E_RANK_RANGE,
     NO_PEER,
     SMPI_ANY_SOURCE,
@@ -49,6 +51,7 @@ from mpiuq.simulator.trace.ti.state import (
     X_WAIT,
     X_WAIT_LAST,
     X_WAITALL,
+    X_WAITANY,
 )
 
 # action codes (index in lex.ACTIONS)
@@ -58,6 +61,7 @@ A_SEND, A_ISEND, A_RECV, A_IRECV, A_WAIT, A_TEST, A_WAITALL, A_SENDRECV = range(
 A_BARRIER, A_BCAST, A_REDUCE, A_ALLREDUCE, A_ALLTOALL, A_ALLTOALLV = range(17, 23)
 A_GATHER, A_GATHERV, A_ALLGATHER, A_ALLGATHERV, A_SCATTER, A_SCATTERV = range(23, 29)
 A_REDUCESCATTER, A_SCAN, A_EXSCAN = 29, 30, 31
+A_WAITANY = 32
 
 # OpKind values
 _SEND, _RECV, _ISEND, _IRECV, _SENDRECV = 1, 2, 3, 4, 7
@@ -184,6 +188,16 @@ def decode_completion(TK, na, n, code, msg, D):  # type: ignore[no-untyped-def]
     err, s, d, t = arg_key(TK, na, n, D)
     D[D_KIND] = X_TEST if code == A_TEST else X_WAIT
     D[D_KS], D[D_KD], D[D_KT] = s, d, t
+    return err
+
+
+@njit()
+def decode_waitany(TK, na, D):  # type: ignore[no-untyped-def]
+    """SMPI ``waitAny N`` (N: the length of the request array, >= 1: SMPI traces no call
+    with fewer). The line does not say which request completed: the parser's wait-any
+    group does (:func:`.ti.state.waitany`)."""
+    err, _n = arg_int(TK, na, 0, 1, MAX_COUNT, E_COUNT, D)
+    D[D_KIND] = X_WAITANY
     return err
 
 

@@ -70,6 +70,7 @@ ACTIONS: tuple[str, ...] = (
     "reducescatter",
     "scan",
     "exscan",
+    "waitany",
 )
 _MAX_NAME = 16
 _SLOTS = 4

@@ -90,7 +90,12 @@ def _message(code: int, E: np.ndarray, EF: np.ndarray, line: str, rate: float) -
     if code == E_DATATYPE:
         return f"unknown SimGrid datatype id {tok} (known: 0..{hi})"
     if code == E_COUNT:
-        return f"count {tok} outside 0..{MAX_COUNT}"
+        if action == "waitany":
+            return (
+                f"count {tok} outside {lo}..{MAX_COUNT} (waitAny N: the length of the request "
+                "array; SMPI traces no call with fewer than 1)"
+            )
+        return f"count {tok} outside {lo}..{MAX_COUNT}"
     if code == E_BYTES:
         return (
             f"{tok} bytes: more than the {MAX_MESSAGE_BYTES} bytes (1 TiB) allowed in one operation"

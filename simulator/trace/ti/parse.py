@@ -14,6 +14,7 @@ import numpy as np
 
 from mpiuq.simulator.runtime.jit import njit
 from mpiuq.simulator.trace.ti.args import T_COLS, arg_seconds, read_tokens
+from mpiuq.simulator.trace.ti.groups import group_row, group_waitall, waitany
 from mpiuq.simulator.trace.ti.kernel import (
     A_ALLGATHERV,
     A_ALLTOALLV,
@@ -28,11 +29,13 @@ from mpiuq.simulator.trace.ti.kernel import (
     A_SENDRECV,
     A_SLEEP,
     A_WAITALL,
+    A_WAITANY,
     decode_collective,
     decode_completion,
     decode_msg,
     decode_p2p,
     decode_vcollective,
+    decode_waitany,
 )
 from mpiuq.simulator.trace.ti.lex import BYTE_CLASS, lookup_action, tokenize
 from mpiuq.simulator.trace.ti.state import (
@@ -80,13 +83,17 @@ from mpiuq.simulator.trace.ti.state import (
     R_DT,
     R_FILE,
     R_FINAL,
+    R_GROUP,
     R_INIT,
     R_LAST,
     R_LINE,
+    WAIT_GROUP,
+    WAIT_NONE,
     X_MSG_UNSUPPORTED,
     X_TEST,
     X_WAIT_LAST,
     X_WAITALL,
+    X_WAITANY,
     add_compute,
     borrow,
     borrow_rows,
@@ -136,7 +143,7 @@ class ParserState:
         Tables bounded by the number of lines are uninitialised (touched as used).
         """
         R = np.zeros((n_ranks, R_COLS), np.int32)
-        R[:, [R_LAST, R_CAND, R_CHAIN]] = -1
+        R[:, [R_LAST, R_CAND, R_CHAIN, R_GROUP]] = -1
         R[:, R_DT] = 1
         cap = n_lines + 1
         m = cap if msg else 1
@@ -356,6 +363,8 @@ def _decode(buf, TK, na, n, msg, rate, dtsize, code, rank, dt, C, VP, D, DF):  #
         return decode_p2p(TK, na, n, dt, dtsize, code, rank, D)
     if code <= A_WAITALL:
         return decode_completion(TK, na, n, code, False, D)
+    if code == A_WAITANY:
+        return decode_waitany(TK, na, D)
     if _is_vcollective(code):
         at = C[C_VPOOL]
         return decode_vcollective(buf, TK, na, n, dt, dtsize, code, rank, rate, VP, at, D, DF)
@@ -365,7 +374,8 @@ def _decode(buf, TK, na, n, msg, rate, dtsize, code, rank, dt, C, VP, D, DF):  #
 @njit(inline="always")
 def _apply(ops, C, R, Q, K, H, MS, MR, MSGU, D, DF, rank, code, call):  # type: ignore[no-untyped-def]
     """Apply a decoded action (``D``) to the parser state: emit its row (posting its
-    request), complete requests (wait, test, waitall) or count it as unsupported (MSG);
+    request), complete requests (wait, test, waitall, waitany) or count it as unsupported
+    (MSG);
     the error code (0: none)."""
     kind = D[D_KIND]
     if kind >= 0:
@@ -374,7 +384,12 @@ def _apply(ops, C, R, Q, K, H, MS, MR, MSGU, D, DF, rank, code, call):  # type: 
         if D[D_VLEN] or D[D_MSG]:
             _extras(ops, C, MS, MR, D, rank, row)
     elif kind == X_WAITALL:
-        waitall(ops, C, R, Q, K, rank, call)
+        if R[rank, R_GROUP] >= 0:
+            group_waitall(ops, C, R, Q, K, rank, call)
+        else:
+            waitall(ops, C, R, Q, K, rank, call)
+    elif kind == X_WAITANY:
+        waitany(ops, C, R, Q, K, rank, call)
     elif kind == X_MSG_UNSUPPORTED:
         MSGU[code] += 1
     elif kind == X_WAIT_LAST and last_pending_key(R, Q, rank) < 0:
@@ -386,9 +401,13 @@ def _apply(ops, C, R, Q, K, H, MS, MR, MSGU, D, DF, rank, code, call):  # type: 
             kid = find_key(H, rank, D[D_KS], D[D_KD], D[D_KT])
         if kind == X_TEST:
             test(ops, C, R, Q, K, rank, kid, call)
-        elif not wait(ops, C, R, Q, K, rank, kid, call):
-            D[D_TOK], D[D_A], D[D_B] = D[D_KS], D[D_KD], D[D_KT]
-            return E_WAIT_NO_REQ
+        else:
+            done = wait(ops, C, R, Q, K, rank, kid, call)
+            if done == WAIT_GROUP:
+                group_row(ops, C, R, rank, call)
+            elif done == WAIT_NONE:
+                D[D_TOK], D[D_A], D[D_B] = D[D_KS], D[D_KD], D[D_KT]
+                return E_WAIT_NO_REQ
     return 0
 
 

@@ -48,6 +48,7 @@ from mpiuq.simulator.trace.ti.messages import line_error
 from mpiuq.simulator.trace.ti.parse import ParserState, run_parser
 from mpiuq.simulator.trace.ti.split import SPLIT_MIN_BYTES, run_parser_split
 from mpiuq.simulator.trace.ti.state import (
+    C_ANY_MEMBERS,
     C_CALLS,
     C_FAILED_TESTS,
     C_MSG_RECVS,
@@ -56,6 +57,7 @@ from mpiuq.simulator.trace.ti.state import (
     C_REQS,
     C_TEST_NONE,
     C_UNKNOWN,
+    C_WAITANY_NONE,
     O_KIND,
     O_PEER,
     O_RECV,
@@ -87,6 +89,7 @@ _MPI_NAME = {
     "wait": "MPI_Wait",
     "test": "MPI_Test",
     "waitall": "MPI_Waitall",
+    "waitany": "MPI_Waitany",
     "sendrecv": "MPI_Sendrecv",
     "barrier": "MPI_Barrier",
     "bcast": "MPI_Bcast",
@@ -194,6 +197,16 @@ def _parse_notes(st: ParserState, flop_rate: float, msg: bool) -> list[str]:
     any_src = int(np.count_nonzero((st.ops[O_KIND][:n] == 4) & (st.ops[O_PEER][:n] == ANY_SOURCE)))
     if any_src:
         notes.append(f"{any_src} receive(s) recorded with source -333 read as ANY_SOURCE")
+    if C[C_ANY_MEMBERS]:
+        notes.append(
+            f"{C[C_ANY_MEMBERS]} request(s) completed by waitAny, which does not say which "
+            "request it took: each waitAny takes the first to complete among its rank's "
+            "pending requests not taken yet"
+        )
+    if C[C_WAITANY_NONE]:
+        notes.append(
+            f"{C[C_WAITANY_NONE]} waitAny with no pending request (MPI_UNDEFINED) take no time"
+        )
     return notes
 
 

@@ -29,6 +29,7 @@ import numpy as np
 from mpiuq.simulator.runtime.watch import run_pair
 from mpiuq.simulator.trace.ti.parse import ParserState, run_parser
 from mpiuq.simulator.trace.ti.state import (
+    C_ANY_MEMBERS,
     C_CALLS,
     C_FAILED_TESTS,
     C_KEYS,
@@ -37,6 +38,7 @@ from mpiuq.simulator.trace.ti.state import (
     C_TEST_NONE,
     C_UNKNOWN,
     C_VPOOL,
+    C_WAITANY_NONE,
     O_CALL,
     O_REQ,
     O_VSTART,
@@ -47,6 +49,8 @@ from mpiuq.simulator.trace.ti.state import (
     Q_RPREV,
     R_CAND,
     R_CHAIN,
+    R_GROUP,
+    R_GROW,
     R_LAST,
     R_LINE,
 )
@@ -165,6 +169,8 @@ def _append(head: ParserState, tail: ParserState, gap: int) -> None:
     _shift(R[:, R_LAST], rows)
     _shift(R[:, R_CAND], reqs)
     _shift(R[:, R_CHAIN], reqs)
+    _shift(R[:, R_GROUP], reqs)
+    _shift(R[:, R_GROW], rows)
     head.R[mine] = R
     # v-counts and unknown actions
     vn = int(Ct[C_VPOOL])
@@ -176,5 +182,8 @@ def _append(head: ParserState, tail: ParserState, gap: int) -> None:
     u, un = int(C[C_UNKNOWN]), int(Ct[C_UNKNOWN])
     head.U[u : u + un] = tail.U[:un]
     head.MSGU += tail.MSGU
-    for counter in (C_OPS, C_REQS, C_KEYS, C_FAILED_TESTS, C_TEST_NONE, C_VPOOL, C_UNKNOWN):
+    for counter in (
+        C_OPS, C_REQS, C_KEYS, C_FAILED_TESTS, C_TEST_NONE, C_VPOOL, C_UNKNOWN,
+        C_WAITANY_NONE, C_ANY_MEMBERS,
+    ):  # fmt: skip
         C[counter] += Ct[counter]

@@ -13,6 +13,8 @@ its loop. The request semantics are
 those of :mod:`.ti` (see its docstring): a ``waitall`` tentatively owns every
 request pending at that point, a later ``wait`` takes one back, and a ``test``
 whose request is waited later was a failed test and is dropped.
+
+Wait-any groups (SMPI's ``waitAny``): :mod:`.ti.groups`.
 """
 
 from __future__ import annotations
@@ -57,7 +59,11 @@ R_LINE = 4  # line of the rank's last action (for the truncation error)
 R_FILE = 5
 R_CAND = 6  # newest request posted since the rank's last waitall (list via Q_RNEXT)
 R_CHAIN = 7  # newest request still possibly pending (list via Q_RPREV; MSG "wait")
-R_COLS = 8
+R_GROUP = 8  # the rank's open wait-any group: its first member's request id (-1: none)
+R_GROW = 9  # ... the row of its first WAITANY (the members' Q_OWNER)
+R_GSIZE = 10  # ... its members
+R_GDONE = 11  # ... the WAITANY rows it has had (it closes when they equal its members)
+R_COLS = 12
 
 # --- request columns (Q) and states --------------------------------------------------------
 Q_STATE = 0
@@ -71,6 +77,7 @@ S_NONE = 0  # pending
 S_WAITALL = 1  # tentatively completed by a waitall
 S_TEST = 2  # tentatively completed by a test
 S_WAITED = 3  # completed by a wait (taken out of its FIFO)
+S_ANY = 4  # member of a wait-any group (Q_OWNER: the row of the group's first WAITANY)
 
 # --- key FIFOs (K) and the hash of keys (H) ------------------------------------------------
 K_HEAD = 0
@@ -91,7 +98,9 @@ C_VPOOL = 6
 C_UNKNOWN = 7
 C_MSG_SENDS = 8
 C_MSG_RECVS = 9
-C_COLS = 10
+C_WAITANY_NONE = 10  # waitany lines with no request to choose from (MPI_UNDEFINED)
+C_ANY_MEMBERS = 11  # requests that joined a wait-any group
+C_COLS = 12
 
 # --- one decoded line (D: int64, DF: float64), written by .kernel, applied by .parse ------
 D_TOK = 0  # error: index of the bad token (-1: none)
@@ -118,15 +127,21 @@ X_TEST = -3
 X_WAITALL = -4
 X_WAIT_LAST = -5  # MSG "wait": the newest pending request's key
 X_MSG_UNSUPPORTED = -6
+X_WAITANY = -7
+WAIT_NONE, WAIT_DONE, WAIT_GROUP = 0, 1, 2  # results of wait()
 
 SMPI_ANY_SOURCE = -333
 #: How SMPI (SimGrid 3.32) writes MPI_ANY_TAG in TI traces (receives and wait keys).
 SMPI_ANY_TAG = -444
 DROPPED = -1  # kind of a row removed after the fact (a failed test)
+#: O_VSTART of a WAITALL row listing a wait-any group (O_REQ: the group's first member;
+#: :func:`~.ti.assemble.assemble` points it at the group's list and resets O_VSTART to -1)
+GROUP_WAITALL = -2
 
 K_COMPUTE = int(OpKind.COMPUTE)
 K_WAIT = int(OpKind.WAIT)
 K_WAITALL = int(OpKind.WAITALL)
+K_WAITANY = int(OpKind.WAITANY)
 
 
 # --- operation rows: the tuple ops of columns ------------------------------------------------
@@ -351,23 +366,31 @@ def post(Q, K, H, C, R, rank, s, d, t):  # type: ignore[no-untyped-def]
 
 @njit()
 def wait(ops, C, R, Q, K, rank, kid, call):  # type: ignore[no-untyped-def]
-    """Complete the oldest request of key ``kid``; False if there is none."""
-    if kid < 0 or K[kid, K_HEAD] == -1:
-        return False
-    r = K[kid, K_HEAD]
-    K[kid, K_HEAD] = Q[r, Q_NEXT]
-    if K[kid, K_HEAD] == -1:
-        K[kid, K_TAIL] = -1
-    state = Q[r, Q_STATE]
-    if state == S_WAITALL:
-        K[kid, K_OWNED] -= 1  # the waitall did not cover it after all
-    elif state == S_TEST:
-        K[kid, K_OWNED] -= 1
-        ops[O_KIND][Q[r, Q_OWNER]] = DROPPED  # that test failed: a progress call
-        C[C_FAILED_TESTS] += 1
-    Q[r, Q_STATE] = S_WAITED
-    emit(ops, C, R, rank, K_WAIT, call, NO_PEER, NO_PEER, 0, 0, 0, r, 0.0)
-    return True
+    """Complete the oldest request of key ``kid``: WAIT_DONE, or WAIT_NONE if there is
+    none, or WAIT_GROUP for a member of the rank's open wait-any group (the caller
+    appends one more WAITANY of the group: :func:`.ti.groups.group_row`); members of
+    closed groups (consumed) are skipped."""
+    while kid >= 0 and K[kid, K_HEAD] != -1:
+        r = K[kid, K_HEAD]
+        K[kid, K_HEAD] = Q[r, Q_NEXT]
+        if K[kid, K_HEAD] == -1:
+            K[kid, K_TAIL] = -1
+        state = Q[r, Q_STATE]
+        if state == S_ANY:
+            K[kid, K_OWNED] -= 1
+            if ops[O_REQ][Q[r, Q_OWNER]] == R[rank, R_GROUP]:
+                return WAIT_GROUP
+            continue
+        if state == S_WAITALL:
+            K[kid, K_OWNED] -= 1  # the waitall did not cover it after all
+        elif state == S_TEST:
+            K[kid, K_OWNED] -= 1
+            ops[O_KIND][Q[r, Q_OWNER]] = DROPPED  # that test failed: a progress call
+            C[C_FAILED_TESTS] += 1
+        Q[r, Q_STATE] = S_WAITED
+        emit(ops, C, R, rank, K_WAIT, call, NO_PEER, NO_PEER, 0, 0, 0, r, 0.0)
+        return WAIT_DONE
+    return WAIT_NONE
 
 
 @njit()
@@ -386,7 +409,8 @@ def test(ops, C, R, Q, K, rank, kid, call):  # type: ignore[no-untyped-def]
 
 @njit()
 def waitall(ops, C, R, Q, K, rank, call):  # type: ignore[no-untyped-def]
-    """A waitall of ``rank``: tentatively owns every request of the rank still pending."""
+    """A waitall of ``rank``: tentatively owns every request of the rank still pending
+    (with a wait-any group open: :func:`.ti.groups.group_waitall` instead)."""
     row = emit(ops, C, R, rank, K_WAITALL, call, NO_PEER, NO_PEER, 0, 0, 0, -1, 0.0)
     r = R[rank, R_CAND]
     while r != -1:
