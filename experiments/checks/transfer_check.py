@@ -35,6 +35,25 @@ Markdown files)::
         --out results/validation
 
 Run time: a few minutes per fold on one core (the simulator is called ~10^5 times).
+
+``--pipeline`` runs the campaign through mpiuq's own pipeline instead (``run_campaign``:
+surrogate design, the campaign's posterior path, by default forced to ``surrogate``: the
+refined surrogate's posterior corrected by importance weights and moves on the simulator)
+with a ``[validation]`` table: every measured size of a fitted series that the fit did
+not select is scored (same benchmark, sizes not fitted: sizes between the fitted ones and
+beyond the fitted range), plus the ``--holdout SERIES`` or ``--holdout SERIES:MIN-MAX``
+entries (a whole series, or a size range in bytes, either bound may be empty). With
+``--loso`` every fitted series is held out in turn (the folds share one design), as
+``mpiuq campaign validate --leave-one-series-out`` does::
+
+    python experiments/checks/transfer_check.py experiments/sirocco-openmpi.toml \
+        --out results/validation --pipeline
+    python experiments/checks/transfer_check.py experiments/openmpi-ucx-ib.toml \
+        --out results/validation --pipeline --holdout bandwidth --holdout bibw \
+        --holdout imb --tag latency-only
+
+The JSON (``pipeline_<name>[_<tag>].json``) has the same folds/scores layout as the
+simulator-fit folds, so ``transfer_table.py`` reads both.
 """
 
 from __future__ import annotations
@@ -53,6 +72,7 @@ from scipy.optimize import differential_evolution, minimize
 from scipy.special import gammaln
 
 from mpiuq.calibration.config import Campaign, parse_campaign, read_toml
+from mpiuq.calibration.config.validation_spec import Holdout, ValidationSpec
 from mpiuq.calibration.data.benchmark_csv import read_benchmark_csv
 from mpiuq.calibration.data.observations import Observations, load_observations
 from mpiuq.calibration.model.discrepancy import Discrepancy
@@ -453,6 +473,150 @@ def run(
     return report
 
 
+def parse_holdout(text: str) -> Holdout:
+    """``SERIES`` (the whole series) or ``SERIES:MIN-MAX`` (bytes, inclusive; a bound may be
+    empty) as a hold-out entry."""
+    series, _, rng_text = text.partition(":")
+    if not rng_text:
+        return Holdout(series)
+    lo_text, sep, hi_text = rng_text.partition("-")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"--holdout {text!r}: expected SERIES or SERIES:MIN-MAX")
+    return Holdout(
+        series,
+        int(lo_text) if lo_text else None,
+        int(hi_text) if hi_text else None,
+    )
+
+
+def _pipeline_fold(name: str, campaign: Campaign, out: Path, design: Any = None) -> dict[str, Any]:
+    """One campaign run through the pipeline with its ``[validation]``; the fold's entry."""
+    from mpiuq.calibration.pipeline.campaign import run_campaign
+    from mpiuq.calibration.reporting.report import summary_dict
+
+    t0 = time.perf_counter()
+    result = run_campaign(campaign, out, design=design)
+    seconds = time.perf_counter() - t0
+    summary = summary_dict(result)
+    val = summary["validation"]
+    scores: list[dict[str, Any]] = []
+    ins = val["in_sample"]
+    scores.append(
+        {
+            "series": "(all fitted)",
+            "kind": "in-sample (fitted sizes)",
+            "sizes": ins["n_sizes"],
+            "inside": ins["n_inside_90"],
+            "inside_fraction": ins["n_inside_90"] / ins["n_sizes"],
+            "median_rel_error": ins["median_relative_error"],
+        }
+    )
+    for g in val["groups"]:
+        held_series = g["kind"] == "held-out series"
+        frac = g["coverage"]
+        entry = {
+            "series": g["series"] if held_series else g["name"],
+            "kind": "held-out series" if held_series else "same benchmark, sizes not fitted",
+            "group_kind": g["kind"],
+            "sizes": g["n_sizes"],
+            "inside": g["n_inside_90"],
+            "inside_fraction": frac,
+            "median_rel_error": g["median_relative_error"],
+            "binomial_threshold": g["threshold"],
+            "binomial_passed": g["passed"],
+            "fitted_range_bytes": g["fitted_range_bytes"],
+            "n_outside_fitted_range": g["n_outside_fitted_range"],
+            "inside_by_regime": _by_regime(g["sizes"]),
+        }
+        if held_series:
+            entry["pass"] = bool(
+                frac >= INSIDE_HELD_OUT and g["median_relative_error"] <= MEDIAN_ERROR_HELD_OUT
+            )
+        else:
+            entry["pass"] = bool(frac >= INSIDE_UNFITTED)
+        scores.append(entry)
+    failed = [k for k, c in summary["checks"].items() if not c["passed"]]
+    return {
+        "fold": name,
+        "fitted": [d.label for d in result.campaign.datasets],
+        "method": f"pipeline ({campaign.posterior.sampler})",
+        "posterior_source": summary.get("posterior_source"),
+        "posterior": summary.get("posterior"),
+        "khat_or_rhat": float("nan"),
+        "checks_failed": failed,
+        "seconds": round(seconds, 1),
+        "scores": scores,
+    }
+
+
+def _by_regime(columns: dict[str, Any]) -> dict[str, str]:
+    counts: dict[str, list[int]] = {}
+    for r, ok in zip(columns["regime"], columns["inside_90"], strict=True):
+        counts.setdefault(r, [0, 0])
+        counts[r][0] += int(ok)
+        counts[r][1] += 1
+    return {r: f"{a}/{b}" for r, (a, b) in counts.items()}
+
+
+def run_pipeline(
+    path: Path,
+    out: Path,
+    holdouts: list[Holdout],
+    sampler: str,
+    loso: bool,
+    tag: str | None = None,
+) -> dict[str, Any]:
+    """The campaign through mpiuq's pipeline with a ``[validation]`` of its unselected
+    sizes and ``holdouts`` (``loso``: one fold per fitted series held out in turn)."""
+    from mpiuq.calibration.checking.loso import fold_campaigns, shared_design
+
+    campaign = parse_campaign(read_toml(path), base_dir=path.parent)
+    posterior = (
+        campaign.posterior
+        if sampler == "campaign"
+        else replace(campaign.posterior, sampler=sampler)
+    )
+    spec = ValidationSpec(tuple(holdouts), unselected_sizes=True, present=True)
+    campaign = replace(campaign, posterior=posterior, validation=spec)
+    suffix = f"_{tag}" if tag else ""
+    work = out / f"pipeline_{campaign.name}{suffix}"
+    work.mkdir(parents=True, exist_ok=True)
+    report: dict[str, Any] = {"campaign": campaign.name, "file": str(path), "folds": []}
+    held = ", ".join(h.describe() for h in holdouts) or "nothing"
+    if loso:
+        design = shared_design(campaign, work / "design.h5")
+        runs = [(f"without {label}", c, design) for label, c in fold_campaigns(campaign)]
+    else:
+        runs = [(f"all (held out: {held})", campaign, None)]
+    for name, fold_campaign, design in runs:
+        fold_dir = work / (name.replace(" ", "-") if loso else "all")
+        fold_dir.mkdir(parents=True, exist_ok=True)
+        entry = _pipeline_fold(name, fold_campaign, fold_dir, design)
+        report["folds"].append(entry)
+        print(
+            f"{campaign.name} / {name}: {entry['method']}, posterior from "
+            f"{entry['posterior_source']}, {entry['seconds']:.0f} s, failed checks: "
+            f"{', '.join(entry['checks_failed']) or 'none'}",
+            flush=True,
+        )
+        for s in entry["scores"]:
+            print(
+                f"    {s['series']:28s} {s['kind']:34s} {s['inside']:4d}/{s['sizes']:<4d} "
+                f"inside, median error {100 * s['median_rel_error']:.1f}%",
+                flush=True,
+            )
+        (out / f"pipeline_{campaign.name}{suffix}.json").write_text(
+            json.dumps(report, indent=1, default=_json_default) + "\n"
+        )
+    return report
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    return str(value)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("campaign", type=Path)
@@ -470,7 +634,32 @@ def main() -> None:
     ap.add_argument("--burn", type=int, default=1000, help="MCMC burn-in steps")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--only", default=None, help="run only the fold of this name")
+    ap.add_argument(
+        "--pipeline",
+        action="store_true",
+        help="fit with mpiuq's campaign pipeline and score through its [validation]",
+    )
+    ap.add_argument(
+        "--sampler",
+        choices=("surrogate", "direct", "auto", "campaign"),
+        default="surrogate",
+        help="--pipeline: posterior path (campaign: the file's [posterior] sampler)",
+    )
+    ap.add_argument(
+        "--holdout",
+        action="append",
+        type=parse_holdout,
+        default=[],
+        help="--pipeline: SERIES or SERIES:MIN-MAX held out (repeatable)",
+    )
+    ap.add_argument(
+        "--loso", action="store_true", help="--pipeline: hold out each fitted series in turn"
+    )
+    ap.add_argument("--tag", default=None, help="--pipeline: suffix of the JSON file name")
     a = ap.parse_args()
+    if a.pipeline:
+        run_pipeline(a.campaign, a.out, a.holdout, a.sampler, a.loso, a.tag)
+        return
     run(a.campaign, a.out, a.fold, a.steps, a.burn, a.seed, a.method, a.only)
 
 
