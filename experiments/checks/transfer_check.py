@@ -394,6 +394,94 @@ def fitted_sizes(campaign: Campaign, label: str) -> tuple[int, ...]:
     return tuple(int(s) for s in obs.sizes_bytes)
 
 
+def score_fold(
+    campaign: Campaign,
+    result: Fit,
+    fitted: tuple[str, ...],
+    rng: np.random.Generator,
+    beyond_range: bool = False,
+) -> list[dict[str, Any]]:
+    """Scores of every series of ``campaign`` with the posterior ``result`` of ``fitted``:
+    in-sample at the fitted sizes, the same benchmark's sizes not fitted, held-out series
+    (``beyond_range``: the unfitted sizes include measured sizes outside the table's
+    ``min_size_bytes``-``max_size_bytes`` range, from 1 B)."""
+    scores: list[dict[str, Any]] = []
+    for lab in (d.label for d in campaign.datasets):
+        every = measured(campaign, lab) if beyond_range else all_sizes(campaign, lab)
+        if lab in fitted:
+            used = set(fitted_sizes(campaign, lab))
+            s_in = score(campaign, result, lab, tuple(sorted(used)), rng)
+            s_in["kind"] = "in-sample (fitted sizes)"
+            scores.append(s_in)
+            rest = tuple(s for s in every if s not in used)
+            if rest:
+                s_out = score(campaign, result, lab, rest, rng)
+                s_out["kind"] = "same benchmark, sizes not fitted"
+                s_out["pass"] = s_out["inside_fraction"] >= INSIDE_UNFITTED
+                scores.append(s_out)
+        else:
+            s_out = score(campaign, result, lab, every, rng)
+            s_out["kind"] = "held-out series"
+            s_out["pass"] = bool(
+                s_out["inside_fraction"] >= INSIDE_HELD_OUT
+                and s_out["median_rel_error"] <= MEDIAN_ERROR_HELD_OUT
+            )
+            scores.append(s_out)
+    return scores
+
+
+def measured(campaign: Campaign, label: str) -> tuple[int, ...]:
+    """Every measured size of series ``label`` from 1 B (its size range ignored)."""
+    spec = next(d for d in campaign.datasets if d.label == label)
+    raw = read_benchmark_csv(spec.path, spec.benchmark)
+    sizes = np.unique(np.asarray(raw.size_bytes))
+    return tuple(int(s) for s in sizes[sizes >= 1])
+
+
+def run_from_results(path: Path, results: Path, out: Path, seed: int) -> dict[str, Any]:
+    """Fold ``all`` scored with the posterior draws of a finished campaign run
+    (``results/posterior_draws.nc``: model parameters and discrepancy spreads), without
+    fitting again: every fitted size in sample, every other measured size (between the
+    fitted ones and outside the fitted range) out of sample."""
+    import arviz as az
+
+    campaign = parse_campaign(read_toml(path), base_dir=path.parent)
+    posterior = az.from_netcdf(results / "posterior_draws.nc").posterior
+    names = tuple(str(n) for n in posterior.data_vars)
+    draws = np.column_stack([np.asarray(posterior[n]).reshape(-1) for n in names])
+    model = tuple(campaign.parameters.names)
+    if names[: len(model)] != model:
+        raise SystemExit(f"{results}: draws {names[: len(model)]} are not the campaign's {model}")
+    result = Fit(names, draws, Discrepancy(), np.median(draws, axis=0), np.nan, np.nan, 0, 0.0)
+    rng = np.random.default_rng(seed)
+    labels = tuple(d.label for d in campaign.datasets)
+    scores = score_fold(campaign, result, labels, rng, beyond_range=True)
+    report: dict[str, Any] = {
+        "campaign": campaign.name,
+        "file": str(path),
+        "folds": [
+            {
+                "fold": "all",
+                "fitted": list(labels),
+                "method": f"posterior draws of {results}",
+                "khat_or_rhat": float("nan"),
+                "draws": int(draws.shape[0]),
+                "scores": scores,
+            }
+        ],
+    }
+    print(f"{campaign.name} / all: {draws.shape[0]} posterior draws of {results}", flush=True)
+    for s in scores:
+        print(
+            f"    {s['series']:10s} {s['kind']:34s} {s['inside']:4d}/{s['sizes']:<4d} inside, "
+            f"median error {100 * s['median_rel_error']:.1f}%",
+            flush=True,
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"draws_{campaign.name}.json").write_text(json.dumps(report, indent=1) + "\n")
+    return report
+
+
 def run(
     path: Path,
     out: Path,
@@ -432,28 +520,7 @@ def run(
             ),
             "scores": [],
         }
-        scores: list[dict[str, Any]] = []
-        for lab in labels:
-            every = all_sizes(campaign, lab)
-            if lab in fitted:
-                used = set(fitted_sizes(campaign, lab))
-                s_in = score(campaign, result, lab, tuple(sorted(used)), rng)
-                s_in["kind"] = "in-sample (fitted sizes)"
-                scores.append(s_in)
-                rest = tuple(s for s in every if s not in used)
-                if rest:
-                    s_out = score(campaign, result, lab, rest, rng)
-                    s_out["kind"] = "same benchmark, sizes not fitted"
-                    s_out["pass"] = s_out["inside_fraction"] >= INSIDE_UNFITTED
-                    scores.append(s_out)
-            else:
-                s_out = score(campaign, result, lab, every, rng)
-                s_out["kind"] = "held-out series"
-                s_out["pass"] = bool(
-                    s_out["inside_fraction"] >= INSIDE_HELD_OUT
-                    and s_out["median_rel_error"] <= MEDIAN_ERROR_HELD_OUT
-                )
-                scores.append(s_out)
+        scores = score_fold(campaign, result, fitted, rng)
         entry["scores"] = scores
         report["folds"].append(entry)
         print(
@@ -656,7 +723,16 @@ def main() -> None:
         "--loso", action="store_true", help="--pipeline: hold out each fitted series in turn"
     )
     ap.add_argument("--tag", default=None, help="--pipeline: suffix of the JSON file name")
+    ap.add_argument(
+        "--from-results",
+        type=Path,
+        default=None,
+        help="score fold 'all' with the posterior draws of this results folder (no fit)",
+    )
     a = ap.parse_args()
+    if a.from_results is not None:
+        run_from_results(a.campaign, a.from_results, a.out, a.seed)
+        return
     if a.pipeline:
         run_pipeline(a.campaign, a.out, a.holdout, a.sampler, a.loso, a.tag)
         return
