@@ -490,7 +490,8 @@ def run(
     burn: int,
     seed: int,
     method: str = "laplace",
-    only: str | None = None,
+    only: list[str] | None = None,
+    tag: str | None = None,
 ) -> dict[str, Any]:
     campaign = parse_campaign(read_toml(path), base_dir=path.parent)
     labels = tuple(d.label for d in campaign.datasets)
@@ -502,7 +503,7 @@ def run(
         folds.append((f"only {fold}", tuple(fold.split("+"))))
     report: dict[str, Any] = {"campaign": campaign.name, "file": str(path), "folds": []}
     for name, fitted in folds:
-        if only is not None and name != only:
+        if only and name not in only:
             continue
         result = fit(campaign, fitted, rng, steps, burn, method)
         entry: dict[str, Any] = {
@@ -535,8 +536,11 @@ def run(
                 f"median error {100 * s['median_rel_error']:.1f}%",
                 flush=True,
             )
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"transfer_{campaign.name}.json").write_text(json.dumps(report, indent=1) + "\n")
+        out.mkdir(parents=True, exist_ok=True)  # after every fold: a stopped run keeps its folds
+        suffix = f"_{tag}" if tag else ""
+        (out / f"transfer_{campaign.name}{suffix}.json").write_text(
+            json.dumps(report, indent=1) + "\n"
+        )
     return report
 
 
@@ -700,7 +704,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=1500, help="MCMC steps kept (0: MAP only)")
     ap.add_argument("--burn", type=int, default=1000, help="MCMC burn-in steps")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--only", default=None, help="run only the fold of this name")
+    ap.add_argument("--only", action="append", default=[], help="run only the folds of these names")
     ap.add_argument(
         "--pipeline",
         action="store_true",
@@ -722,7 +726,7 @@ def main() -> None:
     ap.add_argument(
         "--loso", action="store_true", help="--pipeline: hold out each fitted series in turn"
     )
-    ap.add_argument("--tag", default=None, help="--pipeline: suffix of the JSON file name")
+    ap.add_argument("--tag", default=None, help="suffix of the JSON file name")
     ap.add_argument(
         "--from-results",
         type=Path,
@@ -736,7 +740,7 @@ def main() -> None:
     if a.pipeline:
         run_pipeline(a.campaign, a.out, a.holdout, a.sampler, a.loso, a.tag)
         return
-    run(a.campaign, a.out, a.fold, a.steps, a.burn, a.seed, a.method, a.only)
+    run(a.campaign, a.out, a.fold, a.steps, a.burn, a.seed, a.method, a.only, a.tag)
 
 
 if __name__ == "__main__":
