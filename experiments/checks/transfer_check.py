@@ -482,6 +482,33 @@ def run_from_results(path: Path, results: Path, out: Path, seed: int) -> dict[st
     return report
 
 
+def at_medians(path: Path, folders: list[Path]) -> None:
+    """Print every series of the campaign simulated at the posterior median of each results
+    folder (its ``summary.json``), against the data at the series' fitted sizes: whether
+    parameters fitted on different series lie on the same ridge of one series."""
+    campaign = parse_campaign(read_toml(path), base_dir=path.parent)
+    names = campaign.parameters.names
+    x = np.array(
+        [
+            [json.loads((f / "summary.json").read_text())["parameters"][n]["median"] for n in names]
+            for f in folders
+        ]
+    )
+    for row, f in zip(x, folders, strict=True):
+        print(f"{f}: " + ", ".join(f"{n} {v:.4g}" for n, v in zip(names, row, strict=True)))
+    for spec in campaign.datasets:
+        sub = subset(campaign, (spec.label,))
+        obs = load_observations(sub.datasets, regime_thresholds(sub))
+        y = np.asarray(problem(sub, obs, Discrepancy()).predictor.predict(x))
+        print(spec.label)
+        for i, (size, data) in enumerate(zip(obs.sizes_bytes, obs.mean, strict=True)):
+            cols = "  ".join(
+                f"{y[k, i]:10.4g} ({100 * (y[k, i] / data - 1):+6.1f}%)"
+                for k in range(len(folders))
+            )
+            print(f"  {int(size):>10} data {data:10.4g}  {cols}")
+
+
 def run(
     path: Path,
     out: Path,
@@ -733,7 +760,17 @@ def main() -> None:
         default=None,
         help="score fold 'all' with the posterior draws of this results folder (no fit)",
     )
+    ap.add_argument(
+        "--at-medians",
+        type=Path,
+        nargs="+",
+        default=None,
+        help="simulate every series at the posterior median of these results folders",
+    )
     a = ap.parse_args()
+    if a.at_medians:
+        at_medians(a.campaign, a.at_medians)
+        return
     if a.from_results is not None:
         run_from_results(a.campaign, a.from_results, a.out, a.seed)
         return
