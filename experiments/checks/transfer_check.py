@@ -35,6 +35,25 @@ Markdown files)::
         --out results/validation
 
 Run time: a few minutes per fold on one core (the simulator is called ~10^5 times).
+
+``--pipeline`` runs the campaign through mpiuq's own pipeline instead (``run_campaign``:
+surrogate design, the campaign's posterior path, by default forced to ``surrogate``: the
+refined surrogate's posterior corrected by importance weights and moves on the simulator)
+with a ``[validation]`` table: every measured size of a fitted series that the fit did
+not select is scored (same benchmark, sizes not fitted: sizes between the fitted ones and
+beyond the fitted range), plus the ``--holdout SERIES`` or ``--holdout SERIES:MIN-MAX``
+entries (a whole series, or a size range in bytes, either bound may be empty). With
+``--loso`` every fitted series is held out in turn (the folds share one design), as
+``mpiuq campaign validate --leave-one-series-out`` does::
+
+    python experiments/checks/transfer_check.py experiments/sirocco-openmpi.toml \
+        --out results/validation --pipeline
+    python experiments/checks/transfer_check.py experiments/openmpi-ucx-ib.toml \
+        --out results/validation --pipeline --holdout bandwidth --holdout bibw \
+        --holdout imb --tag latency-only
+
+The JSON (``pipeline_<name>[_<tag>].json``) has the same folds/scores layout as the
+simulator-fit folds, so ``transfer_table.py`` reads both.
 """
 
 from __future__ import annotations
@@ -53,6 +72,7 @@ from scipy.optimize import differential_evolution, minimize
 from scipy.special import gammaln
 
 from mpiuq.calibration.config import Campaign, parse_campaign, read_toml
+from mpiuq.calibration.config.validation_spec import Holdout, ValidationSpec
 from mpiuq.calibration.data.benchmark_csv import read_benchmark_csv
 from mpiuq.calibration.data.observations import Observations, load_observations
 from mpiuq.calibration.model.discrepancy import Discrepancy
@@ -374,6 +394,121 @@ def fitted_sizes(campaign: Campaign, label: str) -> tuple[int, ...]:
     return tuple(int(s) for s in obs.sizes_bytes)
 
 
+def score_fold(
+    campaign: Campaign,
+    result: Fit,
+    fitted: tuple[str, ...],
+    rng: np.random.Generator,
+    beyond_range: bool = False,
+) -> list[dict[str, Any]]:
+    """Scores of every series of ``campaign`` with the posterior ``result`` of ``fitted``:
+    in-sample at the fitted sizes, the same benchmark's sizes not fitted, held-out series
+    (``beyond_range``: the unfitted sizes include measured sizes outside the table's
+    ``min_size_bytes``-``max_size_bytes`` range, from 1 B)."""
+    scores: list[dict[str, Any]] = []
+    for lab in (d.label for d in campaign.datasets):
+        every = measured(campaign, lab) if beyond_range else all_sizes(campaign, lab)
+        if lab in fitted:
+            used = set(fitted_sizes(campaign, lab))
+            s_in = score(campaign, result, lab, tuple(sorted(used)), rng)
+            s_in["kind"] = "in-sample (fitted sizes)"
+            scores.append(s_in)
+            rest = tuple(s for s in every if s not in used)
+            if rest:
+                s_out = score(campaign, result, lab, rest, rng)
+                s_out["kind"] = "same benchmark, sizes not fitted"
+                s_out["pass"] = s_out["inside_fraction"] >= INSIDE_UNFITTED
+                scores.append(s_out)
+        else:
+            s_out = score(campaign, result, lab, every, rng)
+            s_out["kind"] = "held-out series"
+            s_out["pass"] = bool(
+                s_out["inside_fraction"] >= INSIDE_HELD_OUT
+                and s_out["median_rel_error"] <= MEDIAN_ERROR_HELD_OUT
+            )
+            scores.append(s_out)
+    return scores
+
+
+def measured(campaign: Campaign, label: str) -> tuple[int, ...]:
+    """Every measured size of series ``label`` from 1 B (its size range ignored)."""
+    spec = next(d for d in campaign.datasets if d.label == label)
+    raw = read_benchmark_csv(spec.path, spec.benchmark)
+    sizes = np.unique(np.asarray(raw.size_bytes))
+    return tuple(int(s) for s in sizes[sizes >= 1])
+
+
+def run_from_results(path: Path, results: Path, out: Path, seed: int) -> dict[str, Any]:
+    """Fold ``all`` scored with the posterior draws of a finished campaign run
+    (``results/posterior_draws.nc``: model parameters and discrepancy spreads), without
+    fitting again: every fitted size in sample, every other measured size (between the
+    fitted ones and outside the fitted range) out of sample."""
+    import arviz as az
+
+    campaign = parse_campaign(read_toml(path), base_dir=path.parent)
+    posterior = az.from_netcdf(results / "posterior_draws.nc").posterior
+    names = tuple(str(n) for n in posterior.data_vars)
+    draws = np.column_stack([np.asarray(posterior[n]).reshape(-1) for n in names])
+    model = tuple(campaign.parameters.names)
+    if names[: len(model)] != model:
+        raise SystemExit(f"{results}: draws {names[: len(model)]} are not the campaign's {model}")
+    result = Fit(names, draws, Discrepancy(), np.median(draws, axis=0), np.nan, np.nan, 0, 0.0)
+    rng = np.random.default_rng(seed)
+    labels = tuple(d.label for d in campaign.datasets)
+    scores = score_fold(campaign, result, labels, rng, beyond_range=True)
+    report: dict[str, Any] = {
+        "campaign": campaign.name,
+        "file": str(path),
+        "folds": [
+            {
+                "fold": "all",
+                "fitted": list(labels),
+                "method": f"posterior draws of {results}",
+                "khat_or_rhat": float("nan"),
+                "draws": int(draws.shape[0]),
+                "scores": scores,
+            }
+        ],
+    }
+    print(f"{campaign.name} / all: {draws.shape[0]} posterior draws of {results}", flush=True)
+    for s in scores:
+        print(
+            f"    {s['series']:10s} {s['kind']:34s} {s['inside']:4d}/{s['sizes']:<4d} inside, "
+            f"median error {100 * s['median_rel_error']:.1f}%",
+            flush=True,
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"draws_{campaign.name}.json").write_text(json.dumps(report, indent=1) + "\n")
+    return report
+
+
+def at_medians(path: Path, folders: list[Path]) -> None:
+    """Print every series of the campaign simulated at the posterior median of each results
+    folder (its ``summary.json``), against the data at the series' fitted sizes: whether
+    parameters fitted on different series lie on the same ridge of one series."""
+    campaign = parse_campaign(read_toml(path), base_dir=path.parent)
+    names = campaign.parameters.names
+    x = np.array(
+        [
+            [json.loads((f / "summary.json").read_text())["parameters"][n]["median"] for n in names]
+            for f in folders
+        ]
+    )
+    for row, f in zip(x, folders, strict=True):
+        print(f"{f}: " + ", ".join(f"{n} {v:.4g}" for n, v in zip(names, row, strict=True)))
+    for spec in campaign.datasets:
+        sub = subset(campaign, (spec.label,))
+        obs = load_observations(sub.datasets, regime_thresholds(sub))
+        y = np.asarray(problem(sub, obs, Discrepancy()).predictor.predict(x))
+        print(spec.label)
+        for i, (size, data) in enumerate(zip(obs.sizes_bytes, obs.mean, strict=True)):
+            cols = "  ".join(
+                f"{y[k, i]:10.4g} ({100 * (y[k, i] / data - 1):+6.1f}%)"
+                for k in range(len(folders))
+            )
+            print(f"  {int(size):>10} data {data:10.4g}  {cols}")
+
+
 def run(
     path: Path,
     out: Path,
@@ -382,7 +517,8 @@ def run(
     burn: int,
     seed: int,
     method: str = "laplace",
-    only: str | None = None,
+    only: list[str] | None = None,
+    tag: str | None = None,
 ) -> dict[str, Any]:
     campaign = parse_campaign(read_toml(path), base_dir=path.parent)
     labels = tuple(d.label for d in campaign.datasets)
@@ -394,7 +530,7 @@ def run(
         folds.append((f"only {fold}", tuple(fold.split("+"))))
     report: dict[str, Any] = {"campaign": campaign.name, "file": str(path), "folds": []}
     for name, fitted in folds:
-        if only is not None and name != only:
+        if only and name not in only:
             continue
         result = fit(campaign, fitted, rng, steps, burn, method)
         entry: dict[str, Any] = {
@@ -412,28 +548,7 @@ def run(
             ),
             "scores": [],
         }
-        scores: list[dict[str, Any]] = []
-        for lab in labels:
-            every = all_sizes(campaign, lab)
-            if lab in fitted:
-                used = set(fitted_sizes(campaign, lab))
-                s_in = score(campaign, result, lab, tuple(sorted(used)), rng)
-                s_in["kind"] = "in-sample (fitted sizes)"
-                scores.append(s_in)
-                rest = tuple(s for s in every if s not in used)
-                if rest:
-                    s_out = score(campaign, result, lab, rest, rng)
-                    s_out["kind"] = "same benchmark, sizes not fitted"
-                    s_out["pass"] = s_out["inside_fraction"] >= INSIDE_UNFITTED
-                    scores.append(s_out)
-            else:
-                s_out = score(campaign, result, lab, every, rng)
-                s_out["kind"] = "held-out series"
-                s_out["pass"] = bool(
-                    s_out["inside_fraction"] >= INSIDE_HELD_OUT
-                    and s_out["median_rel_error"] <= MEDIAN_ERROR_HELD_OUT
-                )
-                scores.append(s_out)
+        scores = score_fold(campaign, result, fitted, rng)
         entry["scores"] = scores
         report["folds"].append(entry)
         print(
@@ -448,9 +563,156 @@ def run(
                 f"median error {100 * s['median_rel_error']:.1f}%",
                 flush=True,
             )
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"transfer_{campaign.name}.json").write_text(json.dumps(report, indent=1) + "\n")
+        out.mkdir(parents=True, exist_ok=True)  # after every fold: a stopped run keeps its folds
+        suffix = f"_{tag}" if tag else ""
+        (out / f"transfer_{campaign.name}{suffix}.json").write_text(
+            json.dumps(report, indent=1) + "\n"
+        )
     return report
+
+
+def parse_holdout(text: str) -> Holdout:
+    """``SERIES`` (the whole series) or ``SERIES:MIN-MAX`` (bytes, inclusive; a bound may be
+    empty) as a hold-out entry."""
+    series, _, rng_text = text.partition(":")
+    if not rng_text:
+        return Holdout(series)
+    lo_text, sep, hi_text = rng_text.partition("-")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"--holdout {text!r}: expected SERIES or SERIES:MIN-MAX")
+    return Holdout(
+        series,
+        int(lo_text) if lo_text else None,
+        int(hi_text) if hi_text else None,
+    )
+
+
+def _pipeline_fold(name: str, campaign: Campaign, out: Path, design: Any = None) -> dict[str, Any]:
+    """One campaign run through the pipeline with its ``[validation]``; the fold's entry."""
+    from mpiuq.calibration.pipeline.campaign import run_campaign
+    from mpiuq.calibration.reporting.report import summary_dict
+
+    t0 = time.perf_counter()
+    result = run_campaign(campaign, out, design=design)
+    seconds = time.perf_counter() - t0
+    summary = summary_dict(result)
+    val = summary["validation"]
+    scores: list[dict[str, Any]] = []
+    ins = val["in_sample"]
+    scores.append(
+        {
+            "series": "(all fitted)",
+            "kind": "in-sample (fitted sizes)",
+            "sizes": ins["n_sizes"],
+            "inside": ins["n_inside_90"],
+            "inside_fraction": ins["n_inside_90"] / ins["n_sizes"],
+            "median_rel_error": ins["median_relative_error"],
+        }
+    )
+    for g in val["groups"]:
+        held_series = g["kind"] == "held-out series"
+        frac = g["coverage"]
+        entry = {
+            "series": g["series"] if held_series else g["name"],
+            "kind": "held-out series" if held_series else "same benchmark, sizes not fitted",
+            "group_kind": g["kind"],
+            "sizes": g["n_sizes"],
+            "inside": g["n_inside_90"],
+            "inside_fraction": frac,
+            "median_rel_error": g["median_relative_error"],
+            "binomial_threshold": g["threshold"],
+            "binomial_passed": g["passed"],
+            "fitted_range_bytes": g["fitted_range_bytes"],
+            "n_outside_fitted_range": g["n_outside_fitted_range"],
+            "inside_by_regime": _by_regime(g["sizes"]),
+        }
+        if held_series:
+            entry["pass"] = bool(
+                frac >= INSIDE_HELD_OUT and g["median_relative_error"] <= MEDIAN_ERROR_HELD_OUT
+            )
+        else:
+            entry["pass"] = bool(frac >= INSIDE_UNFITTED)
+        scores.append(entry)
+    failed = [k for k, c in summary["checks"].items() if not c["passed"]]
+    return {
+        "fold": name,
+        "fitted": [d.label for d in result.campaign.datasets],
+        "method": f"pipeline ({campaign.posterior.sampler})",
+        "posterior_source": summary.get("posterior_source"),
+        "posterior": summary.get("posterior"),
+        "khat_or_rhat": float("nan"),
+        "checks_failed": failed,
+        "seconds": round(seconds, 1),
+        "scores": scores,
+    }
+
+
+def _by_regime(columns: dict[str, Any]) -> dict[str, str]:
+    counts: dict[str, list[int]] = {}
+    for r, ok in zip(columns["regime"], columns["inside_90"], strict=True):
+        counts.setdefault(r, [0, 0])
+        counts[r][0] += int(ok)
+        counts[r][1] += 1
+    return {r: f"{a}/{b}" for r, (a, b) in counts.items()}
+
+
+def run_pipeline(
+    path: Path,
+    out: Path,
+    holdouts: list[Holdout],
+    sampler: str,
+    loso: bool,
+    tag: str | None = None,
+) -> dict[str, Any]:
+    """The campaign through mpiuq's pipeline with a ``[validation]`` of its unselected
+    sizes and ``holdouts`` (``loso``: one fold per fitted series held out in turn)."""
+    from mpiuq.calibration.checking.loso import fold_campaigns, shared_design
+
+    campaign = parse_campaign(read_toml(path), base_dir=path.parent)
+    posterior = (
+        campaign.posterior
+        if sampler == "campaign"
+        else replace(campaign.posterior, sampler=sampler)
+    )
+    spec = ValidationSpec(tuple(holdouts), unselected_sizes=True, present=True)
+    campaign = replace(campaign, posterior=posterior, validation=spec)
+    suffix = f"_{tag}" if tag else ""
+    work = out / f"pipeline_{campaign.name}{suffix}"
+    work.mkdir(parents=True, exist_ok=True)
+    report: dict[str, Any] = {"campaign": campaign.name, "file": str(path), "folds": []}
+    held = ", ".join(h.describe() for h in holdouts) or "nothing"
+    if loso:
+        design = shared_design(campaign, work / "design.h5")
+        runs = [(f"without {label}", c, design) for label, c in fold_campaigns(campaign)]
+    else:
+        runs = [(f"all (held out: {held})", campaign, None)]
+    for name, fold_campaign, design in runs:
+        fold_dir = work / (name.replace(" ", "-") if loso else "all")
+        fold_dir.mkdir(parents=True, exist_ok=True)
+        entry = _pipeline_fold(name, fold_campaign, fold_dir, design)
+        report["folds"].append(entry)
+        print(
+            f"{campaign.name} / {name}: {entry['method']}, posterior from "
+            f"{entry['posterior_source']}, {entry['seconds']:.0f} s, failed checks: "
+            f"{', '.join(entry['checks_failed']) or 'none'}",
+            flush=True,
+        )
+        for s in entry["scores"]:
+            print(
+                f"    {s['series']:28s} {s['kind']:34s} {s['inside']:4d}/{s['sizes']:<4d} "
+                f"inside, median error {100 * s['median_rel_error']:.1f}%",
+                flush=True,
+            )
+        (out / f"pipeline_{campaign.name}{suffix}.json").write_text(
+            json.dumps(report, indent=1, default=_json_default) + "\n"
+        )
+    return report
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    return str(value)
 
 
 def main() -> None:
@@ -469,9 +731,53 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=1500, help="MCMC steps kept (0: MAP only)")
     ap.add_argument("--burn", type=int, default=1000, help="MCMC burn-in steps")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--only", default=None, help="run only the fold of this name")
+    ap.add_argument("--only", action="append", default=[], help="run only the folds of these names")
+    ap.add_argument(
+        "--pipeline",
+        action="store_true",
+        help="fit with mpiuq's campaign pipeline and score through its [validation]",
+    )
+    ap.add_argument(
+        "--sampler",
+        choices=("surrogate", "direct", "auto", "campaign"),
+        default="surrogate",
+        help="--pipeline: posterior path (campaign: the file's [posterior] sampler)",
+    )
+    ap.add_argument(
+        "--holdout",
+        action="append",
+        type=parse_holdout,
+        default=[],
+        help="--pipeline: SERIES or SERIES:MIN-MAX held out (repeatable)",
+    )
+    ap.add_argument(
+        "--loso", action="store_true", help="--pipeline: hold out each fitted series in turn"
+    )
+    ap.add_argument("--tag", default=None, help="suffix of the JSON file name")
+    ap.add_argument(
+        "--from-results",
+        type=Path,
+        default=None,
+        help="score fold 'all' with the posterior draws of this results folder (no fit)",
+    )
+    ap.add_argument(
+        "--at-medians",
+        type=Path,
+        nargs="+",
+        default=None,
+        help="simulate every series at the posterior median of these results folders",
+    )
     a = ap.parse_args()
-    run(a.campaign, a.out, a.fold, a.steps, a.burn, a.seed, a.method, a.only)
+    if a.at_medians:
+        at_medians(a.campaign, a.at_medians)
+        return
+    if a.from_results is not None:
+        run_from_results(a.campaign, a.from_results, a.out, a.seed)
+        return
+    if a.pipeline:
+        run_pipeline(a.campaign, a.out, a.holdout, a.sampler, a.loso, a.tag)
+        return
+    run(a.campaign, a.out, a.fold, a.steps, a.burn, a.seed, a.method, a.only, a.tag)
 
 
 if __name__ == "__main__":

@@ -33,9 +33,9 @@ def main() -> None:
                 row = (report["campaign"], fold["fold"], s["series"], frac, err, rel)
                 if s["kind"] == "held-out series":
                     held.append((*row, "yes" if s["pass"] else "no"))
-                elif s["kind"].startswith("same benchmark") and fold["fold"] == "all":
+                elif s["kind"].startswith("same benchmark") and fold["fold"].startswith("all"):
                     unfitted.append((*row, "yes" if s["pass"] else "no"))
-                elif fold["fold"] == "all":
+                elif fold["fold"].startswith("all"):
                     insample.append(row)
     out = ["## Held-out series (out of sample): >= 80% inside and median error <= 15%", ""]
     out += [
