@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -253,16 +254,38 @@ def assert_same_results(a: Path, b: Path) -> None:
         assert np.array_equal(arr_a[key], arr_b[key]), key
 
 
-def test_killed_campaign_resumes_identically_and_never_leaves_stale_results(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    toml = tmp_path / "kill.toml"
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The campaign file and one uninterrupted run of it, shared by the tests (both are read,
+    never written: a test that changes a finished folder or the campaign works on copies,
+    :func:`copy_of_finished_run`). The run's fingerprint names the campaign file, so a run
+    compared with this one uses the same file."""
+    d = tmp_path_factory.mktemp("kill-ref")
+    toml = d / "kill.toml"
     toml.write_text(CAMPAIGN)
-    ref, out = tmp_path / "ref", tmp_path / "out"
+    ref = d / "ref"
     assert main(["campaign", "run", str(toml), "--out", str(ref), "--quiet", "--no-plots"]) in (
         0,
         1,
     )
+    return toml, ref
+
+
+def copy_of_finished_run(finished_run: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of the campaign file and of the finished run's folder in ``tmp_path``: what an
+    uninterrupted ``mpiuq campaign run kill.toml --out out`` leaves there."""
+    toml = tmp_path / "kill.toml"
+    toml.write_text(CAMPAIGN)
+    out = tmp_path / "out"
+    shutil.copytree(finished_run[1], out)
+    return toml, out
+
+
+def test_killed_campaign_resumes_identically_and_never_leaves_stale_results(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], finished_run: tuple[Path, Path]
+) -> None:
+    toml, ref = finished_run
+    out = tmp_path / "out"
 
     run_killed_campaign("design", toml, out)
     assert not (out / "summary.json").exists()
@@ -309,16 +332,11 @@ def test_killed_campaign_resumes_identically_and_never_leaves_stale_results(
 
 
 def test_show_warns_when_a_result_file_changed(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], finished_run: tuple[Path, Path]
 ) -> None:
-    toml = tmp_path / "kill.toml"
-    toml.write_text(CAMPAIGN)
-    out = tmp_path / "out"
-    assert main(["campaign", "run", str(toml), "--out", str(out), "--quiet", "--no-plots"]) in (
-        0,
-        1,
-    )
-    capsys.readouterr()
+    _, out = copy_of_finished_run(finished_run, tmp_path)
+    assert main(["campaign", "show", str(out)]) == 0  # the copy is a sound, finished folder
+    assert "has changed" not in capsys.readouterr().err
     with (out / "posterior.nc").open("ab") as f:
         f.write(b"\0")
     (out / "surrogate.h5").unlink()
@@ -333,13 +351,10 @@ def test_show_warns_when_a_result_file_changed(
 
 
 def test_campaign_restart_discards_a_mismatched_design(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], finished_run: tuple[Path, Path]
 ) -> None:
-    toml = tmp_path / "kill.toml"
-    toml.write_text(CAMPAIGN)
-    out = tmp_path / "out"
+    toml, out = copy_of_finished_run(finished_run, tmp_path)
     argv = ["campaign", "run", str(toml), "--out", str(out), "--quiet", "--no-plots"]
-    assert main(argv) in (0, 1)
     toml.write_text(CAMPAIGN.replace("link_bw_GBps = [3.0, 8.0]", "link_bw_GBps = [3.0, 9.0]"))
     capsys.readouterr()
     assert main(argv) == 2
