@@ -25,6 +25,7 @@ COMPILED_SOURCES: tuple[str, ...] = (
     "trace/limits.py",
     "trace/ti/args.py",
     "trace/ti/assemble.py",
+    "trace/ti/groups.py",
     "trace/ti/kernel.py",
     "trace/ti/lex.py",
     "trace/ti/parse.py",

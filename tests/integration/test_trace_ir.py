@@ -22,6 +22,7 @@ from mpiuq.simulator.trace import (
 )
 from mpiuq.simulator.trace.builder import TraceBuilder
 from mpiuq.simulator.trace.cache.store import cache_key
+from mpiuq.simulator.trace.formats import TRACE_FORMATS
 
 TI = (
     "0 init\n1 init\n0 compute 1e9\n0 isend 1 0 3 0\n1 irecv 0 0 3 0\n0 wait 0 1 0\n"
@@ -101,9 +102,11 @@ def test_cache_is_used_and_invalidated(tmp_path: Path) -> None:
     assert len(entries) == 1
     t2 = read_trace(src, cache_dir=cache)  # served from the cache
     assert np.array_equal(t1.kind, t2.kind) and t2.notes == t1.notes
-    key = cache_key(src, {"format": "ti", "flop_rate": 1e9}, [src])
+    revision = TRACE_FORMATS.get("ti").revision  # the reader's revision is in the key
+    key = cache_key(src, {"format": "ti", "flop_rate": 1e9, "revision": revision}, [src])
     assert entries[0].stem == key
-    assert cache_key(src, {"format": "ti", "flop_rate": 2e9}, [src]) != key  # options count
+    options = {"format": "ti", "flop_rate": 2e9, "revision": revision}
+    assert cache_key(src, options, [src]) != key  # options count
     src.write_text(TI.replace("compute 1e9", "compute 2e9"))  # new size -> new key
     t3 = read_trace(src, cache_dir=cache)
     assert t3.summary().compute_seconds == pytest.approx(2.0)
