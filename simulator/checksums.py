@@ -16,9 +16,11 @@ has a recorded size and a content digest, checked on read:
   recognised too, before it is parsed;
 * :func:`write_manifest` / :func:`verify_manifest`: a sealed ``checksums.json`` listing
   the size and chunk digests of every other file of a folder (a program entry), checked
-  with the files hashed on two threads (the digest releases the GIL). A manifest of an
-  earlier version (one digest per file) is refused like a damaged one: the entry is
-  rebuilt, never trusted.
+  smallest file first, each file a block of chunks at a time, stopping at the first chunk
+  that differs (:func:`first_bad_chunk`): a damaged entry is refused after hashing what
+  precedes the damage, an intact one is hashed once. A manifest of an earlier version
+  (one digest per file) is refused like a damaged one: the entry is rebuilt, never
+  trusted.
 
 A failed check raises :class:`ChecksumError` naming the file and what differs; the caches
 treat it as a damaged entry (deleted, then rebuilt).
@@ -29,7 +31,6 @@ from __future__ import annotations
 import json
 import mmap
 import os
-import re
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -43,8 +44,10 @@ __all__ = [
     "MANIFEST",
     "ChecksumError",
     "chunk_matches",
+    "damaged_bytes",
     "digest_fits",
     "file_digest",
+    "first_bad_chunk",
     "parse_sealed_json",
     "seal_text",
     "unseal_text",
@@ -63,8 +66,11 @@ _VERSION = 2
 #: chunks of this many bytes (the last one shorter; none for an empty file).
 CHUNK_BYTES = 1 << 12
 _HEX = 16
-#: Files at least this large are hashed on the second thread.
+_HEX_DIGITS = b"0123456789abcdef"
+#: Files at least this large are hashed on the second thread when a manifest is written.
 _PARALLEL_BYTES = 1 << 20
+#: Chunks hashed and compared at a time by :func:`first_bad_chunk` (1 MiB).
+_BLOCK_CHUNKS = 256
 
 
 class ChecksumError(SimulatorError, ValueError):
@@ -121,6 +127,51 @@ def file_digest(path: str | Path) -> tuple[int, str]:
             return size, _chunk_digests(m)
 
 
+def first_bad_chunk(path: str | Path, digest: str) -> int | None:
+    """The index of the first chunk of the file at ``path`` whose content does not match
+    ``digest`` (a :func:`file_digest` string of a file of the same size), or ``None`` when
+    every chunk matches. The file is hashed :data:`_BLOCK_CHUNKS` chunks at a time, and
+    the hashing stops at the first block that differs.
+
+    Raises
+    ------
+    OSError
+        If the file cannot be opened or mapped.
+    """
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size == 0:
+            return None if digest == "" else 0
+        block = _BLOCK_CHUNKS * CHUNK_BYTES
+        with (
+            mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m,
+            memoryview(m) as view,  # slices of the map, not copies
+        ):
+            for start in range(0, size, block):
+                got = _chunk_digests(view[start : start + block])
+                first = start // CHUNK_BYTES * _HEX
+                expected = digest[first : first + len(got)]
+                if got != expected:
+                    for i in range(0, len(got), _HEX):
+                        if got[i : i + _HEX] != expected[i : i + _HEX]:
+                            return (first + i) // _HEX
+        return None if len(digest) == _HEX * -(-size // CHUNK_BYTES) else size // CHUNK_BYTES
+
+
+def _is_lower_hex(text: str) -> bool:
+    """Whether ``text`` holds lower-case hex digits only (a C-speed byte deletion: a
+    digest string of a large file has hundreds of thousands of them)."""
+    try:
+        return not text.encode("ascii").translate(None, _HEX_DIGITS)
+    except UnicodeEncodeError:
+        return False
+
+
+def damaged_bytes(index: int) -> str:
+    """``"bytes A..B"``: the byte range of chunk ``index`` (for messages)."""
+    return f"bytes {index * CHUNK_BYTES}..{(index + 1) * CHUNK_BYTES - 1}"
+
+
 def digest_fits(size: Any, digest: Any) -> bool:
     """Whether ``digest`` is a chunk-digest string for a file of ``size`` bytes."""
     return (
@@ -128,7 +179,7 @@ def digest_fits(size: Any, digest: Any) -> bool:
         and size >= 0
         and isinstance(digest, str)
         and len(digest) == _HEX * -(-size // CHUNK_BYTES)
-        and re.fullmatch("[0-9a-f]*", digest) is not None
+        and _is_lower_hex(digest)
     )
 
 
@@ -269,11 +320,13 @@ def verify_manifest(folder: Path) -> tuple[str, ...]:
                 folder / name,
                 f"holds {size} bytes, expected {files[name][0]} (truncated or changed)",
             )
-    for name, (_size, digest) in zip(names, _digests([folder / n for n in names]), strict=True):
-        if digest != files[name][1]:
+    # smallest first, stopping at the first damaged chunk: damage is named after hashing
+    # only what precedes it
+    for name in sorted(names, key=lambda n: (files[n][0], n)):
+        bad = first_bad_chunk(folder / name, files[name][1])
+        if bad is not None:
             raise ChecksumError(
-                folder / name,
-                f"does not match its checksum (damaged){_where(digest, files[name][1])}",
+                folder / name, f"does not match its checksum (damaged) in {damaged_bytes(bad)}"
             )
     return tuple(names)
 
@@ -295,11 +348,3 @@ def _digests(paths: list[Path]) -> list[tuple[int, str]]:
         for i, fut in futures.items():
             out[i] = fut.result()
     return [d for d in out if d is not None]
-
-
-def _where(got: str, expected: str) -> str:
-    """``" at byte N"``: the first chunk whose digest differs (for the message)."""
-    for i in range(0, min(len(got), len(expected)), _HEX):
-        if got[i : i + _HEX] != expected[i : i + _HEX]:
-            return f" in bytes {i // _HEX * CHUNK_BYTES}..{(i // _HEX + 1) * CHUNK_BYTES - 1}"
-    return ""

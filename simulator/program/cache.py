@@ -16,7 +16,7 @@ version 1) in ``<cache>/<trace key>-<program key>.mpiuqprog``, with three more m
     infinite rate, as ``--like simgrid`` sets).
 ``checksums.json``
     the size and content digest of every other member, sealed by its own digest
-    (:mod:`mpiuq.simulator.checksums`): an entry is verified whole, on two threads, before
+    (:mod:`mpiuq.simulator.checksums`): an entry is verified whole (smallest member first) before
     anything of it is used, so a damaged byte anywhere (a column, the wait list, a
     metadata file) makes the entry unusable instead of a wrong replay or a false deadlock.
 

@@ -24,6 +24,7 @@ from mpiuq.simulator.checksums import (
     ChecksumError,
     chunk_matches,
     file_digest,
+    first_bad_chunk,
     parse_sealed_json,
     seal_text,
     verify_manifest,
@@ -100,6 +101,39 @@ def test_a_flip_fails_exactly_its_own_chunk(folder: Path) -> None:
         with pytest.raises(ChecksumError, match=f"in bytes {pos // CHUNK_BYTES * CHUNK_BYTES}"):
             verify_manifest(folder)
     file.write_bytes(data)
+
+
+def test_the_first_damaged_chunk_is_found_across_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """:func:`first_bad_chunk` on a file of several hashing blocks: ``None`` when intact,
+    the chunk of the first of two flips otherwise (against the independent digests), and
+    no block after the damaged one is hashed."""
+    from mpiuq.simulator import checksums
+
+    block = checksums._BLOCK_CHUNKS * CHUNK_BYTES
+    rng = np.random.default_rng(3)
+    data = rng.integers(0, 256, 3 * block + 5, dtype=np.uint8).tobytes()
+    file = tmp_path / "big.bin"
+    file.write_bytes(data)
+    chunks = _reference_chunks(data)
+    assert first_bad_chunk(file, chunks) is None
+    hashed: list[int] = []
+    real = checksums._chunk_digests
+
+    def counting(buf: bytes) -> str:
+        hashed.append(len(buf))
+        return real(buf)
+
+    monkeypatch.setattr(checksums, "_chunk_digests", counting)
+    for first, second in ((0, 5), (block - 1, 3 * block), (block + CHUNK_BYTES, 3 * block + 4)):
+        file.write_bytes(flipped(flipped(data, first), second))
+        hashed.clear()
+        assert first_bad_chunk(file, chunks) == first // CHUNK_BYTES
+        assert sum(hashed) == (first // block + 1) * block  # stopped at the damaged block
+    file.write_bytes(data)
+    # a digest string of another length (a record of another size) never matches
+    assert first_bad_chunk(file, chunks[:-16]) == len(chunks) // 16 - 1
 
 
 def _old_manifest(folder: Path) -> None:

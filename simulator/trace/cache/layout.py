@@ -34,8 +34,10 @@ from mpiuq.simulator.checksums import (
     CHUNK_BYTES,
     HASH_NAME,
     ChecksumError,
+    damaged_bytes,
     digest_fits,
     file_digest,
+    first_bad_chunk,
     read_sealed_json,
     seal_text,
 )
@@ -150,14 +152,15 @@ def verify_entry(entry: Path) -> dict[str, Any]:
         )
     try:  # the size first: a cut entry is named without hashing it
         size = entry.stat().st_size
-        if size == doc.get("size"):
-            size, digest = file_digest(entry)
+        if size != doc.get("size"):
+            raise ChecksumError(
+                entry, f"holds {size} bytes, expected {doc.get('size')!r} (truncated)"
+            )
+        bad = first_bad_chunk(entry, doc["chunks"])  # stops at the first damaged chunk
     except OSError as exc:
         raise ChecksumError(entry, f"cannot be read ({exc.strerror})") from None
-    if size != doc.get("size"):
-        raise ChecksumError(entry, f"holds {size} bytes, expected {doc.get('size')!r} (truncated)")
-    if digest != doc.get("chunks"):
-        raise ChecksumError(entry, "does not match its checksum (damaged)")
+    if bad is not None:
+        raise ChecksumError(entry, f"does not match its checksum (damaged) in {damaged_bytes(bad)}")
     return doc
 
 
