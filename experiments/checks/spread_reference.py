@@ -9,6 +9,8 @@ Usage (from the repository root)::
     python experiments/checks/spread_reference.py sampler --case link   # campaign's sampler
     python experiments/checks/spread_reference.py ensembles --case all  # reference's scatter
     python experiments/checks/posterior_reference.py figures            # table and figures
+    # any campaign (e.g. one kept outside the repository), results in --results:
+    python experiments/checks/spread_reference.py reference --campaign C.toml --results DIR
 
 Why. ``posterior_reference.py reference`` samples the spreads ``sd_rel_<regime>`` jointly
 with the model parameters (emcee's ``DEMove``, spreads on the log scale): the funnel that
@@ -440,10 +442,15 @@ def reference_draws(
 # --- cases --------------------------------------------------------------------------------
 
 
+#: Campaign files given with ``--campaign`` (any campaign, e.g. one kept outside the
+#: repository), by case name (the file's stem).
+OUTSIDE: dict[str, Path] = {}
+
+
 def _case_target(case: str, work: Path) -> tuple[Collapsed, list[str], list[list[int]], Path]:
     from posterior_reference import campaign_file, target_of
 
-    path = campaign_file(case, work)
+    path = OUTSIDE[case] if case in OUTSIDE else campaign_file(case, work)
     target, problem, groups = target_of(path)
     names = list(problem.names)
     return Collapsed.of(target, names), names, groups, path
@@ -525,7 +532,13 @@ def cmd_reference(cases: list[str], work: Path, results: Path, args: argparse.Na
             max_steps=args.max_steps,
             log=lambda s, c=case: print(f"{c}: {s}", flush=True),
         )
-        stats["campaign"] = path.name if case != "main" else "experiments/stampede-ib.toml"
+        stats["campaign"] = (
+            str(path)
+            if case in OUTSIDE
+            else path.name
+            if case != "main"
+            else "experiments/stampede-ib.toml"
+        )
         stats["folded"] = [[names[j] for j in g] for g in groups]
         np.savez_compressed(
             out / "reference.npz", draws=draws.astype(np.float32), names=np.array(names)
@@ -682,6 +695,7 @@ def main() -> int:
         ),
     )
     ap.add_argument("--case", default="all", choices=(*CASES, "all"))
+    ap.add_argument("--campaign", type=Path, help="any campaign file instead of --case")
     ap.add_argument("--results", type=Path, default=RESULTS)
     ap.add_argument("--work", type=Path, default=None)
     ap.add_argument("--ess", type=float, default=6000.0)
@@ -694,6 +708,9 @@ def main() -> int:
     tmp = tempfile.TemporaryDirectory(prefix="spread_reference_") if args.work is None else None
     work = Path(tmp.name) if tmp is not None else args.work
     cases = list(CASES) if args.case == "all" else [args.case]
+    if args.campaign is not None:
+        OUTSIDE[args.campaign.stem] = args.campaign.resolve()
+        cases = [args.campaign.stem]
     if args.command == "known-answer":
         res = cmd_known_answer(args.seeds, args.ess)
         (args.results / "known_answer_collapsed.json").write_text(json.dumps(res, indent=1))
