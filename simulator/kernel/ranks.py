@@ -250,17 +250,26 @@ def _complete_in_order(r, t, waits, slot_of, ready):  # type: ignore[no-untyped-
 
 
 @njit(inline="always", error_model="numpy")
+def _pay_copy_out(r, c, t, cp, state, hn, top_live, seq):  # type: ignore[no-untyped-def]
+    """Charge a consumed request's copy-out ``cp`` (s) from ``t`` to rank ``r``'s and call
+    ``c``'s MPI-stack time and run the events due before ``t + cp``; returns
+    ``(go_on, t + cp, hn, top_live, seq)`` (``go_on`` false: another event runs first)."""
+    ranks = state.ranks
+    ranks.acc[r, CAT_STACK] += cp
+    ranks.acc_call[c, CAT_STACK] += cp
+    go_on, hn, top_live, seq = advance(r, t + cp, state, hn, top_live, seq)
+    return go_on, t + cp, hn, top_live, seq
+
+
+@njit(inline="always", error_model="numpy")
 def _waitany_done(r, i, c, t, cp, state, hn, top_live, seq):  # type: ignore[no-untyped-def]
     """A ``WAITANY`` consumed its request at ``t``: pay the copy-out ``cp``, then end."""
     ranks = state.ranks
     if cp > 0.0:
-        ranks.acc[r, CAT_STACK] += cp
-        ranks.acc_call[c, CAT_STACK] += cp
-        go_on, hn, top_live, seq = advance(r, t + cp, state, hn, top_live, seq)
+        go_on, t, hn, top_live, seq = _pay_copy_out(r, c, t, cp, state, hn, top_live, seq)
         if not go_on:
             ranks.phase[r] = 3  # resumed after the copy-out: the operation ends
-            return False, t + cp, hn, top_live, seq
-        t = t + cp
+            return False, t, hn, top_live, seq
     ranks.phase[r] = 0
     ranks.pc[r] = i + 1
     return True, t, hn, top_live, seq
@@ -317,10 +326,7 @@ def op_wait(r, i, j, k, c, t, prog, state, hn, top_live, seq):  # type: ignore[n
             if k == OP_WAITANY:
                 return _waitany_done(r, i, c, t, cp, state, hn, top_live, seq)
             if cp > 0.0:
-                ranks.acc[r, CAT_STACK] += cp
-                ranks.acc_call[c, CAT_STACK] += cp
-                go_on, hn, top_live, seq = advance(r, t + cp, state, hn, top_live, seq)
-                t = t + cp
+                go_on, t, hn, top_live, seq = _pay_copy_out(r, c, t, cp, state, hn, top_live, seq)
                 if not go_on:
                     return False, t, hn, top_live, seq
         return True, t, hn, top_live, seq  # scan again: block, or the wait is over
