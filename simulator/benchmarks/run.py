@@ -302,13 +302,15 @@ def evaluate_batch(
     net = network_arrays(TWO_NODE_SWITCH, 2)
     chunks = [c for c in np.array_split(np.arange(n_sets), min(threads, max(n_sets, 1))) if c.size]
 
+    programs = [program_arrays(benchmark_program(setup, size)) for size in sizes]
+
     def work(rows: npt.NDArray[np.int64]) -> int:
         # one task per thread: its slice of the parameter sets at every size
         n_ev = 0
-        for j, size in enumerate(sizes):
-            program = program_arrays(benchmark_program(setup, size))
+        block = matrix[rows[0] : rows[-1] + 1]
+        for j, (size, program) in enumerate(zip(sizes, programs, strict=True)):
             marks, _acc, _end, unfinished, events = kernel.run_batch(  # type: ignore[call-arg]
-                program, matrix[rows[0] : rows[-1] + 1], net, 1.0
+                program, block, net, 1.0
             )
             if unfinished.any():
                 raise SettingError(
