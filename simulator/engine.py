@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -182,6 +183,23 @@ def check_regime_slots(matrix: FloatArray) -> None:
         Naming the first bad slot ``regime<k>_<field>``, its value and what is allowed.
     """
     tail = matrix[:, N_PARAMS:]
+    if tail.shape[0] and tail.dtype == np.float64 and bool(np.all(tail == tail[:1])):
+        # one regime table in every row (the usual case: only scalars calibrated; NaN
+        # never compares equal): check it once per process, with the same first bad slot
+        _check_regime_table(np.ascontiguousarray(tail[0]).tobytes())
+        return
+    _check_regime_rows(tail)
+
+
+@lru_cache(maxsize=64)
+def _check_regime_table(row: bytes) -> None:
+    """:func:`check_regime_slots` of one row's regime slots (raw float64 bytes); a table
+    that passed is remembered (an error is raised again every time)."""
+    _check_regime_rows(np.frombuffer(row, dtype=np.float64)[None, :])
+
+
+def _check_regime_rows(tail: FloatArray) -> None:
+    """:func:`check_regime_slots` of the regime slots ``tail`` of every row."""
     n_regimes = tail.shape[1] // R_WIDTH
     if not 1 <= n_regimes <= MAX_REGIMES or tail.shape[1] % R_WIDTH:
         raise ParameterError(

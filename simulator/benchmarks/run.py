@@ -41,6 +41,8 @@ Throughputs are in MB/s (10^6 B/s), times in microseconds.
 from __future__ import annotations
 
 import hashlib
+import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -298,28 +300,54 @@ def evaluate_batch(
     n_sets = matrix.shape[0]
     times = np.empty((n_sets, len(sizes)))
     net = network_arrays(TWO_NODE_SWITCH, 2)
-    chunks = np.array_split(np.arange(n_sets), min(threads, max(n_sets, 1)))
+    chunks = [c for c in np.array_split(np.arange(n_sets), min(threads, max(n_sets, 1))) if c.size]
 
-    def work(j: int, rows: npt.NDArray[np.int64]) -> int:
-        program = program_arrays(benchmark_program(setup, sizes[j]))
-        marks, _acc, _end, unfinished, n_ev = kernel.run_batch(  # type: ignore[call-arg]
-            program, matrix[rows[0] : rows[-1] + 1], net, 1.0
-        )
-        if unfinished.any():
-            raise SettingError(
-                f"{setup.benchmark} at {sizes[j]} B did not finish for some parameter sets"
+    programs = [program_arrays(benchmark_program(setup, size)) for size in sizes]
+
+    def work(rows: npt.NDArray[np.int64]) -> int:
+        # one task per thread: its slice of the parameter sets at every size
+        n_ev = 0
+        block = matrix[rows[0] : rows[-1] + 1]
+        for j, (size, program) in enumerate(zip(sizes, programs, strict=True)):
+            marks, _acc, _end, unfinished, events = kernel.run_batch(  # type: ignore[call-arg]
+                program, block, net, 1.0
             )
-        times[rows[0] : rows[-1] + 1, j] = _time_per_message_s(setup, marks)
-        return int(n_ev)
+            if unfinished.any():
+                raise SettingError(
+                    f"{setup.benchmark} at {size} B did not finish for some parameter sets"
+                )
+            times[rows[0] : rows[-1] + 1, j] = _time_per_message_s(setup, marks)
+            n_ev += int(events)
+        return n_ev
 
-    tasks = [(j, rows) for j in range(len(sizes)) for rows in chunks if rows.size]
-    if threads == 1 or len(tasks) == 1:
-        events = sum(work(j, rows) for j, rows in tasks)
+    if len(chunks) <= 1:
+        events = sum(work(c) for c in chunks)
     else:
-        with ThreadPoolExecutor(max_workers=threads) as pool:
-            events = sum(pool.map(lambda task: work(*task), tasks))
+        events = sum(_thread_pool(len(chunks)).map(work, chunks))
     time_us = times * 1e6
     return BatchResult(sizes, time_us, np.asarray(sizes, dtype=np.float64) / time_us, events)
+
+
+_POOLS: dict[tuple[int, int], ThreadPoolExecutor] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def _thread_pool(threads: int) -> ThreadPoolExecutor:
+    """This process's pool of ``threads`` simulator threads, made on first use and kept.
+
+    The direct posterior sampler calls :func:`evaluate_batch` thousands of times with a
+    few milliseconds of work each; starting fresh threads for every call cost about as much
+    CPU as the work itself. The pool is per process (a forked worker makes its own: the
+    parent's threads do not exist in the child) and its idle threads end with the
+    interpreter.
+    """
+    key = (os.getpid(), threads)
+    with _POOLS_LOCK:
+        pool = _POOLS.get(key)
+        if pool is None:
+            pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="mpiuq-batch")
+            _POOLS[key] = pool
+        return pool
 
 
 @dataclass(frozen=True, slots=True)
