@@ -1,14 +1,18 @@
 """Shared fixtures: the input data of the tests (see ``shared_data.py``); the e2e tier's
-marker; the longest modules first (``durations.json``), so two workers finish together."""
+marker; the longest modules first (``durations.json``), so two workers finish together;
+one simulator thread per worker when several pytest workers share the cores."""
 
 from __future__ import annotations
 
 import json
+import os
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
 from shared_data import BENCHMARKS, STAMPEDE_DIR, TRACES
+
+from mpiuq.simulator.runtime.watch import THREADS_ENV
 
 
 @pytest.fixture
@@ -43,6 +47,15 @@ DURATIONS = Path(__file__).resolve().parent / "durations.json"
 #: Seconds assumed for a module missing from ``DURATIONS``, by tier (a new end-to-end
 #: module is scheduled among the long ones, a new unit module among the short ones).
 DEFAULT_S = {"e2e": 60.0, "integration": 2.0, "unit": 0.5}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist with several workers, the campaigns' batched simulator runs one
+    thread per worker (``$MPIUQ_SIMULATOR_THREADS``, unless set): the workers already use
+    the cores, and two threads per worker on them cost about a quarter more CPU for the
+    same results (rows are simulated independently of the thread that runs them)."""
+    if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) >= 2:
+        os.environ.setdefault(THREADS_ENV, "1")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -24,7 +24,7 @@ from mpiuq.calibration.sampling.grouping import Grouping, joint_grouping, sensit
 from mpiuq.calibration.sampling.posterior import Problem
 from mpiuq.calibration.sampling.sampler import SamplerProgress, SamplerSettings
 from mpiuq.simulator.benchmarks.run import BenchmarkModel
-from mpiuq.simulator.runtime.watch import usable_cores
+from mpiuq.simulator.runtime.watch import simulator_threads
 from mpiuq.surrogate.chaos.pce import PolynomialChaos, fit_pce
 from mpiuq.surrogate.design.box import ParameterBox
 from mpiuq.surrogate.design.design_run import DesignProgress, load_design_outputs, run_design
@@ -100,10 +100,11 @@ def noise_for(campaign: Campaign, observations: Observations) -> NoiseModel:
 
 
 def threads_per_call(executor: Executor | None) -> int:
-    """Simulator threads of one design chunk: every CPU of this process when the design
-    runs in process, one inside worker processes (which already use the CPUs)."""
+    """Simulator threads of one design chunk: every CPU of this process (or
+    ``$MPIUQ_SIMULATOR_THREADS``) when the design runs in process, one inside worker
+    processes (which already use the CPUs)."""
     if executor is None or isinstance(executor, InProcessExecutor):
-        return usable_cores()
+        return simulator_threads()
     return 1
 
 

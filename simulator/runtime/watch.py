@@ -129,6 +129,37 @@ def one_at_a_time(callback: Callable[[A], None]) -> Callable[[A], None]:
     return serialized
 
 
+#: Environment variable setting the threads of in-process simulator batches (a machine
+#: shared with other jobs, or several processes that already share its cores).
+THREADS_ENV = "MPIUQ_SIMULATOR_THREADS"
+#: Most threads that variable may ask for.
+MAX_THREADS = 1024
+
+
+def simulator_threads() -> int:
+    """Threads for in-process simulator batches: ``$MPIUQ_SIMULATOR_THREADS`` when set,
+    otherwise :func:`usable_cores`.
+
+    Raises
+    ------
+    SimulatorError
+        If the variable is set to anything but a whole number from 1 to
+        :data:`MAX_THREADS`.
+    """
+    raw = os.environ.get(THREADS_ENV, "").strip()
+    if not raw:
+        return usable_cores()
+    n = int(raw) if raw.isdecimal() else 0
+    if not 1 <= n <= MAX_THREADS:
+        from mpiuq.simulator.errors import SimulatorError
+
+        raise SimulatorError(
+            f"environment variable {THREADS_ENV} = {raw!r} is invalid: expected a whole "
+            f"number of threads from 1 to {MAX_THREADS} (or unset: every usable core)"
+        )
+    return n
+
+
 def usable_cores() -> int:
     """CPUs this process may run on (its affinity set where the OS has one), at least 1."""
     try:
