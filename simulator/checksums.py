@@ -28,10 +28,11 @@ treat it as a damaged entry (deleted, then rebuilt).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import mmap
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -110,6 +111,32 @@ def _chunk_digests(data: Any) -> str:
     return ints.tobytes().hex()
 
 
+@contextlib.contextmanager
+def _mapped(path: str | Path) -> Iterator[memoryview | None]:
+    """The bytes of the file at ``path`` as a read-only view of its memory map (``None``
+    for an empty file, which cannot be mapped).
+
+    Raises
+    ------
+    OSError
+        If the file cannot be opened or mapped.
+    """
+    with open(path, "rb") as f:
+        if os.fstat(f.fileno()).st_size == 0:
+            yield None
+            return
+        m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        view = memoryview(m)
+        try:
+            yield view
+        finally:
+            # an exception on its way out (Ctrl-C while hashing) may still hold slices of
+            # the map: they and the map are then freed with it, and the exception goes on
+            with contextlib.suppress(BufferError):
+                view.release()
+                m.close()
+
+
 def file_digest(path: str | Path) -> tuple[int, str]:
     """``(size in bytes, chunk digests)`` of a file's content (read through a memory
     map): the hex digests of its chunks of :data:`CHUNK_BYTES`, concatenated.
@@ -119,12 +146,8 @@ def file_digest(path: str | Path) -> tuple[int, str]:
     OSError
         If the file cannot be opened or mapped.
     """
-    with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        if size == 0:
-            return 0, ""
-        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
-            return size, _chunk_digests(m)
+    with _mapped(path) as view:
+        return (0, "") if view is None else (len(view), _chunk_digests(view))
 
 
 def first_bad_chunk(path: str | Path, digest: str) -> int | None:
@@ -138,24 +161,20 @@ def first_bad_chunk(path: str | Path, digest: str) -> int | None:
     OSError
         If the file cannot be opened or mapped.
     """
-    with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        if size == 0:
+    with _mapped(path) as view:
+        if view is None:
             return None if digest == "" else 0
+        size = len(view)
         block = _BLOCK_CHUNKS * CHUNK_BYTES
-        with (
-            mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m,
-            memoryview(m) as view,  # slices of the map, not copies
-        ):
-            for start in range(0, size, block):
-                got = _chunk_digests(view[start : start + block])
-                first = start // CHUNK_BYTES * _HEX
-                expected = digest[first : first + len(got)]
-                if got != expected:
-                    for i in range(0, len(got), _HEX):
-                        if got[i : i + _HEX] != expected[i : i + _HEX]:
-                            return (first + i) // _HEX
-        return None if len(digest) == _HEX * -(-size // CHUNK_BYTES) else size // CHUNK_BYTES
+        for start in range(0, size, block):
+            got = _chunk_digests(view[start : start + block])
+            first = start // CHUNK_BYTES * _HEX
+            expected = digest[first : first + len(got)]
+            if got != expected:
+                for i in range(0, len(got), _HEX):
+                    if got[i : i + _HEX] != expected[i : i + _HEX]:
+                        return (first + i) // _HEX
+    return None if len(digest) == _HEX * -(-size // CHUNK_BYTES) else size // CHUNK_BYTES
 
 
 def _is_lower_hex(text: str) -> bool:

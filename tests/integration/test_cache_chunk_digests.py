@@ -136,6 +136,30 @@ def test_the_first_damaged_chunk_is_found_across_blocks(
     assert first_bad_chunk(file, chunks[:-16]) == len(chunks) // 16 - 1
 
 
+def test_ctrl_c_while_hashing_is_not_masked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A KeyboardInterrupt raised while slices of a file's memory map are alive reaches
+    the caller as itself (not as the map's ``BufferError`` on closing), and the file
+    can be hashed again afterwards."""
+    from mpiuq.simulator import checksums
+
+    file = tmp_path / "f.bin"
+    file.write_bytes(np.random.default_rng(1).integers(0, 256, 3 * CHUNK_BYTES, np.uint8).tobytes())
+    _, chunks = file_digest(file)
+
+    def interrupted(data: memoryview) -> str:
+        held = memoryview(data)[:10]  # a live slice when the interrupt arrives
+        raise KeyboardInterrupt(len(held))
+
+    monkeypatch.setattr(checksums, "_chunk_digests", interrupted)
+    for call in (lambda: file_digest(file), lambda: first_bad_chunk(file, chunks)):
+        with pytest.raises(KeyboardInterrupt):
+            call()
+    monkeypatch.undo()
+    assert first_bad_chunk(file, chunks) is None
+
+
 def _old_manifest(folder: Path) -> None:
     """The manifest as version 1 wrote it: one digest per whole file."""
     files = {
