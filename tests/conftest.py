@@ -10,7 +10,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from shared_data import BENCHMARKS, STAMPEDE_DIR, TRACES
+from shared_data import BENCHMARKS, STAMPEDE_DIR, TRACES, committed_copy
 
 from mpiuq.simulator.runtime.watch import THREADS_ENV
 
@@ -35,6 +35,15 @@ def benchmarks_dir() -> Path:
 def stampede_csv() -> Path:
     """The committed Stampede InfiniBand ping-pong data (always present)."""
     return STAMPEDE_DIR / "data.csv"
+
+
+@pytest.fixture(scope="session")
+def committed_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The repository's ``results/`` as the last commit holds it, copied once per test
+    process (``.../results``, same layout): tests read committed results through it, never
+    in place, so a run that wrote into or moved a committed folder changes no test. Tests
+    must not write into it (it is shared by the process's tests)."""
+    return committed_copy("results", tmp_path_factory.mktemp("committed"))
 
 
 #: The end-to-end tier (the folder is the tier: see pyproject's testpaths).

@@ -49,12 +49,14 @@ needs_benchmarks = pytest.mark.skipif(
 )
 
 
-def committed_copy(relative: str, dest: Path) -> Path:
+def committed_copy(relative: str, dest: Path, root: Path = ROOT) -> Path:
     """A copy, under ``dest``, of the committed folder ``relative`` (e.g.
-    ``results/stampede-ib``) as the last commit holds it, whatever the working tree's
-    state (a run may have written there); from the working tree outside a git checkout.
+    ``results/stampede-ib``) of the checkout ``root`` as its last commit holds it, whatever
+    the working tree's state (a run may have written there); from the working tree outside
+    a git checkout. The copy keeps the relative layout: ``dest / relative``.
 
-    Tests read committed results through such a copy, never in place.
+    Tests read committed results through such a copy, never in place (the session
+    fixture ``committed_results`` of ``conftest.py`` holds one of the whole ``results/``).
     """
     import shutil
     import subprocess
@@ -64,14 +66,45 @@ def committed_copy(relative: str, dest: Path) -> Path:
     target = dest / relative
     try:
         archive = subprocess.run(
-            ["git", "-C", str(ROOT), "archive", "--format=tar", "HEAD", relative],
+            ["git", "-C", str(root), "archive", "--format=tar", "HEAD", relative],
             capture_output=True,
             check=True,
             timeout=60,
         ).stdout
     except (OSError, subprocess.SubprocessError):
-        shutil.copytree(ROOT / relative, target)
+        shutil.copytree(root / relative, target)
         return target
     with tarfile.open(fileobj=BytesIO(archive)) as tar:
         tar.extractall(dest, filter="data")
     return target
+
+
+def committed_files(relative: str, root: Path = ROOT) -> list[str]:
+    """The paths (relative to ``root``, with ``/``) of the files the last commit holds under
+    the folder ``relative``; the working tree's outside a git checkout. Test ids drawn
+    from it do not change when a run writes into or moves a committed folder."""
+    import subprocess
+
+    try:
+        listing = subprocess.run(
+            ["git", "-C", str(root), "ls-tree", "-r", "-z", "--name-only", "HEAD", relative],
+            capture_output=True,
+            check=True,
+            timeout=60,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return sorted(
+            p.relative_to(root).as_posix() for p in (root / relative).rglob("*") if p.is_file()
+        )
+    return sorted(name for name in listing.decode().split("\0") if name)
+
+
+#: The committed campaign result folders (``results/NAME/summary.json``), by name, as the
+#: last commit holds them.
+COMMITTED_CAMPAIGNS = tuple(
+    sorted(
+        path.split("/")[1]
+        for path in committed_files("results")
+        if path.count("/") == 2 and path.endswith("/summary.json")
+    )
+)
