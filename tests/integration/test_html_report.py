@@ -1,8 +1,9 @@
 """The self-contained HTML reports: ``mpiuq campaign report``, ``mpiuq report`` (replay and
 what-if folders), their content, and their rendering in headless Chromium.
 
-Built from the committed results (results/stampede-ib, results/replay, results/whatif),
-which are always present; the browser tests skip where chromium is not installed.
+Built from the committed results (results/stampede-ib, results/replay, results/whatif) as
+the last commit holds them (the ``committed_results`` copy), which are always present; the
+browser tests skip where chromium is not installed.
 """
 
 from __future__ import annotations
@@ -26,10 +27,23 @@ from mpiuq.main import main
 from mpiuq.reports.campaign import CHECK_MEANINGS, check_meaning
 from mpiuq.reports.html import figure, page
 
-STAMPEDE = ROOT / "results" / "stampede-ib"
-WHATIF = ROOT / "results" / "whatif" / "ti_lulesh_512r"
-REPLAY = ROOT / "results" / "replay" / "ti_lulesh_512r"
 DATA_PNG = re.compile(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"')
+
+
+@pytest.fixture
+def stampede(committed_results: Path) -> Path:
+    """The committed calibration (HEAD's results/stampede-ib, copied)."""
+    return committed_results / "stampede-ib"
+
+
+@pytest.fixture
+def whatif(committed_results: Path) -> Path:
+    return committed_results / "whatif" / "ti_lulesh_512r"
+
+
+@pytest.fixture
+def replay(committed_results: Path) -> Path:
+    return committed_results / "replay" / "ti_lulesh_512r"
 
 
 def _report(argv: list[str], out: Path, capsys: pytest.CaptureFixture[str]) -> str:
@@ -46,11 +60,11 @@ def _assert_self_contained(text: str) -> None:
 
 
 def test_campaign_report_holds_checks_parameters_figures_and_handoff(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], stampede: Path
 ) -> None:
-    text = _report(["campaign", "report", str(STAMPEDE)], tmp_path / "r.html", capsys)
+    text = _report(["campaign", "report", str(stampede)], tmp_path / "r.html", capsys)
     _assert_self_contained(text)
-    summary = json.loads((STAMPEDE / "summary.json").read_text())
+    summary = json.loads((stampede / "summary.json").read_text())
     for name, c in summary["checks"].items():
         assert html.escape(name) in text
         assert html.escape(c["message"]) in text
@@ -64,12 +78,12 @@ def test_campaign_report_holds_checks_parameters_figures_and_handoff(
     assert "min(injection_bw_GBps, link_bw_GBps)" in text  # the identified combination
     # every figure the run listed, embedded byte for byte, with its caption
     embedded = [base64.b64decode(d) for d in DATA_PNG.findall(text)]
-    assert embedded == [(STAMPEDE / f).read_bytes() for f in summary["figures"]]
+    assert embedded == [(stampede / f).read_bytes() for f in summary["figures"]]
     # in-sample predictive, and no held-out validation said plainly
     assert "18 of 18</strong> sizes" in text
     assert "No held-out validation in this campaign" in text
     # the hand-off: the file replay and whatif read, and its hash
-    draws = hashlib.sha256((STAMPEDE / "posterior_draws.nc").read_bytes()).hexdigest()
+    draws = hashlib.sha256((stampede / "posterior_draws.nc").read_bytes()).hexdigest()
     assert draws == summary["run"]["files"]["posterior_draws.nc"]
     handoff = text[text.index('id="handoff"') : text.index('id="run"')]
     assert "posterior_draws.nc" in handoff and draws in handoff and "as the run wrote it" in handoff
@@ -89,11 +103,11 @@ def test_every_check_kind_has_a_plain_meaning() -> None:
 
 
 def test_held_out_validation_is_rendered_when_present(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], stampede: Path
 ) -> None:
     folder = tmp_path / "camp"
     folder.mkdir()
-    summary = json.loads((STAMPEDE / "summary.json").read_text())
+    summary = json.loads((stampede / "summary.json").read_text())
     summary["validation"] = {
         "held_out": [
             {"series": "osu_bw_large", "n_sizes": 8, "n_inside_90": 7, "coverage": 0.875},
@@ -113,11 +127,11 @@ def test_held_out_validation_is_rendered_when_present(
 
 
 def test_text_from_result_files_is_escaped(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], stampede: Path
 ) -> None:
     folder = tmp_path / "camp"
     folder.mkdir()
-    summary = json.loads((STAMPEDE / "summary.json").read_text())
+    summary = json.loads((stampede / "summary.json").read_text())
     summary["name"] = "<img src=x onerror=alert(1)>"
     summary["checks"]["loo_reliable"]["message"] = "k-hat <script>alert(1)</script> & more"
     (folder / "summary.json").write_text(json.dumps(summary))
@@ -127,23 +141,25 @@ def test_text_from_result_files_is_escaped(
     assert "k-hat &lt;script&gt;alert(1)&lt;/script&gt; &amp; more" in text
 
 
-def test_whatif_and_replay_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    text = _report(["report", str(WHATIF)], tmp_path / "w.html", capsys)
+def test_whatif_and_replay_reports(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], whatif: Path, replay: Path
+) -> None:
+    text = _report(["report", str(whatif)], tmp_path / "w.html", capsys)
     _assert_self_contained(text)
-    data = json.loads((WHATIF / "whatif.json").read_text())
+    data = json.loads((whatif / "whatif.json").read_text())
     for name, s in data["scenarios"].items():
         assert html.escape(name) in text and f"{s['speedup']['mean']:.4f}" in text
     assert [base64.b64decode(d) for d in DATA_PNG.findall(text)] == [
-        (WHATIF / "whatif.png").read_bytes()
+        (whatif / "whatif.png").read_bytes()
     ]
     assert "results/stampede-ib/posterior_draws.nc" in text  # the calibration used
 
-    text = _report(["report", str(REPLAY / "replay.json")], tmp_path / "r.html", capsys)
+    text = _report(["report", str(replay / "replay.json")], tmp_path / "r.html", capsys)
     _assert_self_contained(text)
-    for model in json.loads((REPLAY / "replay.json").read_text())["models"]:
+    for model in json.loads((replay / "replay.json").read_text())["models"]:
         assert f"<td>{model}</td>" in text
     assert [base64.b64decode(d) for d in DATA_PNG.findall(text)] == [
-        (REPLAY / "decomposition.png").read_bytes()
+        (replay / "decomposition.png").read_bytes()
     ]
 
 
@@ -162,11 +178,13 @@ def test_report_of_a_folder_without_results_is_one_line_exit_2(
     assert f"{bad} is not a result file" in capsys.readouterr().err
 
 
-def test_the_report_command_loads_no_plotting_and_no_compiled_loops(tmp_path: Path) -> None:
+def test_the_report_command_loads_no_plotting_and_no_compiled_loops(
+    tmp_path: Path, stampede: Path
+) -> None:
     out = tmp_path / "r.html"
     code = (
         "from mpiuq.main import main\n"
-        f"assert main(['campaign', 'report', {str(STAMPEDE)!r}, '--out', {str(out)!r}]) == 0"
+        f"assert main(['campaign', 'report', {str(stampede)!r}, '--out', {str(out)!r}]) == 0"
     )
     assert _loaded_after(code) == set()  # matplotlib, numba, SciPy, h5py, ...
     assert out.is_file()
@@ -202,11 +220,11 @@ def test_chromium_shows_an_embedded_figure_at_its_size(tmp_path: Path) -> None:
 
 @needs_chromium
 def test_chromium_decodes_every_image_of_the_campaign_report(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], stampede: Path
 ) -> None:
     """Each embedded figure drawn over a magenta cell covers it: an image the browser
     cannot decode would leave the magenta showing (no JavaScript needed)."""
-    text = _report(["campaign", "report", str(STAMPEDE)], tmp_path / "r.html", capsys)
+    text = _report(["campaign", "report", str(stampede)], tmp_path / "r.html", capsys)
     uris = DATA_PNG.findall(text)
     assert len(uris) == 5
     cells = "".join(
@@ -235,9 +253,9 @@ def test_chromium_decodes_every_image_of_the_campaign_report(
 
 @needs_chromium
 def test_chromium_renders_the_whatif_report(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], whatif: Path
 ) -> None:
-    _report(["report", str(WHATIF)], tmp_path / "w.html", capsys)
+    _report(["report", str(whatif)], tmp_path / "w.html", capsys)
     shot = _pixels(screenshot(tmp_path / "w.html", tmp_path / "w.png", 1280, 1400))
     assert (shot.sum(axis=-1) < 600).mean() > 0.03
     # the figure's "MPI stack" bars (replay_plots' green) are on the screen
