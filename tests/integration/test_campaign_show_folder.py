@@ -1,6 +1,7 @@
 """``campaign show`` and ``campaign report`` on a results folder being written ("running
-now (pid N)") and on the repository's own committed results (no warning a fresh run would
-not give: the large working files the repository does not keep are not missing)."""
+now (pid N)") and on the repository's own committed results, as the last commit holds them
+(no warning a fresh run would not give: the large working files the repository does not
+keep are not missing)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
-from shared_data import ROOT
+from shared_data import COMMITTED_CAMPAIGNS
 
 from mpiuq.calibration.reporting.artefacts import (
     LOCK_FILE,
@@ -18,8 +19,6 @@ from mpiuq.calibration.reporting.artefacts import (
     run_holder,
 )
 from mpiuq.main import main
-
-COMMITTED = sorted(p.parent for p in (ROOT / "results").glob("*/summary.json"))
 
 
 def _one_line(capsys: pytest.CaptureFixture[str]) -> str:
@@ -46,11 +45,11 @@ def test_show_and_report_of_a_folder_being_written_say_running_now(
 
 
 def test_show_during_a_run_that_has_not_set_the_old_results_aside(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], committed_results: Path
 ) -> None:
     out = tmp_path / "results"
     out.mkdir()
-    source = ROOT / "results" / "stampede-ib"
+    source = committed_results / "stampede-ib"
     for f in source.iterdir():
         (out / f.name).write_bytes(f.read_bytes())
     with hold_results_folder(out):
@@ -59,12 +58,13 @@ def test_show_during_a_run_that_has_not_set_the_old_results_aside(
     assert f"a campaign run is writing {out} now (pid {os.getpid()})" in err
 
 
-@pytest.mark.parametrize("folder", COMMITTED, ids=lambda p: p.name)
+@pytest.mark.parametrize("name", COMMITTED_CAMPAIGNS)
 def test_committed_results_warn_of_no_file_a_fresh_run_keeps(
-    folder: Path, capsys: pytest.CaptureFixture[str]
+    name: str, committed_results: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The large working files the repository does not keep are no warning; a file the run
     wrote that is missing or changed would be."""
+    folder = committed_results / name
     assert main(["campaign", "show", str(folder)]) == 0
     out = capsys.readouterr()
     warnings = [line for line in out.err.splitlines() if "check " not in line]
@@ -75,11 +75,11 @@ def test_committed_results_warn_of_no_file_a_fresh_run_keeps(
 
 
 def test_a_working_file_that_changed_is_still_a_warning(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], committed_results: Path
 ) -> None:
     out = tmp_path / "stampede-ib"
     out.mkdir()
-    for f in (ROOT / "results" / "stampede-ib").iterdir():
+    for f in (committed_results / "stampede-ib").iterdir():
         (out / f.name).write_bytes(f.read_bytes())
     (out / "surrogate.h5").write_bytes(b"not the run's surrogate")
     (out / "pairs.png").unlink()
