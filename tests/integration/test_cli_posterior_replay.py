@@ -1,7 +1,8 @@
 """``mpiuq replay/whatif/simulate --params results/stampede-ib``: posterior draws end to end.
 
-Uses the committed calibration (results/stampede-ib with its posterior_draws.nc) and a
-small shared trace (skipped when ../shared/data is absent); few draws keep it fast.
+Uses the committed calibration (results/stampede-ib with its posterior_draws.nc, as the last
+commit holds it: the ``committed_results`` copy) and a small shared trace (skipped when
+../shared/data is absent); few draws keep it fast.
 """
 
 from __future__ import annotations
@@ -10,12 +11,17 @@ import json
 from pathlib import Path
 
 import pytest
-from shared_data import ROOT, TRACES, needs_traces
+from shared_data import TRACES, needs_traces
 
 from mpiuq.main import main
 
-CAMPAIGN = ROOT / "results" / "stampede-ib"
 TRACE = TRACES / "gen_ti_lulesh_8r"
+
+
+@pytest.fixture
+def campaign(committed_results: Path) -> Path:
+    """The committed calibration the draws come from."""
+    return committed_results / "stampede-ib"
 
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -26,9 +32,9 @@ def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
 
 @needs_traces
 def test_replay_of_draws_writes_intervals_and_is_deterministic(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], campaign: Path
 ) -> None:
-    argv = ["replay", str(TRACE), "--params", str(CAMPAIGN), "--draws", "6", "--seed", "3"]
+    argv = ["replay", str(TRACE), "--params", str(campaign), "--draws", "6", "--seed", "3"]
     code, text, _ = _run([*argv, "--out", str(tmp_path / "a")], capsys)
     assert code == 0
     assert "6 posterior draws of stampede-ib" in text and "[" in text
@@ -57,22 +63,24 @@ def test_replay_of_draws_writes_intervals_and_is_deterministic(
 
 
 @needs_traces
-def test_estimate_keeps_the_single_point_path(capsys: pytest.CaptureFixture[str]) -> None:
+def test_estimate_keeps_the_single_point_path(
+    capsys: pytest.CaptureFixture[str], campaign: Path
+) -> None:
     code, text, _ = _run(
-        ["replay", str(TRACE), "--params", str(CAMPAIGN), "--estimate", "median"], capsys
+        ["replay", str(TRACE), "--params", str(campaign), "--estimate", "median"], capsys
     )
     assert code == 0 and "posterior median of stampede-ib" in text and "MPI stack s" in text
 
 
 @needs_traces
 def test_whatif_answers_with_speedup_intervals_and_refuses_bad_scenarios(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], campaign: Path
 ) -> None:
     argv = [
         "whatif",
         str(TRACE),
         "--params",
-        str(CAMPAIGN),
+        str(campaign),
         "--draws",
         "4",
         "--scenario",
@@ -96,13 +104,15 @@ def test_whatif_answers_with_speedup_intervals_and_refuses_bad_scenarios(
         assert sum(s["moves"].values()) == pytest.approx(1.0)
     assert data["scenarios"]["stack/2"]["moves"]["mpi_stack"] > 0.5
     code, _, err = _run(
-        ["whatif", str(TRACE), "--params", str(CAMPAIGN), "--scenario", "n: link_bw*=2"], capsys
+        ["whatif", str(TRACE), "--params", str(campaign), "--scenario", "n: link_bw*=2"], capsys
     )
     assert code == 2 and "scenario 'n: link_bw*=2': 'link_bw*=2' is invalid" in err
 
 
-def test_simulate_at_the_posterior_draws(capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["simulate", "--sizes", "1,100000", "--params", str(CAMPAIGN), "--draws", "5"]
+def test_simulate_at_the_posterior_draws(
+    capsys: pytest.CaptureFixture[str], campaign: Path
+) -> None:
+    argv = ["simulate", "--sizes", "1,100000", "--params", str(campaign), "--draws", "5"]
     code, text, _ = _run([*argv, "--json"], capsys)
     assert code == 0
     data = json.loads(text)
