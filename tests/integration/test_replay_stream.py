@@ -214,10 +214,10 @@ def test_auto_on_a_small_cached_trace_imports_no_h5py(tmp_path: Path) -> None:
 
 
 def test_stream_flags_with_posterior_draws_are_refused(
-    halo_file: Path, capsys: pytest.CaptureFixture[str]
+    halo_file: Path, capsys: pytest.CaptureFixture[str], committed_results: Path
 ) -> None:
     """Draws replay one program in memory: a stream flag there is refused, not ignored."""
-    results = Path(__file__).resolve().parents[2] / "results" / "stampede-ib"
+    results = committed_results / "stampede-ib"
     for flags, named in (
         (["--stream", "on"], "--stream on"),
         (["--scratch", "/tmp", "--window-rows", "8"], "--scratch, --window-rows"),
