@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from shared_data import COMMITTED_CAMPAIGNS
 
 from mpiuq.calibration.config import load_parameter_file
 from mpiuq.calibration.data.benchmark_csv import (
@@ -295,23 +296,21 @@ def test_regime_names_round_trip_through_the_hand_off(tmp_path: Path) -> None:
     assert p.regimes[2].send_overhead_us == 1.0 and p.injection_bw_GBps == 25.0
 
 
-#: Every committed campaign result folder (test ids from the repository, not from data).
-COMMITTED = sorted(p.parent.name for p in (ROOT / "results").glob("*/summary.json"))
 #: Folders without posterior draws (none today: every committed campaign result carries
 #: them). ``--params`` refuses such a folder with a one-line error naming
 #: ``--estimate median``; list it here to check that.
 WITHOUT_DRAWS: set[str] = set()
 
 
-@pytest.mark.parametrize("name", COMMITTED)
-def test_every_committed_result_loads(name: str) -> None:
-    """What ``--params results/NAME`` reads: the draws (checked against the hand-off
-    record, each range-checked) and the point estimates (each the summary's, carried by
-    the parameter set), regime names round-tripped; an external simulator's calibration
-    is refused by name."""
+@pytest.mark.parametrize("name", COMMITTED_CAMPAIGNS)
+def test_every_committed_result_loads(name: str, committed_results: Path) -> None:
+    """What ``--params results/NAME`` reads (as the last commit holds it): the draws
+    (checked against the hand-off record, each range-checked) and the point estimates
+    (each the summary's, carried by the parameter set), regime names round-tripped; an
+    external simulator's calibration is refused by name."""
     from mpiuq.calibration.reporting.handoff import external_simulator
 
-    folder = ROOT / "results" / name
+    folder = committed_results / name
     doc = json.loads((folder / "summary.json").read_text())
     if external_simulator(doc) is not None:
         with pytest.raises(CalibratedParametersError, match="external simulator"):
@@ -336,9 +335,9 @@ def test_every_committed_result_loads(name: str) -> None:
     assert isinstance(draws.params(0), SimParams)
 
 
-def test_committed_stampede_draws_match_its_summary() -> None:
+def test_committed_stampede_draws_match_its_summary(committed_results: Path) -> None:
     """The committed draws file is the posterior the committed summary describes."""
-    folder = ROOT / "results" / "stampede-ib"
+    folder = committed_results / "stampede-ib"
     d = load_posterior_draws(folder, 2000, seed=0)
     assert d.source.name in ("posterior.nc", "posterior_draws.nc")
     c = load_calibrated(folder)
