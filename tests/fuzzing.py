@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from shared_data import committed_copy
 
 from mpiuq.calibration.errors import CalibrationError
 from mpiuq.simulator.errors import SimulatorError
@@ -632,8 +633,10 @@ class Kinds:
         self.pce_bytes = (base / "surrogate.h5").read_bytes()
         self.pce_x = self.design[:9]
         self.pce_y = pce.predict(self.pce_x)
-        self.summary_bytes = _base_summary()
-        self.results = ROOT / "results" / "stampede-ib"
+        # the committed results as the last commit holds them, never the working tree's
+        self.committed = committed_copy("results", base)
+        self.results = self.committed / "stampede-ib"
+        self.summary_bytes = (self.results / "summary.json").read_bytes()  # a complete one
         self.draws_bytes = (self.results / "posterior_draws.nc").read_bytes()
         self.results_reference = results_reference(self.results)
 
@@ -736,7 +739,7 @@ class Kinds:
     def _swapped_handoff(self, work: Path, rng: np.random.Generator) -> Outcome:
         """Another committed campaign's summary beside these draws: the draws are refused."""
         others = sorted(
-            p for p in (ROOT / "results").glob("*/summary.json") if p.parent != self.results
+            p for p in self.committed.glob("*/summary.json") if p.parent != self.results
         )
         (work / "summary.json").write_bytes(others[int(rng.integers(0, len(others)))].read_bytes())
         (work / "posterior_draws.nc").write_bytes(self.draws_bytes)
@@ -832,8 +835,3 @@ def _decimal(text: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _base_summary() -> bytes:
-    """A complete summary.json: the committed Stampede one."""
-    return (ROOT / "results" / "stampede-ib" / "summary.json").read_bytes()
