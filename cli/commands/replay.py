@@ -47,8 +47,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--threads",
         type=bounded_number(1, 1024, integer=True),
         default=None,
-        help="models run at once, in threads of this process (default: one per usable "
-        "core, at most one per model; each holds its own simulation state); same results",
+        help="models run at once, in threads of this process (default: "
+        "$MPIUQ_SIMULATOR_THREADS, else one per usable core; at most one per model; each "
+        "holds its own simulation state); same results",
     )
     p.add_argument(
         "--stream",
@@ -80,10 +81,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def model_threads(args: argparse.Namespace) -> int:
-    """Threads of a point replay: ``--threads``, else one per usable core."""
-    from mpiuq.simulator.runtime.watch import usable_cores
+    """Threads of a point replay: ``--threads``, else ``$MPIUQ_SIMULATOR_THREADS``, else
+    one per usable core (:func:`~mpiuq.simulator.runtime.watch.simulator_threads`)."""
+    from mpiuq.simulator.runtime.watch import simulator_threads
 
-    return int(args.threads) if args.threads is not None else usable_cores()
+    return int(args.threads) if args.threads is not None else simulator_threads()
 
 
 def add_replay_options(p: argparse.ArgumentParser, models: str = "analytic,compute-only") -> None:

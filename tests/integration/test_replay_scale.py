@@ -186,14 +186,26 @@ def test_cli_threads_give_the_same_replay(
     assert "--threads: 0 is out of range" in capsys.readouterr().err
 
 
-def test_cli_threads_default_to_the_usable_cores() -> None:
+def test_cli_threads_default_to_the_variable_then_the_usable_cores(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``--threads``, else ``$MPIUQ_SIMULATOR_THREADS`` (as campaigns), else every usable
+    core; a bad value of the variable is a typed error naming it."""
     import argparse
     import os
 
     from mpiuq.commands.replay import model_threads
+    from mpiuq.simulator.errors import SimulatorError
 
+    monkeypatch.delenv("MPIUQ_SIMULATOR_THREADS", raising=False)
     assert model_threads(argparse.Namespace(threads=3)) == 3
     assert model_threads(argparse.Namespace(threads=None)) == len(os.sched_getaffinity(0))
+    monkeypatch.setenv("MPIUQ_SIMULATOR_THREADS", "5")
+    assert model_threads(argparse.Namespace(threads=None)) == 5
+    assert model_threads(argparse.Namespace(threads=2)) == 2  # the option wins
+    monkeypatch.setenv("MPIUQ_SIMULATOR_THREADS", "two")
+    with pytest.raises(SimulatorError, match="MPIUQ_SIMULATOR_THREADS = 'two' is invalid"):
+        model_threads(argparse.Namespace(threads=None))
 
 
 def collective_compute_rows(low: Lowered, trace: Trace) -> np.ndarray:
