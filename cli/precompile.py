@@ -7,8 +7,9 @@ in memory and streamed; every benchmark of :data:`~mpiuq.simulator.benchmarks.ki
 one at a time and in batches of parameter sets (the calibration's design and moves);
 posterior-style batches of replays -- so every loop they reach compiles, for the
 argument types those commands give it, and numba caches it
-(:mod:`mpiuq.simulator.runtime.jit`). The build backend runs it at the end of ``pip install``;
-it is also what a test or a developer runs to warm a cache. Prints one line at the end
+(:mod:`mpiuq.simulator.runtime.jit`); with two cores or more, in two processes at once
+(:func:`precompile`). The build backend runs it at the end of ``pip install``; it is
+also what a test or a developer runs to warm a cache. Prints one line at the end
 (the loops compiled, in how many seconds); needs NumPy, numba, h5py and xxhash only
 (:data:`PRECOMPILE_IMPORTS`: the build environment installs exactly these).
 """
@@ -23,6 +24,10 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+#: The halves of :func:`exercise` that :func:`precompile` runs in two processes at once.
+PARTS = ("stream", "rest")
 
 #: Third-party distributions the compiling commands import (the build requirements).
 PRECOMPILE_IMPORTS = ("numpy", "numba", "h5py", "xxhash")
@@ -65,9 +70,15 @@ def _environment(**values: str) -> Iterator[None]:
                 os.environ[k] = v
 
 
-def exercise(folder: Path) -> None:
+def exercise(folder: Path, part: str | None = None) -> None:
     """Run the commands whose loops are compiled, on tiny inputs written in ``folder``
-    (prints nothing; raises ``RuntimeError`` naming a command that failed)."""
+    (prints nothing; raises ``RuntimeError`` naming a command that failed).
+
+    ``part`` runs one of :data:`PARTS` only: ``"stream"`` the streamed replay (the
+    windowed event loop), ``"rest"`` everything else; ``None`` runs all.
+    """
+    if part not in (None, *PARTS):
+        raise ValueError(f"part={part!r} is invalid: expected one of {PARTS} or None")
     from mpiuq.main import main
     from mpiuq.simulator.benchmarks.kinds import BENCHMARKS
     from mpiuq.simulator.codes import NETWORK_MODELS
@@ -100,6 +111,11 @@ def exercise(folder: Path) -> None:
         ],
     ]
     runs += [["simulate", "--benchmark", name, "--sizes", "8,65536,4194304"] for name in BENCHMARKS]
+    streamed = [argv for argv in runs if "--stream" in argv]
+    if part == "stream":
+        runs = [runs[0], *streamed]  # the motif, then its streamed replay
+    elif part == "rest":
+        runs = [argv for argv in runs if argv not in streamed]
     messages = io.StringIO()
     with (
         _environment(MPIUQ_CACHE_DIR=str(folder / "traces")),
@@ -114,7 +130,8 @@ def exercise(folder: Path) -> None:
             if code != 0:
                 said = messages.getvalue().strip()
                 raise RuntimeError(f"'mpiuq {' '.join(argv)}' failed (exit {code}): {said}")
-        _exercise_batches(motif)
+        if part != "stream":
+            _exercise_batches(motif)
 
 
 def _exercise_batches(motif: Path) -> None:
@@ -147,18 +164,75 @@ def _exercise_batches(motif: Path) -> None:
     grow_hash(np.zeros((1024, 3), np.int64))
 
 
-def precompile() -> tuple[int, float]:
-    """Run :func:`exercise` in a temporary folder: ``(loops compiled, seconds)``."""
+def _compile_part(part: str, folder: Path, report: Any) -> None:
+    """A forked process's half of :func:`precompile`: run ``part``, send its loop count."""
     from mpiuq.simulator.runtime.jit import on_compile
 
     compiled: list[str] = []
+    folder.mkdir()
+    with on_compile(lambda loop, took: compiled.append(loop) if took is not None else None):
+        exercise(folder, part)
+    report.send(len(compiled))
+
+
+def _fork_context() -> Any:
+    """multiprocessing's fork context, or None where there is none (then one process)."""
+    import multiprocessing
+
+    try:
+        return multiprocessing.get_context("fork")
+    except ValueError:
+        return None
+
+
+def precompile(processes: int | None = None) -> tuple[int, float]:
+    """Run :func:`exercise` in a temporary folder: ``(loops compiled, seconds)``.
+
+    With two or more usable cores (or ``processes >= 2``) the two :data:`PARTS` compile
+    at once, the streamed replay in a forked process (each of the two event loops takes
+    about three minutes to compile, one core each); then the whole exercise runs once
+    more in this process, which loads every loop from the cache and compiles any loop
+    the halves missed (two processes compiling the same small loop may each write its
+    cache index: the last one wins, and this pass puts back what it lost). Ctrl-C or a
+    failure in either half stops both.
+    """
+    from mpiuq.simulator.runtime.jit import drop_stale_caches, on_compile
+    from mpiuq.simulator.runtime.watch import usable_cores
+
+    n = usable_cores() if processes is None else processes
+    context = _fork_context() if n >= 2 else None
+    compiled: list[str] = []
     t0 = time.perf_counter()
-    with (
-        tempfile.TemporaryDirectory(prefix="mpiuq-precompile-") as tmp,
-        on_compile(lambda loop, took: compiled.append(loop) if took is not None else None),
-    ):
-        exercise(Path(tmp))
-    return len(compiled), time.perf_counter() - t0
+    drop_stale_caches()  # once, before the processes share the cache
+    with tempfile.TemporaryDirectory(prefix="mpiuq-precompile-") as tmp:
+        folder = Path(tmp)
+        forked = 0
+        if context is not None:
+            receive, send = context.Pipe(duplex=False)
+            child = context.Process(
+                target=_compile_part, args=("stream", folder / "stream", send), daemon=True
+            )
+            child.start()
+            try:
+                with on_compile(
+                    lambda loop, took: compiled.append(loop) if took is not None else None
+                ):
+                    (folder / "rest").mkdir()
+                    exercise(folder / "rest", "rest")
+                child.join()
+            finally:
+                if child.is_alive():
+                    child.terminate()
+                    child.join()
+            if child.exitcode != 0:
+                raise RuntimeError(
+                    f"compiling the streamed replay's loops failed (exit {child.exitcode})"
+                )
+            forked = int(receive.recv()) if receive.poll() else 0
+        with on_compile(lambda loop, took: compiled.append(loop) if took is not None else None):
+            (folder / "all").mkdir()
+            exercise(folder / "all")
+    return len(compiled) + forked, time.perf_counter() - t0
 
 
 def run() -> int:

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tomllib
 import zipfile
+from collections import Counter
 from pathlib import Path
 from types import ModuleType
 
@@ -119,3 +120,35 @@ def test_the_compilation_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> N
     assert backend._enabled() is False
     monkeypatch.setenv("MPIUQ_PRECOMPILE", "1")
     assert backend._enabled() is True
+
+
+def test_the_two_halves_of_the_compilation_run_every_command_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parts that compile in two processes at once: together every command of the
+    whole exercise, each in one part only (the motif they both need excepted), the
+    batches in the rest; an unknown part is refused."""
+    import mpiuq.main
+    import mpiuq.precompile as pre
+
+    ran: dict[str | None, list[tuple[str, ...]]] = {}
+
+    def record(part: str | None) -> None:
+        calls: list[tuple[str, ...]] = []
+        monkeypatch.setattr(mpiuq.main, "main", lambda argv: calls.append(tuple(argv)) or 0)
+        monkeypatch.setattr(pre, "_exercise_batches", lambda motif: calls.append(("batches",)))
+        folder = tmp_path / str(part)
+        folder.mkdir()
+        pre.exercise(folder, part)
+        ran[part] = [tuple(a.replace(str(folder), "F") for a in c) for c in calls]
+
+    for part in (None, *pre.PARTS):
+        record(part)
+    stream, rest = ran["stream"], ran["rest"]
+    assert any("--stream" in c for c in stream) and ("batches",) in rest
+    motif = ran[None][0]
+    assert motif[:2] == ("trace", "synth")
+    # every command of the whole exercise in one part, the motif in both
+    assert Counter(stream) + Counter(rest) == Counter(ran[None]) + Counter([motif])
+    with pytest.raises(ValueError, match="part='both' is invalid"):
+        pre.exercise(tmp_path, "both")
