@@ -204,7 +204,10 @@ def precompile(processes: int | None = None) -> tuple[int, float]:
     compiled: list[str] = []
     t0 = time.perf_counter()
     drop_stale_caches()  # once, before the processes share the cache
-    with tempfile.TemporaryDirectory(prefix="mpiuq-precompile-") as tmp:
+    with (
+        tempfile.TemporaryDirectory(prefix="mpiuq-precompile-") as tmp,
+        on_compile(lambda loop, took: compiled.append(loop) if took is not None else None),
+    ):
         folder = Path(tmp)
         forked = 0
         if context is not None:
@@ -214,11 +217,8 @@ def precompile(processes: int | None = None) -> tuple[int, float]:
             )
             child.start()
             try:
-                with on_compile(
-                    lambda loop, took: compiled.append(loop) if took is not None else None
-                ):
-                    (folder / "rest").mkdir()
-                    exercise(folder / "rest", "rest")
+                (folder / "rest").mkdir()
+                exercise(folder / "rest", "rest")
                 child.join()
             finally:
                 if child.is_alive():
@@ -229,9 +229,8 @@ def precompile(processes: int | None = None) -> tuple[int, float]:
                     f"compiling the streamed replay's loops failed (exit {child.exitcode})"
                 )
             forked = int(receive.recv()) if receive.poll() else 0
-        with on_compile(lambda loop, took: compiled.append(loop) if took is not None else None):
-            (folder / "all").mkdir()
-            exercise(folder / "all")
+        (folder / "all").mkdir()
+        exercise(folder / "all")
     return len(compiled) + forked, time.perf_counter() - t0
 
 
