@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cache_fuzzing import flipped
-from test_cache_chunk_digests import boundary_entry, refuse_each
+from chunk_boundaries import boundary_entry, refuse_each
 
 from mpiuq.simulator.checksums import verify_manifest
 

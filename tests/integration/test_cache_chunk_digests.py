@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 import xxhash
 from cache_fuzzing import CacheEntries, flipped, replay_outcome, small_entries
+from chunk_boundaries import SIZES, boundary_entry, refuse_each
 
 from mpiuq.simulator.checksums import (
     CHUNK_BYTES,
@@ -28,14 +29,10 @@ from mpiuq.simulator.checksums import (
     parse_sealed_json,
     seal_text,
     verify_manifest,
-    write_manifest,
 )
 from mpiuq.simulator.program.cache import find_cached_program
 from mpiuq.simulator.trace.cache.layout import layout_path, verify_entry
 from mpiuq.simulator.trace.read import locate_trace, read_located
-
-#: Sizes around the chunk boundaries: empty, one byte, a chunk less one, one chunk, ...
-SIZES = (0, 1, CHUNK_BYTES - 1, CHUNK_BYTES, CHUNK_BYTES + 1, 2 * CHUNK_BYTES + 17)
 
 
 def _reference_chunks(data: bytes) -> str:
@@ -46,33 +43,9 @@ def _reference_chunks(data: bytes) -> str:
     )
 
 
-def boundary_entry(tmp_path: Path) -> Path:
-    """A folder with a file of every size of :data:`SIZES` (random bytes) and its manifest."""
-    rng = np.random.default_rng(7)
-    entry = tmp_path / "entry"
-    entry.mkdir()
-    for size in SIZES:
-        (entry / f"f{size}.bin").write_bytes(rng.integers(0, 256, size, dtype=np.uint8).tobytes())
-    write_manifest(entry, [p.name for p in entry.iterdir()])
-    return entry
-
-
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
     return boundary_entry(tmp_path)
-
-
-def refuse_each(folder: Path, file: Path, damaged: list[bytes]) -> int:
-    """Write every damaged version of ``file`` in turn: each must be refused by the verify
-    step, naming the file (or the folder, for the manifest); ``file`` is restored after.
-    Returns how many were refused."""
-    data = file.read_bytes()
-    for version in damaged:
-        file.write_bytes(version)
-        with pytest.raises(ChecksumError, match=f"{file.name}|{folder.name}"):
-            verify_manifest(folder)
-    file.write_bytes(data)
-    return len(damaged)
 
 
 def test_the_manifest_records_every_chunk_of_every_file(folder: Path) -> None:
