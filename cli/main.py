@@ -9,6 +9,7 @@ imported only when that sub-command is named on the command line, so ``mpiuq --h
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib
 import os
 import sys
@@ -152,46 +153,67 @@ def command_words(argv: Sequence[str]) -> str:
     return words if words.split(" ", 1)[0] in COMMANDS else ""
 
 
-#: Commands after which the console script ends the process without the interpreter's
-#: clean-up (see :func:`run`).
+#: Commands after which the console script ends the process without running the exit
+#: handlers either (see :func:`_end_process`).
 QUICK_EXIT_COMMANDS = frozenset({"replay"})
 
 
 def run() -> NoReturn:
     """The ``mpiuq`` console script: :func:`main` on ``sys.argv``, then exit.
 
-    After a replay, the process ends without the interpreter's clean-up (freeing every
-    module, array and mapping one by one: 20-40 ms, about a twentieth of replaying a
-    cached trace) once its output is flushed: a replay's files are closed and its
-    threads joined when it returns. Not when another thread is still running or a
-    distributed client may need its exit handlers (the process then exits as usual),
-    and never for :func:`main` called from Python. Also after a failed HDF5 write
-    (a full disk): freeing what HDF5 left open can crash the interpreter
-    (:func:`mpiuq.surrogate.store.hdf5_errors.unsafe_to_finalize`).
-
     The command runs in a worker thread, so that Ctrl-C ends it within a second even
     during a numba compilation or a long compiled loop (:mod:`mpiuq.runtime.interrupt`).
+
+    The process then ends without the interpreter's clean-up of every module, once its
+    output is flushed (:func:`_end_process`): after a replay, that clean-up is 20-40 ms,
+    about a twentieth of replaying a cached trace; after a campaign, 0.5-0.7 s during
+    which Python has already put the system's default SIGINT action back, so a Ctrl-C
+    there killed the process without its one line. Never for :func:`main` called from
+    Python; not when a thread other than mpiuq's idle simulator threads is still running
+    (the process then exits as usual).
     """
     from mpiuq.runtime.interrupt import run_interruptibly
 
     _running[0] = command_words(sys.argv[1:])  # named in a message of an early Ctrl-C
     code = run_interruptibly(main, lambda: _running[0])
-    quick = (
-        named_command(sys.argv[1:]) in QUICK_EXIT_COMMANDS
-        and "distributed" not in sys.modules
-        and all(t.daemon or t is threading.main_thread() for t in threading.enumerate())
-    )
+    _end_process(code)
+
+
+def _end_process(code: int) -> NoReturn:
+    """End the console script with ``code`` once the command has returned.
+
+    The exit handlers that libraries registered (closing a Dask client, removing
+    temporary folders, flushing logs) run here, while the console script's SIGINT handler
+    is still in place, and the process then ends at once. After a replay they are skipped
+    too (a replay's files are closed and its threads joined when it returns), unless
+    Dask's client module is loaded. After a failed HDF5 write (a full disk) the process
+    ends at once without them: freeing what HDF5 left open can crash the interpreter
+    (:func:`mpiuq.surrogate.store.hdf5_errors.unsafe_to_finalize`).
+    """
+    batches = sys.modules.get("mpiuq.simulator.benchmarks.run")
+    if batches is not None:
+        batches.close_thread_pools()  # idle threads: they end at once
+    alone = all(t.daemon or t is threading.main_thread() for t in threading.enumerate())
     hdf5 = sys.modules.get("mpiuq.surrogate.store.hdf5_errors")
-    quick = quick or (hdf5 is not None and hdf5.unsafe_to_finalize())  # HDF5 cannot clean up
-    if quick:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except (BrokenPipeError, ValueError):
-            _silence_stdout()
-            code = code or EXIT_FAILED
-        os._exit(code)
-    raise SystemExit(code)
+    if hdf5 is not None and hdf5.unsafe_to_finalize():  # HDF5 cannot clean up
+        _exit_now(code)
+    if not alone:
+        raise SystemExit(code)
+    if named_command(sys.argv[1:]) not in QUICK_EXIT_COMMANDS or "distributed" in sys.modules:
+        # what the interpreter's exit would run first (the registry has no public runner)
+        atexit._run_exitfuncs()
+    _exit_now(code)
+
+
+def _exit_now(code: int) -> NoReturn:
+    """Flush the output and end the process with ``code`` (no interpreter clean-up)."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (BrokenPipeError, ValueError):
+        _silence_stdout()
+        code = code or EXIT_FAILED
+    os._exit(code)
 
 
 def _silence_stdout() -> None:

@@ -350,6 +350,16 @@ def _thread_pool(threads: int) -> ThreadPoolExecutor:
         return pool
 
 
+def close_thread_pools() -> None:
+    """End this process's simulator threads (they are idle between calls): the console
+    script does so before it ends the process (:func:`mpiuq.main.run`)."""
+    with _POOLS_LOCK:
+        pools = list(_POOLS.values())
+        _POOLS.clear()
+    for pool in pools:
+        pool.shutdown(wait=True)
+
+
 @dataclass(frozen=True, slots=True)
 class SimulationWork:
     """What evaluating parameter sets costs the simulator, counted rather than timed.

@@ -158,3 +158,65 @@ def test_ctrl_c_while_the_command_line_module_is_imported_is_one_line() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert (proc.returncode, proc.stderr) == (130, "mpiuq campaign run: interrupted\n")
+
+
+#: A console script whose command has finished: it leaves an object that the
+#: interpreter's module clean-up would free (writing ``MARK``), mpiuq's simulator threads,
+#: and an exit handler that says it runs, then waits for a signal.
+_FINISHED = """
+import atexit, os, signal, sys, time
+import mpiuq.main as cli
+from mpiuq.simulator.benchmarks.run import _thread_pool
+
+MARK = sys.argv[1]
+SLOW_EXIT_HANDLER = len(sys.argv) > 2
+
+class FreedAtCleanUp:
+    def __del__(self, open=open):  # builtins may be gone at clean-up
+        with open(MARK, "w") as f:
+            f.write("module clean-up ran")
+
+def command():
+    cli.left_over = FreedAtCleanUp()
+    _thread_pool(2).submit(int).result()  # the idle simulator threads stay behind
+    if SLOW_EXIT_HANDLER:
+        atexit.register(lambda: (print("exit handler", flush=True), time.sleep(20)))
+    print("done", flush=True)
+    return 0
+
+cli.main = command
+sys.argv = ["mpiuq", "campaign", "run", "x.toml"]
+from mpiuq.console import run
+run()
+"""
+
+
+def test_the_console_script_ends_at_once_once_its_command_returns(tmp_path: Path) -> None:
+    """After a campaign, the interpreter's own exit put the system's default SIGINT
+    action back and then freed every module for 0.5-0.7 s: a Ctrl-C in that window
+    killed the process (exit -2 to a parent, no line). The process now ends when its
+    command returns: its code, no module clean-up (the object's ``__del__`` never ran),
+    mpiuq's idle simulator threads not waited for."""
+    mark = tmp_path / "mark"
+    proc = subprocess.run(
+        [sys.executable, "-c", _FINISHED, str(mark)], capture_output=True, text=True, timeout=300
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "done\n", "")
+    assert not mark.exists()
+
+
+def test_ctrl_c_in_an_exit_handler_is_one_line(tmp_path: Path) -> None:
+    """The exit handlers libraries registered still run, with the console script's
+    Ctrl-C handler in place: a SIGINT during one ends the process with the one line."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _FINISHED, str(tmp_path / "mark"), "slow-exit-handler"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline() == "done\n"
+    assert proc.stdout.readline() == "exit handler\n"
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(30) == 130
+    assert proc.stderr.read() == "mpiuq campaign run: interrupted\n"
