@@ -166,7 +166,7 @@ def run() -> NoReturn:
 
     The process then ends without the interpreter's clean-up of every module, once its
     output is flushed (:func:`_end_process`): after a replay, that clean-up is 20-40 ms,
-    about a twentieth of replaying a cached trace; after a campaign, 0.5-0.7 s during
+    about a twentieth of replaying a cached trace; after a campaign, about 0.65 s during
     which Python has already put the system's default SIGINT action back, so a Ctrl-C
     there killed the process without its one line. Never for :func:`main` called from
     Python; not when a thread other than mpiuq's idle simulator threads is still running

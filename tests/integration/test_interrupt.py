@@ -193,7 +193,7 @@ run()
 
 def test_the_console_script_ends_at_once_once_its_command_returns(tmp_path: Path) -> None:
     """After a campaign, the interpreter's own exit put the system's default SIGINT
-    action back and then freed every module for 0.5-0.7 s: a Ctrl-C in that window
+    action back and then freed every module for about 0.65 s: a Ctrl-C in that window
     killed the process (exit -2 to a parent, no line). The process now ends when its
     command returns: its code, no module clean-up (the object's ``__del__`` never ran),
     mpiuq's idle simulator threads not waited for."""
